@@ -1,0 +1,316 @@
+//! `sitegen` turns `content/es/*.md` into the static site in `dist/`.
+//!
+//! It is a small pipeline in the spirit of mdBook: front matter is parsed, Markdown
+//! goes through pulldown-cmark with explicit options, widget shortcodes become Leptos
+//! islands rendered at build time, and each page is wrapped in the shell from
+//! `ui::layout`. Assets and wasm bundles get content hashes in their names.
+//!
+//! Bad content never panics and never ships: every problem is a [`ContentError`]
+//! naming the file and line, all of them are reported at once, and the build fails.
+
+pub mod assets;
+pub mod config;
+pub mod error;
+pub mod front_matter;
+pub mod markdown;
+pub mod shortcode;
+pub mod slug;
+pub mod widgets;
+
+use anyhow::{Context, Result, bail};
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use config::{SiteConfig, normalize_base};
+pub use error::ContentError;
+use error::LineIndex;
+use ui::layout::{AssetUrls, NavLink, PageShell, render_page};
+
+/// Where to read from and write to.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Folder with `site.toml` and `es/*.md`.
+    pub content: PathBuf,
+    /// Static assets (CSS, loader script, icons).
+    pub site: PathBuf,
+    /// wasm-bindgen output (`hydrate.js`, `gpu_web.js`, ...); `None` builds a site
+    /// without islands, which fails if a page uses one.
+    pub pkg: Option<PathBuf>,
+    pub out: PathBuf,
+    /// Overrides `base_path` from `site.toml`.
+    pub base: Option<String>,
+}
+
+/// What a build produced.
+#[derive(Debug, Clone, Default)]
+pub struct BuildReport {
+    pub pages: usize,
+    pub pages_with_islands: usize,
+}
+
+/// One page after rendering, before it is wrapped in the shell.
+struct Page {
+    file: PathBuf,
+    front: front_matter::FrontMatter,
+    body: markdown::Rendered,
+}
+
+/// Builds the whole site.
+pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
+    let config_path = opts.content.join("site.toml");
+    let config_text = fs::read_to_string(&config_path)
+        .with_context(|| format!("no se pudo leer {}", config_path.display()))?;
+    let config: SiteConfig = toml::from_str(&config_text)
+        .with_context(|| format!("{} no es válido", config_path.display()))?;
+    let base = normalize_base(opts.base.as_deref().unwrap_or(&config.base_path))
+        .map_err(anyhow::Error::msg)?;
+    let origin = config.url.trim_end_matches('/').to_owned();
+
+    if opts.out.exists() {
+        fs::remove_dir_all(&opts.out)
+            .with_context(|| format!("no se pudo vaciar {}", opts.out.display()))?;
+    }
+    let mut manifest = assets::Manifest::default();
+    assets::copy_hashed(&opts.site, &opts.out.join("assets"), &format!("{base}assets/"), "", &mut manifest)?;
+    if let Some(pkg) = &opts.pkg {
+        assets::copy_hashed(pkg, &opts.out.join("pkg"), &format!("{base}pkg/"), "pkg/", &mut manifest)?;
+    }
+    let asset = |name: &str| manifest.url(name).unwrap_or_default().to_owned();
+    let widget_ctx = widgets::WidgetContext {
+        gpu_js: asset("pkg/gpu_web.js"),
+        gpu_wasm: asset("pkg/gpu_web_bg.wasm"),
+    };
+
+    let pages = load_pages(&opts.content.join("es"), &base, &widget_ctx)?;
+    check_links(&pages)?;
+
+    let asset_urls = AssetUrls {
+        stylesheet: asset("style.css"),
+        favicon: asset("favicon.svg"),
+        loader: asset("islands.js"),
+        hydrate_js: asset("pkg/hydrate.js"),
+        hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
+    };
+    if pages.iter().any(|p| p.body.has_islands) && asset_urls.hydrate_js.is_empty() {
+        bail!("hay páginas con islas pero falta el paquete hydrate: compila con `cargo xtask build`");
+    }
+    for (name, url) in [("style.css", &asset_urls.stylesheet), ("favicon.svg", &asset_urls.favicon), ("islands.js", &asset_urls.loader)] {
+        if url.is_empty() {
+            bail!("falta {} en {}", name, opts.site.display());
+        }
+    }
+
+    let page_url = |slug: &str| {
+        if slug.is_empty() {
+            base.clone()
+        } else {
+            format!("{base}{slug}/")
+        }
+    };
+    let nav_title = |p: &Page| p.front.nav_title.clone().unwrap_or_else(|| p.front.title.clone());
+    let mut report = BuildReport::default();
+    for (i, page) in pages.iter().enumerate() {
+        let link = |p: &Page| NavLink {
+            title: nav_title(p),
+            href: page_url(&p.front.slug),
+            current: false,
+        };
+        let shell = PageShell {
+            site_title: config.title.clone(),
+            title: (!page.front.slug.is_empty()).then(|| page.front.title.clone()),
+            description: page.front.description.clone(),
+            canonical: format!("{origin}{}", page_url(&page.front.slug)),
+            base: base.clone(),
+            chapters: pages
+                .iter()
+                .map(|p| NavLink {
+                    current: p.front.slug == page.front.slug,
+                    ..link(p)
+                })
+                .collect(),
+            toc: page.body.toc.clone(),
+            prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
+            next: pages.get(i + 1).map(link),
+            has_islands: page.body.has_islands,
+            assets: asset_urls.clone(),
+            body_html: format!(
+                "<h1>{}</h1>\n{}",
+                markdown::escape(&page.front.title),
+                page.body.html
+            ),
+        };
+        let dir = if page.front.slug.is_empty() {
+            opts.out.clone()
+        } else {
+            opts.out.join(&page.front.slug)
+        };
+        fs::create_dir_all(&dir)?;
+        fs::write(dir.join("index.html"), render_page(shell))?;
+        report.pages += 1;
+        report.pages_with_islands += usize::from(page.body.has_islands);
+    }
+
+    write_not_found(&opts.out, &config, &base, &origin, &pages, &asset_urls)?;
+    write_sitemap(&opts.out, &origin, pages.iter().map(|p| page_url(&p.front.slug)))?;
+    Ok(report)
+}
+
+fn load_pages(dir: &Path, base: &str, widget_ctx: &widgets::WidgetContext) -> Result<Vec<Page>> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .with_context(|| format!("no se pudo leer {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    let mut errors = Vec::new();
+    let mut pages = Vec::new();
+    for file in files {
+        let source = fs::read_to_string(&file).with_context(|| format!("no se pudo leer {}", file.display()))?;
+        let err = |(line, message): (usize, String)| ContentError {
+            file: file.clone(),
+            line,
+            message,
+        };
+        let split = match front_matter::split(&source) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push(err(e));
+                continue;
+            }
+        };
+        let lines = LineIndex::new(split.body, split.body_line);
+        match markdown::render(split.body, &lines, base, widget_ctx) {
+            Ok(body) => pages.push(Page {
+                file: file.clone(),
+                front: split.front,
+                body,
+            }),
+            Err(e) => errors.push(err(e)),
+        }
+    }
+    let mut seen_slug: HashMap<String, PathBuf> = HashMap::new();
+    let mut seen_order: HashMap<u32, PathBuf> = HashMap::new();
+    for p in &pages {
+        if let Some(other) = seen_slug.insert(p.front.slug.clone(), p.file.clone()) {
+            errors.push(ContentError {
+                file: p.file.clone(),
+                line: 2,
+                message: format!("el slug «{}» ya lo usa {}", p.front.slug, other.display()),
+            });
+        }
+        if let Some(other) = seen_order.insert(p.front.order, p.file.clone()) {
+            errors.push(ContentError {
+                file: p.file.clone(),
+                line: 2,
+                message: format!("el orden {} ya lo usa {}", p.front.order, other.display()),
+            });
+        }
+    }
+    fail_on(errors)?;
+    if pages.is_empty() {
+        bail!("no hay páginas en {}", dir.display());
+    }
+    pages.sort_by_key(|p| p.front.order);
+    Ok(pages)
+}
+
+/// Every internal link must reach a page, and every anchor an id on that page.
+fn check_links(pages: &[Page]) -> Result<()> {
+    let ids: BTreeMap<String, &Vec<String>> = pages
+        .iter()
+        .map(|p| {
+            let path = if p.front.slug.is_empty() {
+                "/".to_owned()
+            } else {
+                format!("/{}/", p.front.slug)
+            };
+            (path, &p.body.ids)
+        })
+        .collect();
+    let mut errors = Vec::new();
+    for page in pages {
+        let own = format!("/{}/", page.front.slug).replace("//", "/");
+        for link in &page.body.links {
+            let path = if link.path.is_empty() { own.as_str() } else { link.path.as_str() };
+            let problem = match ids.get(path) {
+                None => Some(format!("enlace roto: no existe la página «{path}»")),
+                Some(page_ids) => link
+                    .anchor
+                    .as_ref()
+                    .filter(|a| !a.is_empty() && !page_ids.contains(a))
+                    .map(|a| format!("enlace roto: «{path}» no tiene el ancla «#{a}»")),
+            };
+            if let Some(message) = problem {
+                errors.push(ContentError {
+                    file: page.file.clone(),
+                    line: link.line,
+                    message,
+                });
+            }
+        }
+    }
+    fail_on(errors)
+}
+
+fn fail_on(errors: Vec<ContentError>) -> Result<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    bail!("{} error(es) en el contenido:\n{}", errors.len(), list.join("\n"))
+}
+
+fn write_not_found(
+    out: &Path,
+    config: &SiteConfig,
+    base: &str,
+    origin: &str,
+    pages: &[Page],
+    assets: &AssetUrls,
+) -> Result<()> {
+    let shell = PageShell {
+        site_title: config.title.clone(),
+        title: Some("Página no encontrada".into()),
+        description: "Esta dirección no existe en vramlab.".into(),
+        canonical: format!("{origin}{base}404.html"),
+        base: base.to_owned(),
+        chapters: pages
+            .iter()
+            .map(|p| NavLink {
+                title: p.front.nav_title.clone().unwrap_or_else(|| p.front.title.clone()),
+                href: if p.front.slug.is_empty() {
+                    base.to_owned()
+                } else {
+                    format!("{base}{}/", p.front.slug)
+                },
+                current: false,
+            })
+            .collect(),
+        assets: assets.clone(),
+        body_html: format!(
+            "<h1>Página no encontrada</h1>\n<p>Esta dirección no existe. Vuelve a la \
+             <a href=\"{}\">portada</a> o elige un capítulo del índice.</p>",
+            markdown::escape(base)
+        ),
+        ..Default::default()
+    };
+    fs::write(out.join("404.html"), render_page(shell))?;
+    Ok(())
+}
+
+fn write_sitemap(out: &Path, origin: &str, paths: impl Iterator<Item = String>) -> Result<()> {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    for path in paths {
+        xml.push_str(&format!("  <url><loc>{}</loc></url>\n", markdown::escape(&format!("{origin}{path}"))));
+    }
+    xml.push_str("</urlset>\n");
+    fs::write(out.join("sitemap.xml"), xml)?;
+    fs::write(
+        out.join("robots.txt"),
+        format!("User-agent: *\nAllow: /\nSitemap: {origin}/sitemap.xml\n"),
+    )?;
+    Ok(())
+}

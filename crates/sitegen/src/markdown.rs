@@ -1,0 +1,312 @@
+//! Markdown to HTML for one page: pulldown-cmark with explicit options, plus three
+//! passes over its event stream: heading anchors and the table of contents, widget
+//! shortcodes turned into islands, and internal links prefixed with the base path.
+
+use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ui::layout::TocEntry;
+
+use crate::error::LineIndex;
+use crate::shortcode::{self, CLOSE, OPEN};
+use crate::slug::{IdAllocator, slugify};
+use crate::widgets::{WidgetContext, render_widget};
+
+/// The parser options every page uses.
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_TASKLISTS
+}
+
+/// An internal link found in the page, for the link checker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InternalLink {
+    /// Path without base: "/anatomia-vram/" or "" for same-page anchors.
+    pub path: String,
+    pub anchor: Option<String>,
+    pub line: usize,
+}
+
+/// One rendered page body.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub html: String,
+    pub toc: Vec<TocEntry>,
+    /// Every id the page defines (headings), for anchor checks.
+    pub ids: Vec<String>,
+    pub links: Vec<InternalLink>,
+    pub has_islands: bool,
+}
+
+/// Renders `body` (whose first line is file line `idx`'s first line). Errors carry the
+/// file line they refer to.
+pub fn render(
+    body: &str,
+    lines: &LineIndex,
+    base: &str,
+    widgets: &WidgetContext,
+) -> Result<Rendered, (usize, String)> {
+    let mut out = Rendered::default();
+    let mut ids = IdAllocator::default();
+    let mut events: Vec<Event<'_>> = Vec::new();
+    let mut iter = Parser::new_ext(body, options()).into_offset_iter();
+    let mut in_code = false;
+    // pulldown-cmark may split one run of text into several events (at '<', say), so
+    // stray shortcodes are looked for in the concatenated run.
+    let mut text_run = String::new();
+
+    while let Some((event, range)) = iter.next() {
+        let line = lines.line(range.start);
+        if let Event::Text(t) = &event {
+            text_run.push_str(t);
+        } else {
+            text_run.clear();
+        }
+        match event {
+            Event::Start(Tag::Paragraph) => {
+                let source = body.get(range.clone()).unwrap_or("").trim();
+                if source.starts_with(OPEN) {
+                    if !source.ends_with(CLOSE) {
+                        return Err((line, format!("un shortcode debe ir solo en su párrafo y terminar con «{CLOSE}»")));
+                    }
+                    let sc = shortcode::parse(source).map_err(|m| (line, m))?;
+                    let html = render_widget(&sc, widgets).map_err(|m| (line, m))?;
+                    // Skip the paragraph's own events.
+                    for (e, _) in iter.by_ref() {
+                        if matches!(e, Event::End(TagEnd::Paragraph)) {
+                            break;
+                        }
+                    }
+                    out.has_islands = true;
+                    events.push(Event::Html(format!("{html}\n").into()));
+                } else {
+                    events.push(Event::Start(Tag::Paragraph));
+                }
+            }
+            Event::Start(Tag::Heading {
+                level,
+                id,
+                classes,
+                attrs: _,
+            }) => {
+                if level == HeadingLevel::H1 {
+                    return Err((line, "no uses «#» (h1) en el cuerpo: el título de la página viene del front matter".into()));
+                }
+                let mut inner = Vec::new();
+                let mut text = String::new();
+                for (e, _) in iter.by_ref() {
+                    match &e {
+                        Event::End(TagEnd::Heading(_)) => break,
+                        Event::Text(t) | Event::Code(t) => text.push_str(t),
+                        _ => {}
+                    }
+                    inner.push(e);
+                }
+                let wanted = id.map_or_else(|| slugify(&text), |i| i.to_string());
+                let id = ids.claim(&wanted);
+                let n = heading_number(level);
+                if n <= 3 {
+                    out.toc.push(TocEntry {
+                        level: n,
+                        id: id.clone(),
+                        text: text.clone(),
+                    });
+                }
+                let class_attr = if classes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" class=\"{}\"", escape(&classes.join(" ")))
+                };
+                events.push(Event::Html(
+                    format!("<h{n} id=\"{}\"{class_attr}>", escape(&id)).into(),
+                ));
+                events.extend(inner);
+                events.push(Event::Html(
+                    format!(
+                        "<a class=\"anchor\" href=\"#{}\" aria-label=\"Enlace a esta sección\">#</a></h{n}>\n",
+                        escape(&id)
+                    )
+                    .into(),
+                ));
+                out.ids.push(id);
+            }
+            Event::Start(Tag::CodeBlock(kind)) => {
+                in_code = true;
+                events.push(Event::Start(Tag::CodeBlock(kind)));
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                in_code = false;
+                events.push(Event::End(TagEnd::CodeBlock));
+            }
+            Event::Text(_) if !in_code && text_run.contains(OPEN) => {
+                return Err((line, format!("un shortcode «{OPEN} … {CLOSE}» debe ir solo en su propio párrafo")));
+            }
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let dest_url = internal(&dest_url, base, line, &mut out.links)
+                    .map_or(dest_url, CowStr::from);
+                events.push(Event::Start(Tag::Link {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }));
+            }
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let dest_url = internal(&dest_url, base, line, &mut Vec::new())
+                    .map_or(dest_url, CowStr::from);
+                events.push(Event::Start(Tag::Image {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }));
+            }
+            other => events.push(other),
+        }
+    }
+    pulldown_cmark::html::push_html(&mut out.html, events.into_iter());
+    Ok(out)
+}
+
+fn heading_number(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// Records internal links and returns the URL with the base path, or `None` for
+/// external URLs (left as written).
+fn internal(dest: &str, base: &str, line: usize, links: &mut Vec<InternalLink>) -> Option<String> {
+    if let Some(anchor) = dest.strip_prefix('#') {
+        links.push(InternalLink {
+            path: String::new(),
+            anchor: Some(anchor.to_owned()),
+            line,
+        });
+        return None;
+    }
+    let rest = dest.strip_prefix('/').filter(|r| !r.starts_with('/'))?;
+    let (path, anchor) = match rest.split_once('#') {
+        Some((p, a)) => (p, Some(a.to_owned())),
+        None => (rest, None),
+    };
+    links.push(InternalLink {
+        path: format!("/{path}"),
+        anchor,
+        line,
+    });
+    Some(format!("{base}{rest}"))
+}
+
+/// Escapes text for an HTML attribute value.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> WidgetContext {
+        WidgetContext {
+            gpu_js: "/pkg/g.js".into(),
+            gpu_wasm: "/pkg/g.wasm".into(),
+        }
+    }
+
+    fn go(body: &str) -> Result<Rendered, (usize, String)> {
+        render(body, &LineIndex::new(body, 10), "/base/", &ctx())
+    }
+
+    #[test]
+    fn headings_get_anchors_and_toc() {
+        let r = go("## ¿Qué es?\n\ntexto\n\n### Detalle\n\n## ¿Qué es?\n").unwrap();
+        assert_eq!(r.ids, vec!["que-es", "detalle", "que-es-2"]);
+        assert_eq!(r.toc.len(), 3);
+        assert_eq!(r.toc[1].level, 3);
+        assert!(r.html.contains(r##"<h2 id="que-es">¿Qué es?<a class="anchor" href="#que-es""##), "{}", r.html);
+        assert!(!r.has_islands);
+    }
+
+    #[test]
+    fn explicit_heading_ids_win() {
+        let r = go("## Pesos {#weights}\n").unwrap();
+        assert_eq!(r.ids, vec!["weights"]);
+    }
+
+    #[test]
+    fn shortcodes_become_islands() {
+        let r = go("Antes.\n\n{{< pesos parametros=\"70B\" >}}\n\nDespués.\n").unwrap();
+        assert!(r.has_islands);
+        assert!(r.html.contains("<leptos-island"), "{}", r.html);
+        assert!(!r.html.contains("{{<"), "{}", r.html);
+        assert!(r.html.contains("<p>Después.</p>"));
+    }
+
+    #[test]
+    fn shortcodes_in_code_are_left_alone() {
+        let r = go("```\n{{< pesos >}}\n```\n\nUsa `{{< pesos >}}` así.\n").unwrap();
+        assert!(!r.has_islands);
+        assert!(r.html.contains("{{&lt; pesos &gt;}}"), "{}", r.html);
+    }
+
+    #[test]
+    fn errors_point_at_the_line() {
+        let cases = [
+            ("texto\n\n{{< nada >}}\n", 12, "desconocido"),
+            ("# Título\n", 10, "h1"),
+            ("uno\n\ndos {{< pesos >}} tres\n", 12, "solo"),
+            ("\n\n\n{{< pesos parametros=\"x\" >}}\n", 13, "parametros"),
+        ];
+        for (body, line, want) in cases {
+            let (l, msg) = go(body).unwrap_err();
+            assert!(msg.contains(want), "{body}: {msg}");
+            assert_eq!(l, line, "{body}: {msg}");
+        }
+    }
+
+    #[test]
+    fn internal_links_get_the_base_path() {
+        let r = go("[a](/anatomia-vram/#pesos) [b](#x) [c](https://pytorch.org/)\n").unwrap();
+        assert!(r.html.contains(r#"href="/base/anatomia-vram/#pesos""#), "{}", r.html);
+        assert!(r.html.contains(r#"href="https://pytorch.org/""#));
+        assert_eq!(r.links.len(), 2);
+        assert_eq!(r.links[0].path, "/anatomia-vram/");
+        assert_eq!(r.links[0].anchor.as_deref(), Some("pesos"));
+        assert_eq!(r.links[1].path, "");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "\\PC{0,200}") {
+            let _ = go(&s);
+        }
+    }
+}

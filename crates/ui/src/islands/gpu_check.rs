@@ -1,0 +1,198 @@
+//! WebGPU check: runs the smoke kernel of `attention` on the reader's GPU.
+//!
+//! wgpu is large, so it does not live in the hydrate bundle that every page loads.
+//! This island stays small and, on click, imports the separate `gpu-web` bundle
+//! (`js_url` + `wasm_url`, hashed at build time) and calls its `run_smoke` export.
+
+use leptos::prelude::*;
+
+/// What a finished run shows.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmokeView {
+    pub len: u32,
+    pub max_abs_err: f64,
+    pub gpu_sum: f64,
+    pub cpu_sum: f64,
+    pub adapter: String,
+}
+
+// Only the browser constructs the outcomes; the build-time render is always `Idle`.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[derive(Clone, Debug, PartialEq)]
+enum State {
+    Idle,
+    Running,
+    Done(SmokeView),
+    Failed(String),
+}
+
+/// Elements in the smoke run: small enough for a software adapter, large enough to
+/// span many workgroups.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+const SMOKE_LEN: u32 = 100_003;
+
+#[island]
+pub fn GpuCheck(
+    /// URL of the `gpu-web` JavaScript glue.
+    js_url: String,
+    /// URL of the `gpu-web` wasm module.
+    wasm_url: String,
+) -> impl IntoView {
+    let (state, set_state) = signal(State::Idle);
+    let on_click = move |_| {
+        if state.get_untracked() == State::Running {
+            return;
+        }
+        set_state.set(State::Running);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let (js_url, wasm_url) = (js_url.clone(), wasm_url.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let next = match web::run_smoke(&js_url, &wasm_url, SMOKE_LEN).await {
+                    Ok(v) => State::Done(v),
+                    Err(msg) => State::Failed(msg),
+                };
+                set_state.set(next);
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (&js_url, &wasm_url);
+    };
+
+    let status = move || match state.get() {
+        State::Idle => view! {
+            <p class="gpu-status">"Pulsa el botón para ejecutar un kernel WGSL en tu GPU."</p>
+        }
+        .into_any(),
+        State::Running => view! {
+            <p class="gpu-status" data-state="running">"Ejecutando en la GPU…"</p>
+        }
+        .into_any(),
+        State::Done(v) => {
+            let ok = v.max_abs_err < 1e-3;
+            let verdict = if ok {
+                "Correcto: la GPU y la CPU coinciden."
+            } else {
+                "La GPU devolvió valores distintos de la CPU."
+            };
+            view! {
+                <div class="gpu-status" data-state=if ok { "ok" } else { "mismatch" }>
+                    <p><strong>{verdict}</strong></p>
+                    <dl>
+                        <dt>"Adaptador"</dt>
+                        <dd class="gpu-adapter">{v.adapter}</dd>
+                        <dt>"Elementos"</dt>
+                        <dd>{vram::group_digits(u64::from(v.len))}</dd>
+                        <dt>"Suma en GPU / CPU"</dt>
+                        <dd>{format!("{:.3} / {:.3}", v.gpu_sum, v.cpu_sum)}</dd>
+                        <dt>"Error absoluto máximo"</dt>
+                        <dd class="gpu-err">{format!("{:.2e}", v.max_abs_err)}</dd>
+                    </dl>
+                </div>
+            }
+            .into_any()
+        }
+        State::Failed(msg) => view! {
+            <p class="gpu-status calc-error" data-state="error" role="alert">{msg}</p>
+        }
+        .into_any(),
+    };
+
+    view! {
+        <div class="gpu-check">
+            <button
+                type="button"
+                on:click=on_click
+                disabled=move || state.get() == State::Running
+            >
+                "Probar WebGPU"
+            </button>
+            <output aria-live="polite">{status}</output>
+        </div>
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod web {
+    //! Loading the `gpu-web` bundle with a dynamic `import()` and reading its result.
+
+    use super::SmokeView;
+    use js_sys::{Function, Object, Promise, Reflect};
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen_futures::JsFuture;
+
+    #[wasm_bindgen(inline_js = "export function import_module(url) { return import(url); }")]
+    extern "C" {
+        fn import_module(url: &str) -> Promise;
+    }
+
+    fn describe(e: &JsValue) -> String {
+        e.as_string()
+            .or_else(|| {
+                Reflect::get(e, &"message".into())
+                    .ok()
+                    .and_then(|m| m.as_string())
+            })
+            .unwrap_or_else(|| format!("{e:?}"))
+    }
+
+    fn number(obj: &JsValue, key: &str) -> Result<f64, String> {
+        Reflect::get(obj, &key.into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .ok_or_else(|| format!("el resultado no trae «{key}»"))
+    }
+
+    fn function(module: &JsValue, key: &str) -> Result<Function, String> {
+        Reflect::get(module, &key.into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or_else(|| format!("el módulo de GPU no exporta «{key}»"))
+    }
+
+    fn has_webgpu() -> bool {
+        web_sys::window()
+            .map(|w| Reflect::has(&w.navigator(), &"gpu".into()).unwrap_or(false))
+            .unwrap_or(false)
+    }
+
+    pub async fn run_smoke(js_url: &str, wasm_url: &str, len: u32) -> Result<SmokeView, String> {
+        if !has_webgpu() {
+            return Err("Este navegador no ofrece WebGPU (no existe navigator.gpu). \
+                 Prueba con Chrome o Edge recientes, o activa WebGPU en la configuración \
+                 del navegador."
+                .into());
+        }
+        let module = JsFuture::from(import_module(js_url))
+            .await
+            .map_err(|e| format!("No se pudo cargar el módulo de GPU: {}", describe(&e)))?;
+        let init = function(&module, "default")?;
+        let options = Object::new();
+        Reflect::set(&options, &"module_or_path".into(), &wasm_url.into())
+            .map_err(|e| describe(&e))?;
+        let ready = init
+            .call1(&JsValue::NULL, &options)
+            .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
+        JsFuture::from(Promise::resolve(&ready))
+            .await
+            .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
+        let run = function(&module, "run_smoke")?;
+        let pending = run
+            .call1(&JsValue::NULL, &len.into())
+            .map_err(|e| describe(&e))?;
+        let report = JsFuture::from(Promise::resolve(&pending))
+            .await
+            .map_err(|e| describe(&e))?;
+        Ok(SmokeView {
+            len,
+            max_abs_err: number(&report, "max_abs_err")?,
+            gpu_sum: number(&report, "gpu_sum")?,
+            cpu_sum: number(&report, "cpu_sum")?,
+            adapter: Reflect::get(&report, &"adapter".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default(),
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! The page shell, rendered only at build time: head, header, chapter navigation,
+//! table of contents, previous/next links and footer around a chapter's HTML.
+//!
+//! Everything here is static HTML; only the islands inside `body_html` are hydrated.
+
+use leptos::prelude::*;
+
+/// A link in the chapter list or the previous/next bar.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NavLink {
+    pub title: String,
+    pub href: String,
+    pub current: bool,
+}
+
+/// One heading of the page, for the table of contents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TocEntry {
+    /// 2 or 3 (h2, h3): the page title is the only h1.
+    pub level: u8,
+    pub id: String,
+    pub text: String,
+}
+
+/// URLs of the shared assets, already hashed and prefixed with the base path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AssetUrls {
+    pub stylesheet: String,
+    pub favicon: String,
+    /// The island loader script; loaded only by pages that contain islands.
+    pub loader: String,
+    pub hydrate_js: String,
+    pub hydrate_wasm: String,
+}
+
+/// Everything the shell needs to render one page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageShell {
+    pub site_title: String,
+    /// The page's own title (the h1); `None` for the home page, whose `<title>` is the
+    /// site's.
+    pub title: Option<String>,
+    pub description: String,
+    pub canonical: String,
+    /// Base path every internal URL starts with ("/" or "/vramlab/").
+    pub base: String,
+    pub chapters: Vec<NavLink>,
+    pub toc: Vec<TocEntry>,
+    pub prev: Option<NavLink>,
+    pub next: Option<NavLink>,
+    pub has_islands: bool,
+    pub assets: AssetUrls,
+    /// The chapter body, already rendered from Markdown (islands included).
+    pub body_html: String,
+}
+
+/// Content-Security-Policy of every page: same-origin everything, no inline script or
+/// style, and `'wasm-unsafe-eval'` so WebAssembly can be compiled.
+pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+    base-uri 'self'; form-action 'self'";
+
+/// Renders a whole HTML document, doctype included.
+pub fn render_page(shell: PageShell) -> String {
+    let html = Owner::new().with(|| page(shell).to_html());
+    format!("<!DOCTYPE html>\n{html}")
+}
+
+fn page(shell: PageShell) -> impl IntoView {
+    let PageShell {
+        site_title,
+        title,
+        description,
+        canonical,
+        base,
+        chapters,
+        toc,
+        prev,
+        next,
+        has_islands,
+        assets,
+        body_html,
+    } = shell;
+    let full_title = match &title {
+        Some(t) => format!("{t} · {site_title}"),
+        None => site_title.clone(),
+    };
+    let scripts = has_islands.then(|| {
+        view! {
+            <link rel="modulepreload" href=assets.hydrate_js.clone() id="vramlab-hydrate-js" />
+            <link
+                rel="preload"
+                href=assets.hydrate_wasm.clone()
+                id="vramlab-hydrate-wasm"
+                r#as="fetch"
+                r#type="application/wasm"
+                crossorigin=""
+            />
+            <script type="module" src=assets.loader.clone()></script>
+        }
+    });
+    let nav_items = chapters
+        .into_iter()
+        .map(|c| {
+            let aria_current = c.current.then_some("page");
+            view! {
+                <li>
+                    <a href=c.href aria-current=aria_current>
+                        {c.title}
+                    </a>
+                </li>
+            }
+        })
+        .collect_view();
+    let toc_view = (!toc.is_empty()).then(|| {
+        let items = toc
+            .into_iter()
+            .map(|t| {
+                let class = format!("toc-l{}", t.level);
+                view! {
+                    <li class=class>
+                        <a href=format!("#{}", t.id)>{t.text}</a>
+                    </li>
+                }
+            })
+            .collect_view();
+        view! {
+            <aside class="toc" aria-labelledby="toc-title">
+                <h2 id="toc-title">"En esta página"</h2>
+                <ul>{items}</ul>
+            </aside>
+        }
+    });
+    let prev_view = prev.map(|p| {
+        view! {
+            <a class="prev" href=p.href rel="prev">
+                <span class="dir">"Anterior"</span>
+                <span class="name">{p.title}</span>
+            </a>
+        }
+    });
+    let next_view = next.map(|n| {
+        view! {
+            <a class="next" href=n.href rel="next">
+                <span class="dir">"Siguiente"</span>
+                <span class="name">{n.title}</span>
+            </a>
+        }
+    });
+    let home = base.clone();
+
+    view! {
+        <html lang="es">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta http-equiv="Content-Security-Policy" content=CSP />
+                <title>{full_title}</title>
+                <meta name="description" content=description />
+                <link rel="canonical" href=canonical />
+                <link rel="icon" href=assets.favicon type="image/svg+xml" />
+                <link rel="stylesheet" href=assets.stylesheet />
+                {scripts}
+            </head>
+            <body>
+                <a class="skip-link" href="#contenido">
+                    "Saltar al contenido"
+                </a>
+                <header class="site-header">
+                    <a class="brand" href=home>
+                        {site_title}
+                    </a>
+                    <span class="tagline">"Entiende y evita los errores de memoria de GPU con LLMs"</span>
+                </header>
+                <div class="layout">
+                    <nav class="sidebar" aria-label="Capítulos">
+                        <ol>{nav_items}</ol>
+                    </nav>
+                    <main id="contenido" tabindex="-1">
+                        <article class="content" inner_html=body_html></article>
+                        <nav class="prev-next" aria-label="Capítulo anterior y siguiente">
+                            {prev_view}
+                            {next_view}
+                        </nav>
+                    </main>
+                    {toc_view}
+                </div>
+                <footer class="site-footer">
+                    <p>
+                        "vramlab · guía y herramientas en español sobre la memoria de GPU. "
+                        "Los cálculos se hacen en tu navegador: nada de lo que escribes sale de él."
+                    </p>
+                </footer>
+            </body>
+        </html>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell() -> PageShell {
+        PageShell {
+            site_title: "vramlab".into(),
+            title: Some("Anatomía de la VRAM".into()),
+            description: "Dónde se va la memoria".into(),
+            canonical: "https://example.org/anatomia/".into(),
+            base: "/".into(),
+            chapters: vec![NavLink {
+                title: "Anatomía".into(),
+                href: "/anatomia/".into(),
+                current: true,
+            }],
+            toc: vec![TocEntry {
+                level: 2,
+                id: "pesos".into(),
+                text: "Pesos".into(),
+            }],
+            body_html: "<h1>Anatomía</h1><p>x &lt; y</p>".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn renders_a_complete_document() {
+        let html = render_page(shell());
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        for needle in [
+            r#"<html lang="es">"#,
+            "<title>Anatomía de la VRAM · vramlab</title>",
+            r#"<link rel="canonical" href="https://example.org/anatomia/""#,
+            r#"aria-current="page""#,
+            r##"<a href="#pesos">Pesos</a>"##,
+            "<p>x &lt; y</p>",
+            "'wasm-unsafe-eval'",
+        ] {
+            assert!(html.contains(needle), "missing {needle} in {html}");
+        }
+        // No islands: no scripts at all.
+        assert!(!html.contains("<script"), "{html}");
+    }
+
+    #[test]
+    fn escapes_titles() {
+        let mut s = shell();
+        s.title = Some("<script>alert(1)</script>".into());
+        let html = render_page(s);
+        assert!(!html.contains("<script>alert"), "{html}");
+    }
+}

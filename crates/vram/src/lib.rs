@@ -1,0 +1,18 @@
+//! `vram` answers one question before anything is launched: how many bytes of GPU
+//! memory does this workload need?
+//!
+//! The crate is pure logic on purpose. It never does I/O and never depends on a web or
+//! GPU crate, so the very same code runs in the `vramlab` CLI, in the static site
+//! generator (numbers in the guide are computed at build time) and in the browser islands
+//! compiled to WebAssembly. Everything is counted in integer bytes; conversion to GiB
+//! or GB happens only when a number is shown, and the unit is always written out.
+//!
+//! Parsing of user input never panics: functions return a value or a typed error whose
+//! `Display` is a Spanish sentence ready to show next to the field.
+
+pub mod dtype;
+pub mod units;
+pub mod weights;
+
+pub use dtype::Dtype;
+pub use units::{ByteSize, ParseError, group_digits, parse_count};

@@ -1,0 +1,440 @@
+//! Parsing and formatting of counts and byte sizes, the two kinds of number users type.
+//!
+//! Users write "7B", "7e9", "7.000.000.000" or "6,74B" for a parameter count and "24GiB"
+//! or "80 GB" for memory. Both are parsed with exact integer arithmetic (no floats), so
+//! "1.5GiB" is exactly 1,610,612,736 bytes. Sizes follow the SI/IEC split strictly:
+//! `KB`/`MB`/`GB`/`TB` are powers of 1000, `KiB`/`MiB`/`GiB`/`TiB` powers of 1024,
+//! because mixing them is the most common mistake of existing calculators (an "80 GB"
+//! H100 reports 79.6 GiB to the driver).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Largest parameter count accepted: 10^15, three orders of magnitude above the
+/// biggest published dense models. Anything larger is certainly a typo.
+pub const MAX_PARAMS: u64 = 1_000_000_000_000_000;
+
+/// Largest byte size accepted: 1 PiB.
+pub const MAX_BYTES: u64 = 1 << 50;
+
+/// Why a piece of user input was rejected. `Display` gives a Spanish sentence.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("Escribe un número.")]
+    Empty,
+    #[error("«{input}» no es un número válido. Ejemplos: 7B, 7e9, 7000000000, 6,74B.")]
+    InvalidNumber { input: String },
+    #[error("«{input}» no es un tamaño válido. Ejemplos: 24GiB, 80 GB, 512MiB.")]
+    InvalidSize { input: String },
+    #[error("La unidad «{unit}» no existe. Usa B, KB, MB, GB, TB (potencias de 1000) o KiB, MiB, GiB, TiB (potencias de 1024).")]
+    UnknownUnit { unit: String },
+    #[error("«{input}» no es un número entero de parámetros.")]
+    NotInteger { input: String },
+    #[error("«{input}» es demasiado grande (el máximo es {max}).")]
+    TooLarge { input: String, max: &'static str },
+    #[error("El tipo de dato «{input}» no existe. Usa fp32, fp16, bf16, fp8, int8 o nf4.")]
+    UnknownDtype { input: String },
+}
+
+/// Cuts user input to a displayable length so an error message never echoes a 10 MB
+/// paste back into the page.
+pub fn clip(input: &str) -> String {
+    const MAX_CHARS: usize = 40;
+    let trimmed = input.trim();
+    if trimmed.chars().count() <= MAX_CHARS {
+        trimmed.to_owned()
+    } else {
+        let head: String = trimmed.chars().take(MAX_CHARS).collect();
+        format!("{head}…")
+    }
+}
+
+/// A decimal number parsed exactly: `mantissa / 10^scale`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Decimal {
+    mantissa: u128,
+    scale: u32,
+}
+
+impl Decimal {
+    /// Multiplies by `factor` and divides out the scale. Returns the exact integer
+    /// and whether a remainder was dropped.
+    fn times(self, factor: u128) -> Option<(u128, bool)> {
+        let num = self.mantissa.checked_mul(factor)?;
+        let den = 10u128.checked_pow(self.scale)?;
+        Some((num / den, num % den != 0))
+    }
+}
+
+/// Removes the characters people use to group digits: spaces (also no-break and thin
+/// spaces) and underscores.
+fn strip_spacing(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, ' ' | '_' | '\u{a0}' | '\u{202f}' | '\u{2009}' | '\t'))
+        .collect()
+}
+
+/// True when every group after the first separator has exactly three digits, as in
+/// "7.000.000" or "7,000,000".
+fn is_digit_grouping(s: &str, sep: char) -> bool {
+    let mut parts = s.split(sep);
+    let first_ok = parts
+        .next()
+        .is_some_and(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    let mut rest = parts.peekable();
+    first_ok
+        && rest.peek().is_some()
+        && rest.all(|p| p.len() == 3 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Parses digits with at most one decimal separator ('.' or ','), optional exponent.
+/// `allow_grouping` accepts "7.000.000" style thousands separators when the number has
+/// no unit (so "7.000" means seven thousand parameters, as a Spanish reader means it).
+fn parse_decimal(s: &str, allow_grouping: bool) -> Option<Decimal> {
+    let (base, exp) = match s.find(['e', 'E']) {
+        Some(i) => {
+            let exp: i32 = s.get(i + 1..)?.parse().ok()?;
+            (s.get(..i)?, exp)
+        }
+        None => (s, 0),
+    };
+    if base.is_empty() || exp.abs() > 30 {
+        return None;
+    }
+    let ungrouped;
+    let base = if allow_grouping && exp == 0 {
+        if is_digit_grouping(base, '.') {
+            ungrouped = base.replace('.', "");
+            ungrouped.as_str()
+        } else if is_digit_grouping(base, ',') {
+            ungrouped = base.replace(',', "");
+            ungrouped.as_str()
+        } else {
+            base
+        }
+    } else {
+        base
+    };
+    let mut mantissa: u128 = 0;
+    let mut scale: i32 = 0;
+    let mut seen_sep = false;
+    let mut digits = 0usize;
+    for c in base.chars() {
+        match c {
+            '0'..='9' => {
+                mantissa = mantissa.checked_mul(10)?.checked_add(u128::from(c as u8 - b'0'))?;
+                digits += 1;
+                if seen_sep {
+                    scale += 1;
+                }
+            }
+            '.' | ',' if !seen_sep => seen_sep = true,
+            _ => return None,
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    // Fold the exponent into mantissa/scale.
+    let mut scale = scale - exp;
+    while scale < 0 {
+        mantissa = mantissa.checked_mul(10)?;
+        scale += 1;
+    }
+    Some(Decimal {
+        mantissa,
+        scale: u32::try_from(scale).ok()?,
+    })
+}
+
+/// Splits "7.5GiB" into ("7.5", "GiB"): the unit is the trailing run of letters.
+fn split_unit(s: &str) -> (&str, &str) {
+    let idx = s
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphabetic())
+        .last()
+        .map_or(s.len(), |(i, _)| i);
+    // An exponent like "7e9" ends in a digit, so it never reaches here as a unit, but a
+    // bare "7e" would: keep the 'e' with the number so it fails as a number.
+    s.split_at(idx)
+}
+
+/// Parses a parameter count: "7B", "7e9", "1.5T", "6,74B", "125M", "7 000 000 000".
+///
+/// Suffixes: K (10^3), M (10^6), B or G (10^9), T (10^12), case-insensitive.
+pub fn parse_count(input: &str) -> Result<u64, ParseError> {
+    let compact = strip_spacing(input);
+    if compact.is_empty() {
+        return Err(ParseError::Empty);
+    }
+    let (number, suffix) = split_unit(&compact);
+    let factor: u128 = match suffix.to_ascii_lowercase().as_str() {
+        "" => 1,
+        "k" => 1_000,
+        "m" => 1_000_000,
+        "b" | "g" => 1_000_000_000,
+        "t" => 1_000_000_000_000,
+        _ => {
+            return Err(ParseError::InvalidNumber { input: clip(input) });
+        }
+    };
+    let dec = parse_decimal(number, suffix.is_empty())
+        .ok_or_else(|| ParseError::InvalidNumber { input: clip(input) })?;
+    let too_large = || ParseError::TooLarge {
+        input: clip(input),
+        max: "10^15 parámetros",
+    };
+    let (value, inexact) = dec.times(factor).ok_or_else(too_large)?;
+    if inexact {
+        return Err(ParseError::NotInteger { input: clip(input) });
+    }
+    match u64::try_from(value) {
+        Ok(v) if v <= MAX_PARAMS => Ok(v),
+        _ => Err(too_large()),
+    }
+}
+
+/// Writes an integer with its digits in groups of three separated by a narrow no-break
+/// space, as Spanish typography (RAE) asks for numbers of five digits or more:
+/// 7000000000 → "7 000 000 000". Four-digit numbers stay together ("4096").
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    if digits.len() <= 4 {
+        return digits;
+    }
+    let mut out = String::with_capacity(digits.len() * 2);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push('\u{202f}');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A number of bytes. Serialised as a plain integer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    pub const KIB: u64 = 1 << 10;
+    pub const MIB: u64 = 1 << 20;
+    pub const GIB: u64 = 1 << 30;
+
+    /// Parses "24GiB", "80 GB", "512MiB", "1.5 TiB" or a bare byte count. Fractional
+    /// bytes are rounded down.
+    pub fn parse(input: &str) -> Result<ByteSize, ParseError> {
+        let compact = strip_spacing(input);
+        if compact.is_empty() {
+            return Err(ParseError::Empty);
+        }
+        let (number, unit) = split_unit(&compact);
+        let factor: u128 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "kb" => 1_000,
+            "mb" => 1_000_000,
+            "gb" => 1_000_000_000,
+            "tb" => 1_000_000_000_000,
+            "kib" => 1 << 10,
+            "mib" => 1 << 20,
+            "gib" => 1 << 30,
+            "tib" => 1 << 40,
+            _ => {
+                return Err(ParseError::UnknownUnit { unit: clip(unit) });
+            }
+        };
+        let dec = parse_decimal(number, false)
+            .ok_or_else(|| ParseError::InvalidSize { input: clip(input) })?;
+        let too_large = || ParseError::TooLarge {
+            input: clip(input),
+            max: "1 PiB",
+        };
+        let (value, _) = dec.times(factor).ok_or_else(too_large)?;
+        match u64::try_from(value) {
+            Ok(v) if v <= MAX_BYTES => Ok(ByteSize(v)),
+            _ => Err(too_large()),
+        }
+    }
+
+    /// "13,04 GiB": binary units, two decimals, Spanish decimal comma.
+    pub fn binary(self) -> String {
+        format_scaled(self.0, 1024, &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"])
+    }
+
+    /// "14,00 GB": decimal units, two decimals, Spanish decimal comma.
+    pub fn decimal(self) -> String {
+        format_scaled(self.0, 1000, &["B", "KB", "MB", "GB", "TB", "PB", "EB"])
+    }
+}
+
+impl fmt::Display for ByteSize {
+    /// Both readings, so nobody has to guess which gigabyte is meant.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.binary(), self.decimal())
+    }
+}
+
+/// Formats `bytes` in the largest unit that keeps the value ≥ 1, with two decimals
+/// computed in integer arithmetic (rounded half up) and a decimal comma.
+fn format_scaled(bytes: u64, base: u64, units: &[&str]) -> String {
+    let mut divisor: u128 = 1;
+    let mut unit = units.first().copied().unwrap_or("B");
+    for (i, u) in units.iter().enumerate() {
+        let d = u128::from(base).pow(u32::try_from(i).unwrap_or(0));
+        if u128::from(bytes) >= d {
+            divisor = d;
+            unit = u;
+        }
+    }
+    if divisor == 1 {
+        return format!("{bytes} {unit}");
+    }
+    let hundredths = (u128::from(bytes) * 100 + divisor / 2) / divisor;
+    format!("{},{:02} {unit}", hundredths / 100, hundredths % 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        let ok = [
+            ("7B", 7_000_000_000),
+            ("7b", 7_000_000_000),
+            ("7e9", 7_000_000_000),
+            ("7E9", 7_000_000_000),
+            ("6.74B", 6_740_000_000),
+            ("6,74B", 6_740_000_000),
+            ("1.5T", 1_500_000_000_000),
+            ("125M", 125_000_000),
+            ("340k", 340_000),
+            ("7 000 000 000", 7_000_000_000),
+            ("7_000_000_000", 7_000_000_000),
+            ("7.000.000.000", 7_000_000_000),
+            ("7,000,000,000", 7_000_000_000),
+            ("8030261248", 8_030_261_248),
+            ("  70B ", 70_000_000_000),
+            ("0", 0),
+            ("1.5e3", 1_500),
+        ];
+        for (input, want) in ok {
+            assert_eq!(parse_count(input), Ok(want), "{input}");
+        }
+    }
+
+    #[test]
+    fn bad_counts() {
+        let cases: [(&str, fn(&ParseError) -> bool); 9] = [
+            ("", |e| matches!(e, ParseError::Empty)),
+            ("   ", |e| matches!(e, ParseError::Empty)),
+            ("siete", |e| matches!(e, ParseError::InvalidNumber { .. })),
+            ("7X", |e| matches!(e, ParseError::InvalidNumber { .. })),
+            ("-7B", |e| matches!(e, ParseError::InvalidNumber { .. })),
+            ("7.5", |e| matches!(e, ParseError::NotInteger { .. })),
+            ("1e16", |e| matches!(e, ParseError::TooLarge { .. })),
+            ("99999999999999999999999999999999999999999", |e| {
+                matches!(e, ParseError::TooLarge { .. })
+            }),
+            ("1.2.3B", |e| matches!(e, ParseError::InvalidNumber { .. })),
+        ];
+        for (input, check) in cases {
+            let err = parse_count(input).unwrap_err();
+            assert!(check(&err), "{input}: {err:?}");
+            assert!(!err.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        let ok = [
+            ("24GiB", 24 * ByteSize::GIB),
+            ("24 gib", 24 * ByteSize::GIB),
+            ("80GB", 80_000_000_000),
+            ("80 GB", 80_000_000_000),
+            ("1.5GiB", 1_610_612_736),
+            ("1,5 GiB", 1_610_612_736),
+            ("512MiB", 512 * ByteSize::MIB),
+            ("4096", 4096),
+            ("4096B", 4096),
+            ("1TiB", 1 << 40),
+        ];
+        for (input, want) in ok {
+            assert_eq!(ByteSize::parse(input), Ok(ByteSize(want)), "{input}");
+        }
+        assert!(matches!(
+            ByteSize::parse("24 GiBs"),
+            Err(ParseError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            ByteSize::parse("2 PiB"),
+            Err(ParseError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            ByteSize::parse("2000TiB"),
+            Err(ParseError::TooLarge { .. })
+        ));
+        assert!(matches!(ByteSize::parse("GiB"), Err(ParseError::InvalidSize { .. })));
+    }
+
+    #[test]
+    fn formatting() {
+        let cases = [
+            (0, "0 B", "0 B"),
+            (1023, "1023 B", "1,02 KB"),
+            (1024, "1,00 KiB", "1,02 KB"),
+            (14_000_000_000, "13,04 GiB", "14,00 GB"),
+            (28_000_000_000, "26,08 GiB", "28,00 GB"),
+            (80 * ByteSize::GIB, "80,00 GiB", "85,90 GB"),
+            (u64::MAX, "16,00 EiB", "18,45 EB"),
+        ];
+        for (bytes, bin, dec) in cases {
+            assert_eq!(ByteSize(bytes).binary(), bin, "{bytes}");
+            assert_eq!(ByteSize(bytes).decimal(), dec, "{bytes}");
+        }
+        assert_eq!(ByteSize(14_000_000_000).to_string(), "13,04 GiB (14,00 GB)");
+    }
+
+    #[test]
+    fn grouping() {
+        let cases = [
+            (0, "0"),
+            (4096, "4096"),
+            (12_345, "12\u{202f}345"),
+            (7_000_000_000, "7\u{202f}000\u{202f}000\u{202f}000"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(group_digits(n), want);
+        }
+    }
+
+    #[test]
+    fn clip_limits_echo() {
+        let long = "x".repeat(10_000);
+        assert!(clip(&long).chars().count() <= 41);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_count_never_panics(s in "\\PC{0,64}") {
+            let _ = parse_count(&s);
+        }
+
+        #[test]
+        fn parse_size_never_panics(s in "\\PC{0,64}") {
+            let _ = ByteSize::parse(&s);
+        }
+
+        #[test]
+        fn count_roundtrips_plain_integers(n in 0u64..=MAX_PARAMS) {
+            proptest::prop_assert_eq!(parse_count(&n.to_string()), Ok(n));
+        }
+
+        #[test]
+        fn size_roundtrips_gib(n in 0u64..=1024) {
+            proptest::prop_assert_eq!(ByteSize::parse(&format!("{n}GiB")), Ok(ByteSize(n << 30)));
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! `cargo xtask bench`: what the site costs its readers. For now, the size of every
+//! shipped JavaScript, wasm, CSS and HTML file, raw and gzipped (level 9, as a static
+//! host's precompression would serve it), from a release build.
+
+use anyhow::{Context, Result};
+use flate2::{Compression, write::GzEncoder};
+use serde::Serialize;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use crate::build;
+
+/// Budget for the hydrate bundle every text page loads (wasm + js, gzipped).
+pub const HYDRATE_BUDGET: u64 = 200 * 1000;
+
+#[derive(Debug, Serialize)]
+struct FileSize {
+    file: String,
+    raw_bytes: u64,
+    gzip_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    files: Vec<FileSize>,
+    hydrate_bundle_gzip_bytes: u64,
+    hydrate_budget_bytes: u64,
+    gpu_bundle_gzip_bytes: u64,
+}
+
+pub fn gzip_len(bytes: &[u8]) -> Result<u64> {
+    let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+    enc.write_all(bytes)?;
+    Ok(enc.finish()?.len() as u64)
+}
+
+fn collect(dir: &Path, dist: &Path, out: &mut Vec<FileSize>) -> Result<()> {
+    let mut entries: Vec<_> = fs::read_dir(dir)?.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.path());
+    for entry in entries {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, dist, out)?;
+            continue;
+        }
+        let shipped = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "js" | "wasm" | "css" | "html"));
+        if !shipped {
+            continue;
+        }
+        let bytes = fs::read(&path)?;
+        out.push(FileSize {
+            file: path.strip_prefix(dist).unwrap_or(&path).display().to_string(),
+            raw_bytes: bytes.len() as u64,
+            gzip_bytes: gzip_len(&bytes)?,
+        });
+    }
+    Ok(())
+}
+
+/// Sums the gzipped size of files whose name starts with one of `stems` + '.'.
+fn bundle(files: &[FileSize], stems: &[&str]) -> u64 {
+    files
+        .iter()
+        .filter(|f| {
+            let name = f.file.rsplit('/').next().unwrap_or("");
+            f.file.starts_with("pkg/") && stems.iter().any(|s| name.starts_with(&format!("{s}.")))
+        })
+        .map(|f| f.gzip_bytes)
+        .sum()
+}
+
+pub fn run() -> Result<()> {
+    let built = build::build(&build::Options {
+        release: true,
+        base: None,
+    })?;
+    let mut files = Vec::new();
+    collect(&built.dist, &built.dist, &mut files)?;
+    let report = Report {
+        hydrate_bundle_gzip_bytes: bundle(&files, &["hydrate", "hydrate_bg"])
+            + files
+                .iter()
+                .filter(|f| f.file.starts_with("pkg/snippets/") || f.file.contains("/islands."))
+                .map(|f| f.gzip_bytes)
+                .sum::<u64>(),
+        hydrate_budget_bytes: HYDRATE_BUDGET,
+        gpu_bundle_gzip_bytes: bundle(&files, &["gpu_web", "gpu_web_bg"]),
+        files,
+    };
+    let out_dir = build::target_dir().join("bench");
+    fs::create_dir_all(&out_dir)?;
+    fs::write(out_dir.join("report.json"), serde_json::to_string_pretty(&report)?)
+        .context("no se pudo escribir report.json")?;
+
+    let mut md = String::from("# vramlab bench\n\n## Sizes (release build)\n\n| file | raw bytes | gzip bytes |\n| --- | ---: | ---: |\n");
+    for f in &report.files {
+        md.push_str(&format!("| {} | {} | {} |\n", f.file, f.raw_bytes, f.gzip_bytes));
+    }
+    let verdict = if report.hydrate_bundle_gzip_bytes <= HYDRATE_BUDGET { "within" } else { "OVER" };
+    md.push_str(&format!(
+        "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({verdict} the {} byte budget).\n\
+         GPU bundle (loaded on demand), gzipped: {} bytes.\n",
+        report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET, report.gpu_bundle_gzip_bytes
+    ));
+    fs::write(out_dir.join("report.md"), &md)?;
+    println!("{md}");
+    println!("informe: {}", out_dir.join("report.json").display());
+    Ok(())
+}

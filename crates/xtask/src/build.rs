@@ -1,0 +1,110 @@
+//! `cargo xtask build`: wasm bundles, bindings, optimisation, then the static pages.
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{cmd, root, system};
+
+pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// The wasm bundles: (crate, artefact stem, wasm-bindgen output name).
+pub const BUNDLES: &[(&str, &str)] = &[("hydrate", "hydrate"), ("gpu-web", "gpu_web")];
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub release: bool,
+    pub base: Option<String>,
+}
+
+/// Where the build wrote things.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub dist: PathBuf,
+}
+
+pub fn build(opts: &Options) -> Result<Built> {
+    system::ensure_wasm_target()?;
+    let profile = if opts.release { "wasm-release" } else { "dev" };
+    let mut wasm = cmd::cargo();
+    wasm.args(["build", "--target", WASM_TARGET, "--profile", profile]);
+    for (krate, _) in BUNDLES {
+        wasm.args(["-p", krate]);
+    }
+    cmd::run(&mut wasm)?;
+
+    let profile_dir = if opts.release { "wasm-release" } else { "debug" };
+    let wasm_dir = target_dir().join(WASM_TARGET).join(profile_dir);
+    let pkg = target_dir().join("site-pkg");
+    if pkg.exists() {
+        std::fs::remove_dir_all(&pkg)?;
+    }
+    std::fs::create_dir_all(&pkg)?;
+    for (_, stem) in BUNDLES {
+        let input = wasm_dir.join(format!("{stem}.wasm"));
+        eprintln!("==> wasm-bindgen {}", input.display());
+        wasm_bindgen_cli_support::Bindgen::new()
+            .input_path(&input)
+            .web(true)?
+            .typescript(false)
+            .out_name(stem)
+            .debug(!opts.release)
+            .generate(&pkg)
+            .with_context(|| format!("wasm-bindgen falló con {}", input.display()))?;
+        if opts.release {
+            wasm_opt(&pkg.join(format!("{stem}_bg.wasm")))?;
+        }
+    }
+
+    let dist = root().join("dist");
+    let mut site = cmd::cargo();
+    site.args(["run", "--quiet", "-p", "sitegen", "--"])
+        .arg("--content")
+        .arg(root().join("content"))
+        .arg("--site")
+        .arg(root().join("site"))
+        .arg("--pkg")
+        .arg(&pkg)
+        .arg("--out")
+        .arg(&dist);
+    if let Some(base) = &opts.base {
+        site.args(["--base", base]);
+    }
+    cmd::run(&mut site)?;
+    Ok(Built { dist })
+}
+
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
+}
+
+/// Shrinks a bundle with binaryen's `wasm-opt -Oz` when it is installed. Without it the
+/// site still works, only larger, so its absence is a warning, not an error.
+fn wasm_opt(file: &Path) -> Result<()> {
+    let available = cmd::output(Command::new("wasm-opt").arg("--version")).is_some();
+    if !available {
+        eprintln!("xtask: aviso: wasm-opt no está instalado (paquete binaryen); el wasm queda sin optimizar");
+        return Ok(());
+    }
+    let optimized = file.with_extension("opt.wasm");
+    // The features rustc enables by default for wasm32 since 1.82/1.87.
+    cmd::run(
+        Command::new("wasm-opt")
+            .arg("-Oz")
+            .args([
+                "--enable-bulk-memory",
+                "--enable-mutable-globals",
+                "--enable-nontrapping-float-to-int",
+                "--enable-sign-ext",
+                "--enable-reference-types",
+                "--enable-multivalue",
+                "--strip-debug",
+                "--strip-producers",
+            ])
+            .arg(file)
+            .arg("-o")
+            .arg(&optimized),
+    )?;
+    std::fs::rename(&optimized, file)?;
+    Ok(())
+}

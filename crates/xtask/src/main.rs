@@ -1,0 +1,99 @@
+//! `cargo xtask`: the project's build automation, in Rust, with no other tool to
+//! install first (the matklad/cargo-xtask pattern).
+//!
+//! - `build [--release]`: wasm bundles (own cargo invocation for wasm32), wasm-bindgen
+//!   through its library, `wasm-opt -Oz` when Debian's binaryen is there, then sitegen.
+//! - `serve`: builds, then serves `dist/` on loopback with the production headers.
+//! - `test`: the one command CI runs; installs what is missing, then every check.
+//! - `bench`: sizes (and later speeds) written to `target/bench/`.
+//!
+//! Nothing here downloads a binary: system packages come from apt, browser-test
+//! packages from npm, Rust crates from crates.io.
+
+mod bench;
+mod build;
+mod cmd;
+mod serve;
+mod system;
+mod test;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", about = "Construye, sirve, prueba y mide vramlab")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Construye el sitio completo en dist/.
+    Build {
+        /// Wasm optimizado para tamaño (perfil wasm-release + wasm-opt -Oz).
+        #[arg(long)]
+        release: bool,
+        /// Ruta base del sitio, p. ej. /vramlab/.
+        #[arg(long)]
+        base: Option<String>,
+    },
+    /// Construye y sirve dist/ en http://127.0.0.1:PORT.
+    Serve {
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        #[arg(long)]
+        release: bool,
+        #[arg(long)]
+        base: Option<String>,
+        /// Sirve dist/ tal como está, sin reconstruir.
+        #[arg(long)]
+        no_build: bool,
+    },
+    /// Ejecuta todas las comprobaciones (lo mismo que CI).
+    Test {
+        /// Omite las pruebas en el navegador.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Mide tamaños y escribe target/bench/report.json y report.md.
+    Bench,
+}
+
+/// The workspace root: xtask lives in crates/xtask.
+pub fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| manifest.clone(), PathBuf::from)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build { release, base } => {
+            build::build(&build::Options { release, base }).map(|_| ())
+        }
+        Command::Serve {
+            port,
+            release,
+            base,
+            no_build,
+        } => {
+            let opts = build::Options { release, base };
+            let built = if no_build { Ok(()) } else { build::build(&opts).map(|_| ()) };
+            built.and_then(|()| serve::serve_forever(&root().join("dist"), port, opts.base.as_deref()))
+        }
+        Command::Test { no_browser } => test::run(!no_browser),
+        Command::Bench => bench::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

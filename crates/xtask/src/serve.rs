@@ -1,0 +1,172 @@
+//! A small static file server for `dist/`, with the headers the site is meant to be
+//! served with: exact MIME types (`application/wasm` for streaming compilation), the
+//! Content-Security-Policy, and immutable caching for hashed assets.
+
+use anyhow::{Result, anyhow};
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::thread;
+use tiny_http::{Header, Request, Response, Server};
+
+/// The policy sent as a header. The pages carry the same policy in a `<meta>` tag for
+/// hosts that cannot set headers; the header adds what a meta tag cannot express.
+pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+    base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
+
+/// A server running on background threads.
+pub struct Running {
+    pub url: String,
+    server: Arc<Server>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+/// Starts serving `dist` on `127.0.0.1:port` (0 picks a free port).
+pub fn start(dist: &Path, port: u16, base: Option<&str>) -> Result<Running> {
+    let server = Server::http(("127.0.0.1", port)).map_err(|e| anyhow!("no se pudo abrir el puerto {port}: {e}"))?;
+    let addr = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| anyhow!("dirección de escucha inesperada"))?;
+    let base = normalize_base(base.unwrap_or("/"));
+    let server = Arc::new(server);
+    for _ in 0..4 {
+        let server = Arc::clone(&server);
+        let dist = dist.to_path_buf();
+        let base = base.clone();
+        thread::spawn(move || {
+            while let Ok(request) = server.recv() {
+                respond(request, &dist, &base);
+            }
+        });
+    }
+    Ok(Running {
+        url: format!("http://{addr}{base}"),
+        server,
+    })
+}
+
+pub fn serve_forever(dist: &Path, port: u16, base: Option<&str>) -> Result<()> {
+    let running = start(dist, port, base)?;
+    println!("vramlab: sirviendo {} en {}", dist.display(), running.url);
+    println!("(Ctrl+C para parar)");
+    loop {
+        thread::park();
+    }
+}
+
+fn normalize_base(base: &str) -> String {
+    let trimmed = base.trim_matches('/');
+    if trimmed.is_empty() {
+        "/".into()
+    } else {
+        format!("/{trimmed}/")
+    }
+}
+
+pub fn mime(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "wasm" => "application/wasm",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "xml" => "application/xml; charset=utf-8",
+        "txt" => "text/plain; charset=utf-8",
+        "woff2" => "font/woff2",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Maps a URL path to a file under `dist`, refusing anything that climbs out.
+fn resolve(dist: &Path, base: &str, url: &str) -> Option<PathBuf> {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let rel = path.strip_prefix(base).or_else(|| (path.to_owned() + "/").eq(base).then_some(""))?;
+    let mut out = dist.to_path_buf();
+    for comp in Path::new(rel).components() {
+        match comp {
+            Component::Normal(c) => out.push(c),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    if out.is_dir() {
+        out.push("index.html");
+    }
+    Some(out)
+}
+
+fn header(name: &str, value: &str) -> Option<Header> {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+}
+
+fn respond(request: Request, dist: &Path, base: &str) {
+    let url = request.url().to_owned();
+    // A directory asked for without its trailing slash: redirect so relative URLs work.
+    let path_only = url.split(['?', '#']).next().unwrap_or("");
+    if !path_only.ends_with('/')
+        && let Some(file) = resolve(dist, base, path_only)
+        && file.ends_with("index.html")
+        && file.is_file()
+        && !path_only.ends_with("index.html")
+    {
+        let mut response = Response::empty(301);
+        if let Some(h) = header("Location", &format!("{path_only}/")) {
+            response.add_header(h);
+        }
+        let _ = request.respond(response);
+        return;
+    }
+    let (status, file) = match resolve(dist, base, &url).filter(|f| f.is_file()) {
+        Some(f) => (200, f),
+        None => (404, dist.join("404.html")),
+    };
+    let body = fs::read(&file).unwrap_or_default();
+    let mut response = Response::from_data(body).with_status_code(status);
+    let immutable = file.components().any(|c| c.as_os_str() == "pkg" || c.as_os_str() == "assets");
+    let cache = if immutable && status == 200 {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    for (name, value) in [
+        ("Content-Type", mime(&file)),
+        ("Content-Security-Policy", CSP),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "strict-origin-when-cross-origin"),
+        ("Cache-Control", cache),
+    ] {
+        if let Some(h) = header(name, value) {
+            response.add_header(h);
+        }
+    }
+    let _ = request.respond(response);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_inside_dist_only() {
+        let dist = Path::new("/srv/dist");
+        assert_eq!(resolve(dist, "/", "/a.css?x=1"), Some(PathBuf::from("/srv/dist/a.css")));
+        assert_eq!(resolve(dist, "/", "/../etc/passwd"), None);
+        assert_eq!(resolve(dist, "/vramlab/", "/otra/a.css"), None);
+        assert_eq!(resolve(dist, "/vramlab/", "/vramlab/a.css"), Some(PathBuf::from("/srv/dist/a.css")));
+    }
+
+    #[test]
+    fn mime_types() {
+        assert_eq!(mime(Path::new("x.wasm")), "application/wasm");
+        assert_eq!(mime(Path::new("x.js")), "text/javascript; charset=utf-8");
+    }
+}
