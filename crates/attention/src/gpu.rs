@@ -30,7 +30,14 @@ pub struct AdapterSummary {
 
 impl fmt::Display for AdapterSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}, {})", self.name, self.backend, self.device_type)
+        // Browsers may hide the adapter's name for privacy; say so instead of printing
+        // an empty string.
+        let name = if self.name.trim().is_empty() {
+            "adaptador sin nombre"
+        } else {
+            self.name.trim()
+        };
+        write!(f, "{name} ({}, {})", self.backend, self.device_type)
     }
 }
 

@@ -171,9 +171,12 @@ fn page(shell: PageShell) -> impl IntoView {
                         {site_title}
                     </a>
                     <span class="tagline">"Entiende y evita los errores de memoria de GPU con LLMs"</span>
+                    <a class="chapters-link" href="#capitulos">
+                        "Capítulos"
+                    </a>
                 </header>
                 <div class="layout">
-                    <nav class="sidebar" aria-label="Capítulos">
+                    <nav class="sidebar" id="capitulos" aria-label="Capítulos">
                         <ol>{nav_items}</ol>
                     </nav>
                     <main id="contenido" tabindex="-1">

@@ -51,7 +51,7 @@ pub fn build(opts: &Options) -> Result<Built> {
             .debug(!opts.release)
             .generate(&pkg)
             .with_context(|| format!("wasm-bindgen falló con {}", input.display()))?;
-        if opts.release {
+        if opts.release && std::env::var_os("VRAMLAB_NO_WASM_OPT").is_none() {
             wasm_opt(&pkg.join(format!("{stem}_bg.wasm")))?;
         }
     }
@@ -78,18 +78,23 @@ pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 
-/// Shrinks a bundle with binaryen's `wasm-opt -Oz` when it is installed. Without it the
-/// site still works, only larger, so its absence is a warning, not an error.
+/// Shrinks a bundle with binaryen's `wasm-opt -Oz`.
+///
+/// Debian 12 ships binaryen 108, which turns wasm-bindgen's externref table into a
+/// funcref table (the page then fails with "WebAssembly.Table.set(): Argument 1 is
+/// invalid"). So the optimiser comes from npm's `binaryen` package (a registry
+/// package, installed by `npm ci` in crates/xtask/js, run by node). Without node the
+/// site still works, only larger: a warning, not an error.
 fn wasm_opt(file: &Path) -> Result<()> {
-    let available = cmd::output(Command::new("wasm-opt").arg("--version")).is_some();
-    if !available {
-        eprintln!("xtask: aviso: wasm-opt no está instalado (paquete binaryen); el wasm queda sin optimizar");
+    let Some(tool) = ensure_binaryen() else {
+        eprintln!("xtask: aviso: no hay node/npm para instalar binaryen; el wasm queda sin optimizar");
         return Ok(());
-    }
+    };
     let optimized = file.with_extension("opt.wasm");
     // The features rustc enables by default for wasm32 since 1.82/1.87.
     cmd::run(
-        Command::new("wasm-opt")
+        Command::new("node")
+            .arg(tool)
             .arg("-Oz")
             .args([
                 "--enable-bulk-memory",
@@ -107,4 +112,21 @@ fn wasm_opt(file: &Path) -> Result<()> {
     )?;
     std::fs::rename(&optimized, file)?;
     Ok(())
+}
+
+/// Path of npm binaryen's wasm-opt script, installing it with `npm ci` if needed.
+fn ensure_binaryen() -> Option<PathBuf> {
+    let dir = root().join("crates").join("xtask").join("js");
+    let tool = dir.join("node_modules").join("binaryen").join("bin").join("wasm-opt");
+    if tool.is_file() {
+        return Some(tool);
+    }
+    cmd::output(Command::new("node").arg("--version"))?;
+    cmd::run(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir),
+    )
+    .ok()?;
+    tool.is_file().then_some(tool)
 }

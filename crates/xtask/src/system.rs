@@ -39,10 +39,7 @@ fn missing_packages(browser: bool) -> Vec<&'static str> {
     {
         missing.push("libvulkan1");
     }
-    if !has_program("wasm-opt") {
-        missing.push("binaryen");
-    }
-    if browser && !has_program("npm") {
+    if !has_program("npm") {
         missing.extend(["nodejs", "npm"]);
     }
     missing

@@ -18,6 +18,9 @@ pub fn WeightsCalculator(
     dtype: String,
 ) -> impl IntoView {
     let initial_dtype = dtype.parse::<Dtype>().unwrap_or(Dtype::Bf16);
+    // The `value` attribute carries the initial text into the static HTML (read without
+    // JavaScript); `prop:value` keeps the live input in sync after hydration.
+    let initial_text = params.clone();
     let (count_text, set_count_text) = signal(params);
     let (dtype, set_dtype) = signal(initial_dtype);
     let count = Memo::new(move |_| evaluate(&count_text.get()));
@@ -101,6 +104,7 @@ pub fn WeightsCalculator(
                         inputmode="decimal"
                         autocomplete="off"
                         spellcheck="false"
+                        value=initial_text
                         prop:value=count_text
                         aria-invalid=move || count.get().is_err().to_string()
                         on:input=on_input

@@ -1,0 +1,82 @@
+// Shared set-up for the browser tests: Debian's Chromium through playwright-core,
+// the site URL from `cargo xtask test`, and page-health bookkeeping.
+
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+export const BASE_URL = process.env.VRAMLAB_URL ?? "http://127.0.0.1:8080/";
+export const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? "screenshots";
+
+export const VIEWPORTS = {
+  escritorio: { width: 1280, height: 900 },
+  movil: { width: 390, height: 844 },
+};
+
+// Flags from DESIGN.md: WebGPU through SwiftShader, and no background traffic to a
+// network this machine does not have.
+const ARGS = [
+  "--no-sandbox",
+  "--enable-unsafe-webgpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+  "--disable-dev-shm-usage",
+];
+
+export async function launch(extraArgs = []) {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: [...ARGS, ...extraArgs],
+  });
+}
+
+// Absolute URL of a site path such as "anatomia-vram/".
+export function url(path = "") {
+  return new URL(path, BASE_URL).href;
+}
+
+// Every page of the site, from the sitemap the build wrote (so a new page is tested
+// without touching this file). Sitemap URLs use the public origin; map them here.
+export async function sitePaths() {
+  const res = await fetch(url("sitemap.xml"));
+  const xml = await res.text();
+  const locs = [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
+  if (locs.length === 0) throw new Error("sitemap.xml sin URLs");
+  return locs.map((loc) => new URL(loc).pathname.replace(/^\//, ""));
+}
+
+// Records console errors, page errors and failed requests of a page.
+export function watch(page) {
+  const problems = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error" || msg.type() === "warning") {
+      problems.push(`console.${msg.type()}: ${msg.text()}`);
+    }
+  });
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
+  page.on("requestfailed", (req) =>
+    problems.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`),
+  );
+  page.on("response", (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
+  });
+  return problems;
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+// Waits until the island loader has hydrated every island on the page.
+export async function waitForIslands(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.islands, null, {
+    timeout: 30_000,
+  });
+  const state = await page.evaluate(() => document.documentElement.dataset.islands);
+  if (state !== "ready") throw new Error(`islas en estado ${state}`);
+}

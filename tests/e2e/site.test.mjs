@@ -1,0 +1,80 @@
+// Every page: loads cleanly, reads well at desktop and phone widths, and has the
+// metadata a static site needs.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launch, url, sitePaths, watch, screenshot, waitForIslands, VIEWPORTS } from "./helpers.mjs";
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+test("every page loads with no console error and no failed request", async () => {
+  const paths = await sitePaths();
+  assert.ok(paths.length >= 3, `solo ${paths.length} páginas`);
+  for (const path of paths) {
+    for (const [label, viewport] of Object.entries(VIEWPORTS)) {
+      const context = await browser.newContext({ viewport });
+      const page = await context.newPage();
+      const problems = watch(page);
+      const res = await page.goto(url(path), { waitUntil: "load" });
+      assert.equal(res.status(), 200, path);
+      if (await page.locator("leptos-island").count()) {
+        await waitForIslands(page);
+      }
+      await page.waitForLoadState("networkidle");
+      assert.deepEqual(problems, [], `${path} (${label})`);
+
+      // Metadata.
+      assert.equal(await page.getAttribute("html", "lang"), "es");
+      const title = await page.title();
+      assert.ok(title.includes("vramlab"), title);
+      const description = await page.getAttribute('meta[name="description"]', "content");
+      assert.ok(description && description.length > 40, `${path}: descripción`);
+      const canonical = await page.getAttribute('link[rel="canonical"]', "href");
+      assert.ok(canonical?.startsWith("https://"), `${path}: canonical ${canonical}`);
+      assert.equal(await page.locator("h1").count(), 1, `${path}: un solo h1`);
+
+      // Nothing overflows sideways on a phone.
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+      assert.ok(overflow <= 0, `${path} (${label}) se desborda ${overflow}px`);
+
+      const name = (path.replace(/\/$/, "") || "inicio").replaceAll("/", "_");
+      await screenshot(page, `${name}-${label}`);
+      await context.close();
+    }
+  }
+});
+
+test("unknown addresses get the 404 page", async () => {
+  const page = await browser.newPage();
+  const res = await page.goto(url("no-existe/"));
+  assert.equal(res.status(), 404);
+  assert.match(await page.locator("h1").innerText(), /no encontrada/i);
+  await page.close();
+});
+
+test("headers: wasm MIME type and a Content-Security-Policy", async () => {
+  const page = await browser.newPage();
+  const res = await page.goto(url("anatomia-vram/"));
+  const csp = res.headers()["content-security-policy"];
+  assert.match(csp, /'wasm-unsafe-eval'/);
+  assert.doesNotMatch(csp, /'unsafe-inline'/);
+  const wasmHref = await page.getAttribute("#vramlab-hydrate-wasm", "href");
+  const wasm = await fetch(new URL(wasmHref, url()));
+  assert.equal(wasm.headers.get("content-type"), "application/wasm");
+  await page.close();
+});
+
+test("sitemap and robots are served", async () => {
+  const robots = await (await fetch(url("robots.txt"))).text();
+  assert.match(robots, /Sitemap: https:\/\/.+\/sitemap\.xml/);
+  const paths = await sitePaths();
+  assert.ok(paths.includes("anatomia-vram/"), paths.join(","));
+});
