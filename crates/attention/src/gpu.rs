@@ -5,7 +5,9 @@ use std::fmt;
 /// Why a GPU run could not happen. `Display` is a Spanish sentence for the page or CLI.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
-    #[error("No se encontró ningún adaptador gráfico compatible (WebGPU, Vulkan, Metal o DX12): {0}")]
+    #[error(
+        "No se encontró ningún adaptador gráfico compatible (WebGPU, Vulkan, Metal o DX12): {0}"
+    )]
     NoAdapter(String),
     #[error("El adaptador no pudo crear un dispositivo: {0}")]
     Device(String),
@@ -91,7 +93,9 @@ impl Gpu {
                 name: info.name,
                 backend: info.backend.to_string(),
                 device_type: format!("{:?}", info.device_type),
-                driver: format!("{} {}", info.driver, info.driver_info).trim().to_owned(),
+                driver: format!("{} {}", info.driver, info.driver_info)
+                    .trim()
+                    .to_owned(),
             },
             limits,
         })

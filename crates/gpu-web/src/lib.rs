@@ -21,7 +21,9 @@ mod exports {
     #[wasm_bindgen]
     pub async fn run_smoke(len: u32) -> Result<JsValue, JsValue> {
         console_error_panic_hook::set_once();
-        let len = usize::try_from(len).unwrap_or(usize::MAX).min(smoke::MAX_LEN);
+        let len = usize::try_from(len)
+            .unwrap_or(usize::MAX)
+            .min(smoke::MAX_LEN);
         let gpu = Gpu::connect()
             .await
             .map_err(|e| JsValue::from_str(&e.to_string()))?;

@@ -40,7 +40,13 @@ pub fn hashed_name(name: &str, hash: &str) -> String {
 /// Copies every file directly inside `src` to `dst` with a hashed name, recording it
 /// under `prefix + name`. Subdirectories are copied as they are (wasm-bindgen's
 /// `snippets/` are already content-addressed and are imported by relative path).
-pub fn copy_hashed(src: &Path, dst: &Path, url_dir: &str, prefix: &str, manifest: &mut Manifest) -> Result<()> {
+pub fn copy_hashed(
+    src: &Path,
+    dst: &Path,
+    url_dir: &str,
+    prefix: &str,
+    manifest: &mut Manifest,
+) -> Result<()> {
     fs::create_dir_all(dst).with_context(|| format!("no se pudo crear {}", dst.display()))?;
     let mut entries: Vec<_> = fs::read_dir(src)
         .with_context(|| format!("no se pudo leer {}", src.display()))?
@@ -53,7 +59,8 @@ pub fn copy_hashed(src: &Path, dst: &Path, url_dir: &str, prefix: &str, manifest
             copy_tree(&path, &dst.join(&name))?;
             continue;
         }
-        let bytes = fs::read(&path).with_context(|| format!("no se pudo leer {}", path.display()))?;
+        let bytes =
+            fs::read(&path).with_context(|| format!("no se pudo leer {}", path.display()))?;
         let out_name = hashed_name(&name, &content_hash(&bytes));
         fs::write(dst.join(&out_name), &bytes)?;
         manifest

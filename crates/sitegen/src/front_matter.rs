@@ -35,12 +35,18 @@ pub fn split(source: &str) -> Result<Split<'_>, LineError> {
     let rest = source
         .strip_prefix("+++\n")
         .or_else(|| source.strip_prefix("+++\r\n"))
-        .ok_or((1, "la página debe empezar con front matter TOML entre líneas «+++»".to_owned()))?;
+        .ok_or((
+            1,
+            "la página debe empezar con front matter TOML entre líneas «+++»".to_owned(),
+        ))?;
     let end = rest
         .match_indices("+++")
         .find(|(i, _)| *i == 0 || rest[..*i].ends_with('\n'))
         .map(|(i, _)| i)
-        .ok_or((1, "falta la línea «+++» que cierra el front matter".to_owned()))?;
+        .ok_or((
+            1,
+            "falta la línea «+++» que cierra el front matter".to_owned(),
+        ))?;
     let toml_text = &rest[..end];
     let after = &rest[end + 3..];
     let body = after
@@ -67,9 +73,12 @@ pub fn split(source: &str) -> Result<Split<'_>, LineError> {
 }
 
 fn validate_slug(slug: &str) -> Result<(), String> {
-    let ok = slug
-        .split('-')
-        .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+    let ok = slug.split('-').all(|part| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    });
     if slug.is_empty() || ok {
         Ok(())
     } else {
@@ -100,9 +109,21 @@ mod tests {
         let cases = [
             ("sin front matter", 1, "empezar"),
             ("+++\ntitle = \"x\"\n", 1, "cierra"),
-            ("+++\ntitle = \"x\"\ndescription = 3\norder = 1\nslug = \"\"\n+++\n", 3, "front matter"),
-            ("+++\ntitle = \"x\"\ndescription = \"d\"\norder = 1\nslug = \"Mal Slug\"\n+++\n", 2, "slug"),
-            ("+++\ntitle = \"x\"\ndescription = \"d\"\norder = 1\nslug = \"a\"\nautor = \"y\"\n+++\n", 6, "autor"),
+            (
+                "+++\ntitle = \"x\"\ndescription = 3\norder = 1\nslug = \"\"\n+++\n",
+                3,
+                "front matter",
+            ),
+            (
+                "+++\ntitle = \"x\"\ndescription = \"d\"\norder = 1\nslug = \"Mal Slug\"\n+++\n",
+                2,
+                "slug",
+            ),
+            (
+                "+++\ntitle = \"x\"\ndescription = \"d\"\norder = 1\nslug = \"a\"\nautor = \"y\"\n+++\n",
+                6,
+                "autor",
+            ),
         ];
         for (src, line, want) in cases {
             let (l, msg) = split(src).unwrap_err();

@@ -72,9 +72,21 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             .with_context(|| format!("no se pudo vaciar {}", opts.out.display()))?;
     }
     let mut manifest = assets::Manifest::default();
-    assets::copy_hashed(&opts.site, &opts.out.join("assets"), &format!("{base}assets/"), "", &mut manifest)?;
+    assets::copy_hashed(
+        &opts.site,
+        &opts.out.join("assets"),
+        &format!("{base}assets/"),
+        "",
+        &mut manifest,
+    )?;
     if let Some(pkg) = &opts.pkg {
-        assets::copy_hashed(pkg, &opts.out.join("pkg"), &format!("{base}pkg/"), "pkg/", &mut manifest)?;
+        assets::copy_hashed(
+            pkg,
+            &opts.out.join("pkg"),
+            &format!("{base}pkg/"),
+            "pkg/",
+            &mut manifest,
+        )?;
     }
     let asset = |name: &str| manifest.url(name).unwrap_or_default().to_owned();
     let widget_ctx = widgets::WidgetContext {
@@ -93,9 +105,15 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
     };
     if pages.iter().any(|p| p.body.has_islands) && asset_urls.hydrate_js.is_empty() {
-        bail!("hay páginas con islas pero falta el paquete hydrate: compila con `cargo xtask build`");
+        bail!(
+            "hay páginas con islas pero falta el paquete hydrate: compila con `cargo xtask build`"
+        );
     }
-    for (name, url) in [("style.css", &asset_urls.stylesheet), ("favicon.svg", &asset_urls.favicon), ("islands.js", &asset_urls.loader)] {
+    for (name, url) in [
+        ("style.css", &asset_urls.stylesheet),
+        ("favicon.svg", &asset_urls.favicon),
+        ("islands.js", &asset_urls.loader),
+    ] {
         if url.is_empty() {
             bail!("falta {} en {}", name, opts.site.display());
         }
@@ -108,7 +126,12 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             format!("{base}{slug}/")
         }
     };
-    let nav_title = |p: &Page| p.front.nav_title.clone().unwrap_or_else(|| p.front.title.clone());
+    let nav_title = |p: &Page| {
+        p.front
+            .nav_title
+            .clone()
+            .unwrap_or_else(|| p.front.title.clone())
+    };
     let mut report = BuildReport::default();
     for (i, page) in pages.iter().enumerate() {
         let link = |p: &Page| NavLink {
@@ -152,7 +175,11 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     }
 
     write_not_found(&opts.out, &config, &base, &origin, &pages, &asset_urls)?;
-    write_sitemap(&opts.out, &origin, pages.iter().map(|p| page_url(&p.front.slug)))?;
+    write_sitemap(
+        &opts.out,
+        &origin,
+        pages.iter().map(|p| page_url(&p.front.slug)),
+    )?;
     Ok(report)
 }
 
@@ -166,7 +193,8 @@ fn load_pages(dir: &Path, base: &str, widget_ctx: &widgets::WidgetContext) -> Re
     let mut errors = Vec::new();
     let mut pages = Vec::new();
     for file in files {
-        let source = fs::read_to_string(&file).with_context(|| format!("no se pudo leer {}", file.display()))?;
+        let source = fs::read_to_string(&file)
+            .with_context(|| format!("no se pudo leer {}", file.display()))?;
         let err = |(line, message): (usize, String)| ContentError {
             file: file.clone(),
             line,
@@ -232,7 +260,11 @@ fn check_links(pages: &[Page]) -> Result<()> {
     for page in pages {
         let own = format!("/{}/", page.front.slug).replace("//", "/");
         for link in &page.body.links {
-            let path = if link.path.is_empty() { own.as_str() } else { link.path.as_str() };
+            let path = if link.path.is_empty() {
+                own.as_str()
+            } else {
+                link.path.as_str()
+            };
             let problem = match ids.get(path) {
                 None => Some(format!("enlace roto: no existe la página «{path}»")),
                 Some(page_ids) => link
@@ -258,7 +290,11 @@ fn fail_on(errors: Vec<ContentError>) -> Result<()> {
         return Ok(());
     }
     let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    bail!("{} error(es) en el contenido:\n{}", errors.len(), list.join("\n"))
+    bail!(
+        "{} error(es) en el contenido:\n{}",
+        errors.len(),
+        list.join("\n")
+    )
 }
 
 fn write_not_found(
@@ -278,7 +314,11 @@ fn write_not_found(
         chapters: pages
             .iter()
             .map(|p| NavLink {
-                title: p.front.nav_title.clone().unwrap_or_else(|| p.front.title.clone()),
+                title: p
+                    .front
+                    .nav_title
+                    .clone()
+                    .unwrap_or_else(|| p.front.title.clone()),
                 href: if p.front.slug.is_empty() {
                     base.to_owned()
                 } else {
@@ -304,7 +344,10 @@ fn write_sitemap(out: &Path, origin: &str, paths: impl Iterator<Item = String>) 
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
     );
     for path in paths {
-        xml.push_str(&format!("  <url><loc>{}</loc></url>\n", markdown::escape(&format!("{origin}{path}"))));
+        xml.push_str(&format!(
+            "  <url><loc>{}</loc></url>\n",
+            markdown::escape(&format!("{origin}{path}"))
+        ));
     }
     xml.push_str("</urlset>\n");
     fs::write(out.join("sitemap.xml"), xml)?;

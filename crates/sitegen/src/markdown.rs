@@ -68,7 +68,12 @@ pub fn render(
                 let source = body.get(range.clone()).unwrap_or("").trim();
                 if source.starts_with(OPEN) {
                     if !source.ends_with(CLOSE) {
-                        return Err((line, format!("un shortcode debe ir solo en su párrafo y terminar con «{CLOSE}»")));
+                        return Err((
+                            line,
+                            format!(
+                                "un shortcode debe ir solo en su párrafo y terminar con «{CLOSE}»"
+                            ),
+                        ));
                     }
                     let sc = shortcode::parse(source).map_err(|m| (line, m))?;
                     let html = render_widget(&sc, widgets).map_err(|m| (line, m))?;
@@ -140,7 +145,10 @@ pub fn render(
                 events.push(Event::End(TagEnd::CodeBlock));
             }
             Event::Text(_) if !in_code && text_run.contains(OPEN) => {
-                return Err((line, format!("un shortcode «{OPEN} … {CLOSE}» debe ir solo en su propio párrafo")));
+                return Err((
+                    line,
+                    format!("un shortcode «{OPEN} … {CLOSE}» debe ir solo en su propio párrafo"),
+                ));
             }
             Event::Start(Tag::Link {
                 link_type,
@@ -148,8 +156,8 @@ pub fn render(
                 title,
                 id,
             }) => {
-                let dest_url = internal(&dest_url, base, line, &mut out.links)
-                    .map_or(dest_url, CowStr::from);
+                let dest_url =
+                    internal(&dest_url, base, line, &mut out.links).map_or(dest_url, CowStr::from);
                 events.push(Event::Start(Tag::Link {
                     link_type,
                     dest_url,
@@ -163,8 +171,8 @@ pub fn render(
                 title,
                 id,
             }) => {
-                let dest_url = internal(&dest_url, base, line, &mut Vec::new())
-                    .map_or(dest_url, CowStr::from);
+                let dest_url =
+                    internal(&dest_url, base, line, &mut Vec::new()).map_or(dest_url, CowStr::from);
                 events.push(Event::Start(Tag::Image {
                     link_type,
                     dest_url,
@@ -251,7 +259,12 @@ mod tests {
         assert_eq!(r.ids, vec!["que-es", "detalle", "que-es-2"]);
         assert_eq!(r.toc.len(), 3);
         assert_eq!(r.toc[1].level, 3);
-        assert!(r.html.contains(r##"<h2 id="que-es">¿Qué es?<a class="anchor" href="#que-es""##), "{}", r.html);
+        assert!(
+            r.html
+                .contains(r##"<h2 id="que-es">¿Qué es?<a class="anchor" href="#que-es""##),
+            "{}",
+            r.html
+        );
         assert!(!r.has_islands);
     }
 
@@ -295,7 +308,11 @@ mod tests {
     #[test]
     fn internal_links_get_the_base_path() {
         let r = go("[a](/anatomia-vram/#pesos) [b](#x) [c](https://pytorch.org/)\n").unwrap();
-        assert!(r.html.contains(r#"href="/base/anatomia-vram/#pesos""#), "{}", r.html);
+        assert!(
+            r.html.contains(r#"href="/base/anatomia-vram/#pesos""#),
+            "{}",
+            r.html
+        );
         assert!(r.html.contains(r#"href="https://pytorch.org/""#));
         assert_eq!(r.links.len(), 2);
         assert_eq!(r.links[0].path, "/anatomia-vram/");

@@ -50,7 +50,10 @@ pub fn parse(text: &str) -> Result<Shortcode, String> {
             break;
         }
         if trimmed.len() == rest.len() {
-            return Err(format!("se esperaba un espacio antes de «{}»", clip(trimmed)));
+            return Err(format!(
+                "se esperaba un espacio antes de «{}»",
+                clip(trimmed)
+            ));
         }
         rest = trimmed;
         let key_len = rest.find(|c: char| !is_ident_char(c)).unwrap_or(rest.len());
@@ -58,9 +61,9 @@ pub fn parse(text: &str) -> Result<Shortcode, String> {
         if key.is_empty() {
             return Err(format!("atributo no válido: «{}»", clip(rest)));
         }
-        let after = after
-            .strip_prefix("=\"")
-            .ok_or_else(|| format!("el atributo «{key}» necesita un valor entre comillas: {key}=\"…\""))?;
+        let after = after.strip_prefix("=\"").ok_or_else(|| {
+            format!("el atributo «{key}» necesita un valor entre comillas: {key}=\"…\"")
+        })?;
         let end = after
             .find('"')
             .ok_or_else(|| format!("falta la comilla que cierra el valor de «{key}»"))?;

@@ -61,7 +61,10 @@ mod tests {
     #[test]
     fn slugs() {
         let cases = [
-            ("Memoria asignada vs. reservada", "memoria-asignada-vs-reservada"),
+            (
+                "Memoria asignada vs. reservada",
+                "memoria-asignada-vs-reservada",
+            ),
             ("¿Qué ocupa la VRAM?", "que-ocupa-la-vram"),
             ("Tamaño en GiB", "tamano-en-gib"),
             ("  --  ", "seccion"),

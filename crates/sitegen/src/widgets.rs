@@ -97,7 +97,10 @@ mod tests {
         let sc = parse(r#"{{< pesos parametros="7B" formato="fp32" >}}"#).unwrap();
         let html = render_widget(&sc, &ctx()).unwrap();
         assert!(html.contains("<leptos-island"), "{html}");
-        assert!(html.contains("data-component=\"WeightsCalculator"), "{html}");
+        assert!(
+            html.contains("data-component=\"WeightsCalculator"),
+            "{html}"
+        );
         // The result is computed at build time, so it reads without JavaScript.
         assert!(html.contains("26,08 GiB"), "{html}");
         assert!(html.contains("28,00 GB"), "{html}");

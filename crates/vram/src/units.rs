@@ -26,7 +26,9 @@ pub enum ParseError {
     InvalidNumber { input: String },
     #[error("«{input}» no es un tamaño válido. Ejemplos: 24GiB, 80 GB, 512MiB.")]
     InvalidSize { input: String },
-    #[error("La unidad «{unit}» no existe. Usa B, KB, MB, GB, TB (potencias de 1000) o KiB, MiB, GiB, TiB (potencias de 1024).")]
+    #[error(
+        "La unidad «{unit}» no existe. Usa B, KB, MB, GB, TB (potencias de 1000) o KiB, MiB, GiB, TiB (potencias de 1024)."
+    )]
     UnknownUnit { unit: String },
     #[error("«{input}» no es un número entero de parámetros.")]
     NotInteger { input: String },
@@ -87,19 +89,40 @@ fn is_digit_grouping(s: &str, sep: char) -> bool {
         && rest.all(|p| p.len() == 3 && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Why a decimal number could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DecimalError {
+    /// Not a number at all.
+    Syntax,
+    /// A well-formed number too large for exact arithmetic.
+    Overflow,
+}
+
 /// Parses digits with at most one decimal separator ('.' or ','), optional exponent.
 /// `allow_grouping` accepts "7.000.000" style thousands separators when the number has
 /// no unit (so "7.000" means seven thousand parameters, as a Spanish reader means it).
-fn parse_decimal(s: &str, allow_grouping: bool) -> Option<Decimal> {
+fn parse_decimal(s: &str, allow_grouping: bool) -> Result<Decimal, DecimalError> {
+    use DecimalError::{Overflow, Syntax};
     let (base, exp) = match s.find(['e', 'E']) {
         Some(i) => {
-            let exp: i32 = s.get(i + 1..)?.parse().ok()?;
-            (s.get(..i)?, exp)
+            let exp_text = s.get(i + 1..).ok_or(Syntax)?;
+            let exp: i32 = exp_text.parse().map_err(|_| {
+                let digits = exp_text.trim_start_matches(['+', '-']);
+                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    Overflow
+                } else {
+                    Syntax
+                }
+            })?;
+            (s.get(..i).ok_or(Syntax)?, exp)
         }
         None => (s, 0),
     };
-    if base.is_empty() || exp.abs() > 30 {
-        return None;
+    if base.is_empty() {
+        return Err(Syntax);
+    }
+    if exp.abs() > 30 {
+        return Err(Overflow);
     }
     let ungrouped;
     let base = if allow_grouping && exp == 0 {
@@ -122,28 +145,31 @@ fn parse_decimal(s: &str, allow_grouping: bool) -> Option<Decimal> {
     for c in base.chars() {
         match c {
             '0'..='9' => {
-                mantissa = mantissa.checked_mul(10)?.checked_add(u128::from(c as u8 - b'0'))?;
+                mantissa = mantissa
+                    .checked_mul(10)
+                    .and_then(|m| m.checked_add(u128::from(c as u8 - b'0')))
+                    .ok_or(Overflow)?;
                 digits += 1;
                 if seen_sep {
                     scale += 1;
                 }
             }
             '.' | ',' if !seen_sep => seen_sep = true,
-            _ => return None,
+            _ => return Err(Syntax),
         }
     }
     if digits == 0 {
-        return None;
+        return Err(Syntax);
     }
     // Fold the exponent into mantissa/scale.
     let mut scale = scale - exp;
     while scale < 0 {
-        mantissa = mantissa.checked_mul(10)?;
+        mantissa = mantissa.checked_mul(10).ok_or(Overflow)?;
         scale += 1;
     }
-    Some(Decimal {
+    Ok(Decimal {
         mantissa,
-        scale: u32::try_from(scale).ok()?,
+        scale: u32::try_from(scale).map_err(|_| Overflow)?,
     })
 }
 
@@ -179,12 +205,14 @@ pub fn parse_count(input: &str) -> Result<u64, ParseError> {
             return Err(ParseError::InvalidNumber { input: clip(input) });
         }
     };
-    let dec = parse_decimal(number, suffix.is_empty())
-        .ok_or_else(|| ParseError::InvalidNumber { input: clip(input) })?;
     let too_large = || ParseError::TooLarge {
         input: clip(input),
         max: "10^15 parámetros",
     };
+    let dec = parse_decimal(number, suffix.is_empty()).map_err(|e| match e {
+        DecimalError::Syntax => ParseError::InvalidNumber { input: clip(input) },
+        DecimalError::Overflow => too_large(),
+    })?;
     let (value, inexact) = dec.times(factor).ok_or_else(too_large)?;
     if inexact {
         return Err(ParseError::NotInteger { input: clip(input) });
@@ -205,7 +233,7 @@ pub fn group_digits(n: u64) -> String {
     }
     let mut out = String::with_capacity(digits.len() * 2);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('\u{202f}');
         }
         out.push(c);
@@ -214,7 +242,9 @@ pub fn group_digits(n: u64) -> String {
 }
 
 /// A number of bytes. Serialised as a plain integer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct ByteSize(pub u64);
 
@@ -245,12 +275,14 @@ impl ByteSize {
                 return Err(ParseError::UnknownUnit { unit: clip(unit) });
             }
         };
-        let dec = parse_decimal(number, false)
-            .ok_or_else(|| ParseError::InvalidSize { input: clip(input) })?;
         let too_large = || ParseError::TooLarge {
             input: clip(input),
             max: "1 PiB",
         };
+        let dec = parse_decimal(number, false).map_err(|e| match e {
+            DecimalError::Syntax => ParseError::InvalidSize { input: clip(input) },
+            DecimalError::Overflow => too_large(),
+        })?;
         let (value, _) = dec.times(factor).ok_or_else(too_large)?;
         match u64::try_from(value) {
             Ok(v) if v <= MAX_BYTES => Ok(ByteSize(v)),
@@ -260,7 +292,11 @@ impl ByteSize {
 
     /// "13,04 GiB": binary units, two decimals, Spanish decimal comma.
     pub fn binary(self) -> String {
-        format_scaled(self.0, 1024, &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"])
+        format_scaled(
+            self.0,
+            1024,
+            &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"],
+        )
     }
 
     /// "14,00 GB": decimal units, two decimals, Spanish decimal comma.
@@ -327,7 +363,8 @@ mod tests {
 
     #[test]
     fn bad_counts() {
-        let cases: [(&str, fn(&ParseError) -> bool); 9] = [
+        type Check = fn(&ParseError) -> bool;
+        let cases: [(&str, Check); 9] = [
             ("", |e| matches!(e, ParseError::Empty)),
             ("   ", |e| matches!(e, ParseError::Empty)),
             ("siete", |e| matches!(e, ParseError::InvalidNumber { .. })),
@@ -376,7 +413,10 @@ mod tests {
             ByteSize::parse("2000TiB"),
             Err(ParseError::TooLarge { .. })
         ));
-        assert!(matches!(ByteSize::parse("GiB"), Err(ParseError::InvalidSize { .. })));
+        assert!(matches!(
+            ByteSize::parse("GiB"),
+            Err(ParseError::InvalidSize { .. })
+        ));
     }
 
     #[test]

@@ -53,7 +53,11 @@ fn collect(dir: &Path, dist: &Path, out: &mut Vec<FileSize>) -> Result<()> {
         }
         let bytes = fs::read(&path)?;
         out.push(FileSize {
-            file: path.strip_prefix(dist).unwrap_or(&path).display().to_string(),
+            file: path
+                .strip_prefix(dist)
+                .unwrap_or(&path)
+                .display()
+                .to_string(),
             raw_bytes: bytes.len() as u64,
             gzip_bytes: gzip_len(&bytes)?,
         });
@@ -93,14 +97,26 @@ pub fn run() -> Result<()> {
     };
     let out_dir = build::target_dir().join("bench");
     fs::create_dir_all(&out_dir)?;
-    fs::write(out_dir.join("report.json"), serde_json::to_string_pretty(&report)?)
-        .context("no se pudo escribir report.json")?;
+    fs::write(
+        out_dir.join("report.json"),
+        serde_json::to_string_pretty(&report)?,
+    )
+    .context("no se pudo escribir report.json")?;
 
-    let mut md = String::from("# vramlab bench\n\n## Sizes (release build)\n\n| file | raw bytes | gzip bytes |\n| --- | ---: | ---: |\n");
+    let mut md = String::from(
+        "# vramlab bench\n\n## Sizes (release build)\n\n| file | raw bytes | gzip bytes |\n| --- | ---: | ---: |\n",
+    );
     for f in &report.files {
-        md.push_str(&format!("| {} | {} | {} |\n", f.file, f.raw_bytes, f.gzip_bytes));
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            f.file, f.raw_bytes, f.gzip_bytes
+        ));
     }
-    let verdict = if report.hydrate_bundle_gzip_bytes <= HYDRATE_BUDGET { "within" } else { "OVER" };
+    let verdict = if report.hydrate_bundle_gzip_bytes <= HYDRATE_BUDGET {
+        "within"
+    } else {
+        "OVER"
+    };
     md.push_str(&format!(
         "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({verdict} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n",

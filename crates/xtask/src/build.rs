@@ -33,7 +33,11 @@ pub fn build(opts: &Options) -> Result<Built> {
     }
     cmd::run(&mut wasm)?;
 
-    let profile_dir = if opts.release { "wasm-release" } else { "debug" };
+    let profile_dir = if opts.release {
+        "wasm-release"
+    } else {
+        "debug"
+    };
     let wasm_dir = target_dir().join(WASM_TARGET).join(profile_dir);
     let pkg = target_dir().join("site-pkg");
     if pkg.exists() {
@@ -87,7 +91,9 @@ pub fn target_dir() -> PathBuf {
 /// site still works, only larger: a warning, not an error.
 fn wasm_opt(file: &Path) -> Result<()> {
     let Some(tool) = ensure_binaryen() else {
-        eprintln!("xtask: aviso: no hay node/npm para instalar binaryen; el wasm queda sin optimizar");
+        eprintln!(
+            "xtask: aviso: no hay node/npm para instalar binaryen; el wasm queda sin optimizar"
+        );
         return Ok(());
     };
     let optimized = file.with_extension("opt.wasm");
@@ -117,7 +123,11 @@ fn wasm_opt(file: &Path) -> Result<()> {
 /// Path of npm binaryen's wasm-opt script, installing it with `npm ci` if needed.
 fn ensure_binaryen() -> Option<PathBuf> {
     let dir = root().join("crates").join("xtask").join("js");
-    let tool = dir.join("node_modules").join("binaryen").join("bin").join("wasm-opt");
+    let tool = dir
+        .join("node_modules")
+        .join("binaryen")
+        .join("bin")
+        .join("wasm-opt");
     if tool.is_file() {
         return Some(tool);
     }

@@ -22,7 +22,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "cargo xtask", about = "Construye, sirve, prueba y mide vramlab")]
+#[command(
+    name = "cargo xtask",
+    about = "Construye, sirve, prueba y mide vramlab"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -83,8 +86,14 @@ fn main() -> ExitCode {
             no_build,
         } => {
             let opts = build::Options { release, base };
-            let built = if no_build { Ok(()) } else { build::build(&opts).map(|_| ()) };
-            built.and_then(|()| serve::serve_forever(&root().join("dist"), port, opts.base.as_deref()))
+            let built = if no_build {
+                Ok(())
+            } else {
+                build::build(&opts).map(|_| ())
+            };
+            built.and_then(|()| {
+                serve::serve_forever(&root().join("dist"), port, opts.base.as_deref())
+            })
         }
         Command::Test { no_browser } => test::run(!no_browser),
         Command::Bench => bench::run(),

@@ -29,7 +29,8 @@ impl Drop for Running {
 
 /// Starts serving `dist` on `127.0.0.1:port` (0 picks a free port).
 pub fn start(dist: &Path, port: u16, base: Option<&str>) -> Result<Running> {
-    let server = Server::http(("127.0.0.1", port)).map_err(|e| anyhow!("no se pudo abrir el puerto {port}: {e}"))?;
+    let server = Server::http(("127.0.0.1", port))
+        .map_err(|e| anyhow!("no se pudo abrir el puerto {port}: {e}"))?;
     let addr = server
         .server_addr()
         .to_ip()
@@ -89,7 +90,9 @@ pub fn mime(path: &Path) -> &'static str {
 /// Maps a URL path to a file under `dist`, refusing anything that climbs out.
 fn resolve(dist: &Path, base: &str, url: &str) -> Option<PathBuf> {
     let path = url.split(['?', '#']).next().unwrap_or("");
-    let rel = path.strip_prefix(base).or_else(|| (path.to_owned() + "/").eq(base).then_some(""))?;
+    let rel = path
+        .strip_prefix(base)
+        .or_else(|| (path.to_owned() + "/").eq(base).then_some(""))?;
     let mut out = dist.to_path_buf();
     for comp in Path::new(rel).components() {
         match comp {
@@ -131,7 +134,9 @@ fn respond(request: Request, dist: &Path, base: &str) {
     };
     let body = fs::read(&file).unwrap_or_default();
     let mut response = Response::from_data(body).with_status_code(status);
-    let immutable = file.components().any(|c| c.as_os_str() == "pkg" || c.as_os_str() == "assets");
+    let immutable = file
+        .components()
+        .any(|c| c.as_os_str() == "pkg" || c.as_os_str() == "assets");
     let cache = if immutable && status == 200 {
         "public, max-age=31536000, immutable"
     } else {
@@ -158,10 +163,16 @@ mod tests {
     #[test]
     fn resolves_inside_dist_only() {
         let dist = Path::new("/srv/dist");
-        assert_eq!(resolve(dist, "/", "/a.css?x=1"), Some(PathBuf::from("/srv/dist/a.css")));
+        assert_eq!(
+            resolve(dist, "/", "/a.css?x=1"),
+            Some(PathBuf::from("/srv/dist/a.css"))
+        );
         assert_eq!(resolve(dist, "/", "/../etc/passwd"), None);
         assert_eq!(resolve(dist, "/vramlab/", "/otra/a.css"), None);
-        assert_eq!(resolve(dist, "/vramlab/", "/vramlab/a.css"), Some(PathBuf::from("/srv/dist/a.css")));
+        assert_eq!(
+            resolve(dist, "/vramlab/", "/vramlab/a.css"),
+            Some(PathBuf::from("/srv/dist/a.css"))
+        );
     }
 
     #[test]

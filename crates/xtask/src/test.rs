@@ -33,7 +33,9 @@ pub fn run(browser: bool) -> Result<()> {
 
     // GPU tests must find lavapipe (or a real GPU): a missing adapter is a failure here.
     let mut tests = cmd::cargo();
-    tests.args(["test", "--workspace"]).env("VRAMLAB_REQUIRE_GPU", "1");
+    tests
+        .args(["test", "--workspace"])
+        .env("VRAMLAB_REQUIRE_GPU", "1");
     system::gpu_env(&mut tests);
     cmd::run(&mut tests)?;
 
@@ -47,7 +49,10 @@ pub fn run(browser: bool) -> Result<()> {
     } else {
         eprintln!("xtask: pruebas de navegador omitidas (--no-browser)");
     }
-    eprintln!("\nxtask: todo en verde en {:.0} s", start.elapsed().as_secs_f64());
+    eprintln!(
+        "\nxtask: todo en verde en {:.0} s",
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -159,10 +159,12 @@ mod web {
 
     pub async fn run_smoke(js_url: &str, wasm_url: &str, len: u32) -> Result<SmokeView, String> {
         if !has_webgpu() {
-            return Err("Este navegador no ofrece WebGPU (no existe navigator.gpu). \
+            return Err(
+                "Este navegador no ofrece WebGPU (no existe navigator.gpu). \
                  Prueba con Chrome o Edge recientes, o activa WebGPU en la configuración \
                  del navegador."
-                .into());
+                    .into(),
+            );
         }
         let module = JsFuture::from(import_module(js_url))
             .await
