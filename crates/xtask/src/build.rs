@@ -63,10 +63,9 @@ pub fn build(opts: &Options) -> Result<Built> {
     let dist = root().join("dist");
     let mut site = cmd::cargo();
     site.args(["run", "--quiet", "-p", "sitegen", "--"])
-        .arg("--content")
-        .arg(root().join("content"))
-        .arg("--site")
-        .arg(root().join("site"))
+        // Relative paths (cargo runs in the root) keep error messages short:
+        // `content/es/x.md:12: …`.
+        .args(["--content", "content", "--site", "site"])
         .arg("--pkg")
         .arg(&pkg)
         .arg("--out")

@@ -1,0 +1,157 @@
+//! Builds the real `content/` (and broken fixtures) end to end into temporary folders.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A scratch folder under target/, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = workspace().join("target").join("sitegen-tests").join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Stand-ins for the wasm-bindgen output: the build only copies and hashes them.
+fn fake_pkg(dir: &Path) -> PathBuf {
+    let pkg = dir.join("pkg");
+    fs::create_dir_all(pkg.join("snippets/ui-1")).unwrap();
+    for name in [
+        "hydrate.js",
+        "hydrate_bg.wasm",
+        "gpu_web.js",
+        "gpu_web_bg.wasm",
+    ] {
+        fs::write(pkg.join(name), name).unwrap();
+    }
+    fs::write(pkg.join("snippets/ui-1/inline0.js"), "export {}").unwrap();
+    pkg
+}
+
+fn options(content: PathBuf, dir: &Path, base: Option<&str>) -> sitegen::BuildOptions {
+    sitegen::BuildOptions {
+        content,
+        site: workspace().join("site"),
+        pkg: Some(fake_pkg(dir)),
+        out: dir.join("dist"),
+        base: base.map(str::to_owned),
+    }
+}
+
+#[test]
+fn real_content_builds_under_a_sub_path() {
+    let dir = scratch("sub-path");
+    let report =
+        sitegen::build(&options(workspace().join("content"), &dir, Some("vramlab"))).unwrap();
+    assert!(report.pages >= 3, "{report:?}");
+    assert!(report.pages_with_islands >= 1);
+
+    let dist = dir.join("dist");
+    let page = fs::read_to_string(dist.join("anatomia-vram/index.html")).unwrap();
+    // Every internal URL carries the base path.
+    assert!(page.contains(r#"href="/vramlab/""#), "home link");
+    assert!(
+        page.contains(r#"href="/vramlab/assets/style."#),
+        "stylesheet"
+    );
+    assert!(page.contains(r#"href="/vramlab/pkg/hydrate."#), "bundle");
+    assert!(!page.contains(r#"href="/assets/"#));
+    assert!(
+        page.contains(r#"<link rel="canonical" href="https://vramlab.dev/vramlab/anatomia-vram/""#)
+    );
+    // Islands are rendered with their result, so the page reads without JavaScript.
+    assert!(page.contains("<leptos-island"));
+    assert!(page.contains("13,04 GiB"));
+
+    let home = fs::read_to_string(dist.join("index.html")).unwrap();
+    assert!(
+        home.contains(r#"href="/vramlab/anatomia-vram/""#),
+        "markdown links get the base"
+    );
+    assert!(
+        !home.contains("<script"),
+        "pages without islands load no script"
+    );
+
+    assert!(dist.join("404.html").is_file());
+    assert!(dist.join("pkg/snippets/ui-1/inline0.js").is_file());
+    let sitemap = fs::read_to_string(dist.join("sitemap.xml")).unwrap();
+    assert!(sitemap.contains("<loc>https://vramlab.dev/vramlab/anatomia-vram/</loc>"));
+    let robots = fs::read_to_string(dist.join("robots.txt")).unwrap();
+    assert!(robots.contains("Sitemap: https://vramlab.dev/sitemap.xml"));
+}
+
+/// Writes a content folder with the given pages.
+fn content(dir: &Path, pages: &[(&str, &str)]) -> PathBuf {
+    let content = dir.join("content");
+    fs::create_dir_all(content.join("es")).unwrap();
+    fs::write(
+        content.join("site.toml"),
+        "title = \"t\"\nurl = \"https://example.org\"\n",
+    )
+    .unwrap();
+    for (name, text) in pages {
+        fs::write(content.join("es").join(name), text).unwrap();
+    }
+    content
+}
+
+fn page(slug: &str, order: u32, body: &str) -> String {
+    format!(
+        "+++\ntitle = \"T {slug}\"\ndescription = \"d\"\norder = {order}\nslug = \"{slug}\"\n+++\n{body}"
+    )
+}
+
+#[test]
+fn content_errors_name_file_and_line_and_are_all_reported() {
+    let dir = scratch("broken");
+    let a = page("a", 1, "texto\n\n{{< nada >}}\n");
+    let b = page("b", 2, "[roto](/no-existe/)\n\n[ancla](/a/#falta)\n");
+    let c = "+++\ntitle = \"x\"\n+++\n".to_owned();
+    let content = content(&dir, &[("a.md", &a), ("b.md", &b), ("c.md", &c)]);
+    let err = sitegen::build(&options(content, &dir, None))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("a.md:9: shortcode desconocido «nada»"),
+        "{err}"
+    );
+    assert!(
+        err.contains("c.md:2: front matter: missing field `description`"),
+        "{err}"
+    );
+    // Link errors are checked once every page parsed; a.md and c.md fail first here.
+    let dir = scratch("broken-links");
+    let content = self::content(&dir, &[("a.md", &page("a", 1, "## Hay\n")), ("b.md", &b)]);
+    let err = sitegen::build(&options(content, &dir, None))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("b.md:7: enlace roto: no existe la página «/no-existe/»"),
+        "{err}"
+    );
+    assert!(
+        err.contains("b.md:9: enlace roto: «/a/» no tiene el ancla «#falta»"),
+        "{err}"
+    );
+}
+
+#[test]
+fn duplicate_slugs_and_orders_fail() {
+    let dir = scratch("dupes");
+    let content = content(
+        &dir,
+        &[
+            ("a.md", &page("a", 1, "x\n")),
+            ("b.md", &page("a", 1, "y\n")),
+        ],
+    );
+    let err = sitegen::build(&options(content, &dir, None))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("el slug «a» ya lo usa"), "{err}");
+    assert!(err.contains("el orden 1 ya lo usa"), "{err}");
+}
