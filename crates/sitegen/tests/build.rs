@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // Test helpers may panic: a panic is a failed test.
 //! Builds the real `content/` (and broken fixtures) end to end into temporary folders.
 
 use std::fs;
