@@ -10,9 +10,19 @@
 //! Parsing of user input never panics: functions return a value or a typed error whose
 //! `Display` is a Spanish sentence ready to show next to the field.
 
+pub mod arch;
+pub mod catalog;
 pub mod dtype;
+pub mod estimate;
+pub mod quant;
 pub mod units;
+pub mod validation;
 pub mod weights;
+pub mod workload;
 
+pub use arch::{Architecture, ParamCount};
 pub use dtype::Dtype;
+pub use estimate::{Breakdown, Estimate, EstimateError, ModelInput, estimate};
+pub use quant::WeightFormat;
 pub use units::{ByteSize, ParseError, group_digits, parse_count};
+pub use workload::Workload;

@@ -1,0 +1,396 @@
+//! Transformer architecture hyper-parameters and the exact parameter count they imply.
+//!
+//! The count is derived tensor by tensor (embeddings, attention projections with GQA,
+//! gated or plain MLP, MoE experts, norms, biases, pooler, untied head) so it matches
+//! what `sum(p.numel() for p in model.parameters())` prints, not a rule of thumb. The
+//! tests pin it to published counts (Llama-3.1-8B: 8 030 261 248).
+
+use serde::{Deserialize, Serialize};
+
+/// Feed-forward block shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mlp {
+    /// SwiGLU/GeGLU: gate, up and down projections (Llama, Mistral, Qwen, Gemma, Phi-3).
+    Gated,
+    /// Two projections with an activation between (GPT-2, BERT, GPT-NeoX).
+    Plain,
+}
+
+/// Normalisation layers: RMSNorm has a weight; LayerNorm a weight and a bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Norm {
+    Rms,
+    Layer,
+}
+
+/// Which attention projections carry a bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AttnBias {
+    None,
+    /// Q, K and V only (Qwen2/2.5).
+    Qkv,
+    /// Q, K, V and the output projection (GPT-2, BERT, GPT-NeoX).
+    All,
+}
+
+/// Mixture-of-experts feed-forward layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moe {
+    /// Routed experts per MoE layer.
+    pub experts: u32,
+    /// Routed experts each token uses.
+    pub experts_per_token: u32,
+    /// Intermediate size of one routed expert.
+    pub expert_intermediate: u32,
+    /// Always-active shared experts (DeepSeek, Qwen-MoE); 0 if none.
+    #[serde(default)]
+    pub shared_experts: u32,
+    /// The first `dense_layers` layers use a dense MLP of `intermediate` instead.
+    #[serde(default)]
+    pub dense_layers: u32,
+}
+
+/// Sliding-window attention on some layers (Mistral v0.1, Gemma 2/3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlidingWindow {
+    /// Tokens each windowed layer attends to.
+    pub window: u32,
+    /// One layer in every `global_every` attends globally (Gemma 3: 6, Gemma 2: 2);
+    /// 0 means every layer is windowed (Mistral 7B v0.1).
+    pub global_every: u32,
+}
+
+/// Everything about a model that decides its memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Architecture {
+    /// Hugging Face `model_type` ("llama", "qwen2", "bert", ...).
+    pub family: String,
+    pub layers: u32,
+    pub hidden: u32,
+    pub heads: u32,
+    pub kv_heads: u32,
+    pub head_dim: u32,
+    pub intermediate: u32,
+    pub mlp: Mlp,
+    pub vocab: u32,
+    pub tied_embeddings: bool,
+    pub norm: Norm,
+    /// Norms per layer: 2 (pre-attention, pre-MLP), 4 in Gemma 2/3 (also post).
+    #[serde(default = "two")]
+    pub norms_per_layer: u32,
+    pub attn_bias: AttnBias,
+    #[serde(default)]
+    pub mlp_bias: bool,
+    /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
+    #[serde(default)]
+    pub qk_norm: bool,
+    /// Learned absolute position embeddings (GPT-2, BERT); 0 with rotary.
+    #[serde(default)]
+    pub learned_positions: u32,
+    /// Token-type embeddings (BERT); 0 otherwise.
+    #[serde(default)]
+    pub token_types: u32,
+    /// BERT's pooler (a hidden × hidden dense layer with bias).
+    #[serde(default)]
+    pub pooler: bool,
+    /// Encoder-only models (BERT) have no KV cache and no causal decoding.
+    #[serde(default)]
+    pub encoder_only: bool,
+    /// Dropout active in training (BERT, GPT-2); modern LLMs train without it, which
+    /// removes the dropout masks from the saved activations.
+    #[serde(default)]
+    pub dropout: bool,
+    #[serde(default)]
+    pub moe: Option<Moe>,
+    #[serde(default)]
+    pub sliding_window: Option<SlidingWindow>,
+    /// Context length the model was trained for.
+    pub max_positions: u32,
+}
+
+fn two() -> u32 {
+    2
+}
+
+/// Parameters split the way the estimator needs them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamCount {
+    /// Everything.
+    pub total: u64,
+    /// Input embeddings (token, position, token type).
+    pub embeddings: u64,
+    /// The output projection when it is not tied to the embeddings.
+    pub lm_head: u64,
+    /// Norm weights and biases (often kept in high precision when quantising).
+    pub norms: u64,
+    /// Linear weights inside the layers: what quantisation and LoRA act on.
+    pub layer_linear: u64,
+    /// Parameters a token actually uses (differs from `total` only for MoE).
+    pub active: u64,
+}
+
+impl Architecture {
+    /// Layers that attend with a sliding window, and layers with full attention.
+    pub fn windowed_layers(&self) -> (u32, u32) {
+        match self.sliding_window {
+            None => (0, self.layers),
+            Some(SlidingWindow {
+                global_every: 0, ..
+            }) => (self.layers, 0),
+            Some(SlidingWindow { global_every, .. }) => {
+                let global = self.layers / global_every;
+                (self.layers - global, global)
+            }
+        }
+    }
+
+    /// Width of the K (and V) projections: kv_heads × head_dim.
+    pub fn kv_width(&self) -> u64 {
+        u64::from(self.kv_heads) * u64::from(self.head_dim)
+    }
+
+    /// Width of the Q projection: heads × head_dim (not always `hidden`: Gemma 7B,
+    /// Qwen3).
+    pub fn q_width(&self) -> u64 {
+        u64::from(self.heads) * u64::from(self.head_dim)
+    }
+
+    /// Exact parameter count, by tensor groups.
+    pub fn param_count(&self) -> ParamCount {
+        let h = u64::from(self.hidden);
+        let layers = u64::from(self.layers);
+        let norm_params = match self.norm {
+            Norm::Rms => h,
+            Norm::Layer => 2 * h,
+        };
+
+        let embeddings = u64::from(self.vocab) * h
+            + u64::from(self.learned_positions) * h
+            + u64::from(self.token_types) * h
+            // BERT normalises the embeddings.
+            + if self.token_types > 0 { norm_params } else { 0 };
+
+        // Attention.
+        let (q, kv) = (self.q_width(), self.kv_width());
+        let attn_weights = h * q + 2 * h * kv + q * h;
+        let attn_bias = match self.attn_bias {
+            AttnBias::None => 0,
+            AttnBias::Qkv => q + 2 * kv,
+            AttnBias::All => q + 2 * kv + h,
+        };
+        let qk_norm = if self.qk_norm {
+            2 * u64::from(self.head_dim)
+        } else {
+            0
+        };
+
+        // Feed-forward.
+        let mlp = |inter: u64| -> u64 {
+            let (mats, bias) = match self.mlp {
+                Mlp::Gated => (3 * h * inter, 2 * inter + h),
+                Mlp::Plain => (2 * h * inter, inter + h),
+            };
+            mats + if self.mlp_bias { bias } else { 0 }
+        };
+        let dense_mlp = mlp(u64::from(self.intermediate));
+        let (mlp_total, mlp_active) = match self.moe {
+            None => (dense_mlp * layers, dense_mlp * layers),
+            Some(m) => {
+                let dense = u64::from(m.dense_layers.min(self.layers));
+                let moe_layers = layers - dense;
+                let expert = mlp(u64::from(m.expert_intermediate));
+                let router = h * u64::from(m.experts);
+                let shared = expert * u64::from(m.shared_experts);
+                let per_layer = expert * u64::from(m.experts) + router + shared;
+                let per_layer_active =
+                    expert * u64::from(m.experts_per_token.min(m.experts)) + router + shared;
+                (
+                    dense * dense_mlp + moe_layers * per_layer,
+                    dense * dense_mlp + moe_layers * per_layer_active,
+                )
+            }
+        };
+
+        let norms = layers * (u64::from(self.norms_per_layer) * norm_params + qk_norm)
+            // Final norm: decoders have one after the last layer; BERT normalises inside
+            // each layer and its embeddings instead.
+            + if self.encoder_only { 0 } else { norm_params };
+        let layer_linear_dense = layers * attn_weights;
+        let layer_bias = layers * attn_bias;
+        let pooler = if self.pooler { h * h + h } else { 0 };
+        let lm_head = if self.tied_embeddings || self.encoder_only {
+            0
+        } else {
+            u64::from(self.vocab) * h
+        };
+
+        let total =
+            embeddings + layer_linear_dense + layer_bias + mlp_total + norms + pooler + lm_head;
+        let active = total - mlp_total + mlp_active;
+        ParamCount {
+            total,
+            embeddings,
+            lm_head,
+            norms,
+            layer_linear: layer_linear_dense + mlp_total,
+            active,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Llama 3.1 8B, from its config.json.
+    pub fn llama31_8b() -> Architecture {
+        Architecture {
+            family: "llama".into(),
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            intermediate: 14336,
+            mlp: Mlp::Gated,
+            vocab: 128_256,
+            tied_embeddings: false,
+            norm: Norm::Rms,
+            norms_per_layer: 2,
+            attn_bias: AttnBias::None,
+            mlp_bias: false,
+            qk_norm: false,
+            learned_positions: 0,
+            token_types: 0,
+            pooler: false,
+            encoder_only: false,
+            dropout: false,
+            moe: None,
+            sliding_window: None,
+            max_positions: 131_072,
+        }
+    }
+
+    #[test]
+    fn llama_31_8b_exact() {
+        let p = llama31_8b().param_count();
+        assert_eq!(p.total, 8_030_261_248);
+        assert_eq!(p.embeddings, 525_336_576);
+        assert_eq!(p.lm_head, 525_336_576);
+        assert_eq!(p.active, p.total);
+    }
+
+    #[test]
+    fn qwen25_7b_with_qkv_bias() {
+        let a = Architecture {
+            family: "qwen2".into(),
+            layers: 28,
+            hidden: 3584,
+            heads: 28,
+            kv_heads: 4,
+            intermediate: 18944,
+            vocab: 152_064,
+            attn_bias: AttnBias::Qkv,
+            ..llama31_8b()
+        };
+        assert_eq!(a.param_count().total, 7_615_616_512);
+    }
+
+    #[test]
+    fn gpt2_small() {
+        let a = Architecture {
+            family: "gpt2".into(),
+            layers: 12,
+            hidden: 768,
+            heads: 12,
+            kv_heads: 12,
+            head_dim: 64,
+            intermediate: 3072,
+            mlp: Mlp::Plain,
+            vocab: 50_257,
+            tied_embeddings: true,
+            norm: Norm::Layer,
+            attn_bias: AttnBias::All,
+            mlp_bias: true,
+            learned_positions: 1024,
+            max_positions: 1024,
+            ..llama31_8b()
+        };
+        assert_eq!(a.param_count().total, 124_439_808);
+    }
+
+    #[test]
+    fn bert_base_and_large() {
+        let base = Architecture {
+            family: "bert".into(),
+            layers: 12,
+            hidden: 768,
+            heads: 12,
+            kv_heads: 12,
+            head_dim: 64,
+            intermediate: 3072,
+            mlp: Mlp::Plain,
+            vocab: 30_522,
+            tied_embeddings: true,
+            norm: Norm::Layer,
+            attn_bias: AttnBias::All,
+            mlp_bias: true,
+            learned_positions: 512,
+            token_types: 2,
+            pooler: true,
+            encoder_only: true,
+            max_positions: 512,
+            ..llama31_8b()
+        };
+        assert_eq!(base.param_count().total, 109_482_240);
+        let large = Architecture {
+            layers: 24,
+            hidden: 1024,
+            heads: 16,
+            kv_heads: 16,
+            intermediate: 4096,
+            ..base
+        };
+        assert_eq!(large.param_count().total, 335_141_888);
+    }
+
+    #[test]
+    fn moe_active_params() {
+        // Mixtral 8x7B: 46.7B total, 12.9B active (Mistral AI's announcement).
+        let a = Architecture {
+            family: "mixtral".into(),
+            vocab: 32_000,
+            moe: Some(Moe {
+                experts: 8,
+                experts_per_token: 2,
+                expert_intermediate: 14336,
+                shared_experts: 0,
+                dense_layers: 0,
+            }),
+            max_positions: 32_768,
+            ..llama31_8b()
+        };
+        let p = a.param_count();
+        assert_eq!(p.total, 46_702_792_704);
+        assert_eq!(p.active, 12_879_925_248);
+    }
+
+    #[test]
+    fn sliding_window_split() {
+        let mut a = llama31_8b();
+        assert_eq!(a.windowed_layers(), (0, 32));
+        a.sliding_window = Some(SlidingWindow {
+            window: 4096,
+            global_every: 0,
+        });
+        assert_eq!(a.windowed_layers(), (32, 0));
+        a.sliding_window = Some(SlidingWindow {
+            window: 1024,
+            global_every: 6,
+        });
+        assert_eq!(a.windowed_layers(), (27, 5));
+    }
+}

@@ -1,0 +1,489 @@
+//! The estimator: model + workload → bytes per GPU, split into the six terms the guide
+//! explains (weights, gradients, optimizer, activations, KV cache, overhead).
+//!
+//! Each term has its own function so tests can pin it to a formula or a published
+//! figure. Arithmetic is in u128 and saturates into u64: absurd inputs give absurd but
+//! finite numbers, never an overflow panic.
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::{Architecture, Mlp, ParamCount};
+use crate::dtype::Dtype;
+use crate::quant::{WeightFormat, mix_of, use_more_bits};
+use crate::units::ByteSize;
+use crate::workload::{Attention, Finetune, Mode, Optimizer, Workload};
+
+/// What is known about the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ModelInput {
+    /// The full architecture; `total_params` (e.g. from safetensors metadata) wins over
+    /// the derived count when given.
+    Arch {
+        arch: Box<Architecture>,
+        total_params: Option<u64>,
+    },
+    /// Only a parameter count: weights and optimizer are exact, activations and KV
+    /// cache cannot be estimated.
+    Params(u64),
+}
+
+/// Bytes per GPU, by category.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breakdown {
+    pub weights: u64,
+    pub gradients: u64,
+    pub optimizer: u64,
+    pub activations: u64,
+    pub kv_cache: u64,
+    pub overhead: u64,
+}
+
+impl Breakdown {
+    pub fn total(&self) -> u64 {
+        [
+            self.weights,
+            self.gradients,
+            self.optimizer,
+            self.activations,
+            self.kv_cache,
+            self.overhead,
+        ]
+        .iter()
+        .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
+    /// Weights + gradients + optimizer states: what ZeRO shards.
+    pub fn model_states(&self) -> u64 {
+        self.weights
+            .saturating_add(self.gradients)
+            .saturating_add(self.optimizer)
+    }
+}
+
+/// The result of an estimate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub params: ParamCount,
+    pub trainable_params: u64,
+    pub breakdown: Breakdown,
+    pub per_gpu_bytes: u64,
+    /// Summed over all GPUs.
+    pub total_bytes: u64,
+    pub gpus: u32,
+    /// Spanish remarks: what could not be estimated, what was assumed.
+    pub notes: Vec<String>,
+}
+
+/// Why a workload cannot be estimated. `Display` is Spanish.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EstimateError {
+    #[error("{0} debe ser al menos 1.")]
+    Zero(&'static str),
+    #[error("{name} = {value} es demasiado grande (máximo {max}).")]
+    TooLarge {
+        name: &'static str,
+        value: u64,
+        max: u64,
+    },
+    #[error("El número de GPU ({gpus}) debe ser múltiplo de tp × pp ({tp} × {pp}).")]
+    Parallelism { gpus: u32, tp: u32, pp: u32 },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Upper bounds that keep every product far from overflow and reject typos.
+pub const MAX_BATCH: u64 = 1 << 20;
+pub const MAX_SEQ: u64 = 1 << 24;
+pub const MAX_GPUS: u32 = 1 << 16;
+
+/// Default CUDA context + kernel images + library handles on a current stack
+/// (PyTorch 2.x, CUDA 12 with lazy module loading): about 500 MiB. Older stacks load
+/// every kernel eagerly: 1,343 MB were measured on a V100 by Hugging Face
+/// (shared/validation/public-cases.md, hf-1). Overridable per workload.
+pub const DEFAULT_CUDA_CONTEXT: u64 = 500 * ByteSize::MIB;
+
+/// Share of the dynamic memory (activations, KV cache, gradients) added for the caching
+/// allocator's rounding and fragmentation: 5%.
+pub const ALLOCATOR_MARGIN_PERCENT: u64 = 5;
+
+fn mul(values: &[u64]) -> u64 {
+    let p = values
+        .iter()
+        .try_fold(1u128, |acc, &v| acc.checked_mul(u128::from(v)));
+    p.and_then(|p| u64::try_from(p).ok()).unwrap_or(u64::MAX)
+}
+
+fn validate(w: &Workload) -> Result<(), EstimateError> {
+    for (name, v) in [("El lote", w.batch), ("La longitud de secuencia", w.seq)] {
+        if v == 0 {
+            return Err(EstimateError::Zero(name));
+        }
+    }
+    if w.gpus == 0 || w.tp == 0 || w.pp == 0 {
+        return Err(EstimateError::Zero("El número de GPU (y tp, pp)"));
+    }
+    for (name, v, max) in [
+        ("batch", w.batch, MAX_BATCH),
+        ("seq", w.seq, MAX_SEQ),
+        ("new_tokens", w.new_tokens, MAX_SEQ),
+        ("gpus", u64::from(w.gpus), u64::from(MAX_GPUS)),
+        ("tp", u64::from(w.tp), u64::from(MAX_GPUS)),
+        ("pp", u64::from(w.pp), u64::from(MAX_GPUS)),
+    ] {
+        if v > max {
+            return Err(EstimateError::TooLarge {
+                name,
+                value: v,
+                max,
+            });
+        }
+    }
+    if !u64::from(w.gpus).is_multiple_of(u64::from(w.tp) * u64::from(w.pp)) {
+        return Err(EstimateError::Parallelism {
+            gpus: w.gpus,
+            tp: w.tp,
+            pp: w.pp,
+        });
+    }
+    Ok(())
+}
+
+/// Weight bytes of the whole (unsharded) model in `format`.
+pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: WeightFormat) -> u64 {
+    let sixteen = Dtype::Bf16;
+    match (format, arch) {
+        (WeightFormat::Plain { dtype }, _) => dtype.bytes_for(pc.total),
+        (WeightFormat::Gguf { mix }, Some(a)) => {
+            let mix = mix_of(mix);
+            let h = u64::from(a.hidden);
+            let v_rows = a.kv_width();
+            let down = match (a.moe, a.mlp) {
+                (Some(m), _) => u64::from(m.expert_intermediate) * u64::from(m.experts),
+                (None, _) => u64::from(a.intermediate),
+            } * h;
+            let boosted_layers = (0..a.layers)
+                .filter(|&i| use_more_bits(i, a.layers))
+                .count() as u64;
+            let boosted = boosted_layers * (h * v_rows + down);
+            let base = pc.layer_linear.saturating_sub(boosted) + pc.embeddings;
+            mix.base.bytes_for(base)
+                + mix.boosted.bytes_for(boosted)
+                + mix.output.bytes_for(pc.lm_head)
+                // Norms and biases stay F32 in GGUF files.
+                + 4 * (pc.total - pc.layer_linear - pc.embeddings - pc.lm_head)
+        }
+        (WeightFormat::Gguf { mix }, None) => mix_of(mix).base.bytes_for(pc.total),
+        (_, Some(_)) => {
+            // Quantised linears; embeddings, head, norms and biases stay 16-bit.
+            format.linear_bytes(pc.layer_linear) + sixteen.bytes_for(pc.total - pc.layer_linear)
+        }
+        (_, None) => format.linear_bytes(pc.total),
+    }
+}
+
+/// LoRA adapter parameters: rank × (in + out) for every linear of the layers
+/// (q, k, v, o and the MLP projections: PEFT's `target_modules="all-linear"`).
+pub fn lora_params(a: &Architecture, rank: u32) -> u64 {
+    let h = u64::from(a.hidden);
+    let (q, kv) = (a.q_width(), a.kv_width());
+    let attn = (h + q) + 2 * (h + kv) + (q + h);
+    let mlp_one = |inter: u64| match a.mlp {
+        Mlp::Gated => 3 * (h + inter),
+        Mlp::Plain => 2 * (h + inter),
+    };
+    let mlp = match a.moe {
+        None => mlp_one(u64::from(a.intermediate)),
+        Some(m) => {
+            mlp_one(u64::from(m.expert_intermediate)) * u64::from(m.experts + m.shared_experts)
+        }
+    };
+    u64::from(rank) * u64::from(a.layers) * (attn + mlp)
+}
+
+/// Optimizer bytes per trainable parameter, as (numerator, denominator).
+fn optimizer_per_param(opt: Optimizer, state_bytes: u64) -> (u64, u64) {
+    match opt {
+        Optimizer::Adamw => (2 * state_bytes, 1),
+        // Two int8 moments + two fp32 absmax per block of 2048.
+        Optimizer::Adamw8bit => (2 * 2048 + 8, 2048),
+        // Factored: about (rows + cols) × 4 bytes per matrix; for 4096-wide matrices
+        // that is 8 / 4096 bytes per parameter.
+        Optimizer::Adafactor => (8, 4096),
+        Optimizer::Sgd => (0, 1),
+        Optimizer::SgdMomentum => (state_bytes, 1),
+    }
+}
+
+/// Weights, gradients and optimizer states of the whole model (before sharding), and
+/// the number of trainable parameters.
+fn model_states(
+    pc: &ParamCount,
+    arch: Option<&Architecture>,
+    w: &Workload,
+) -> Result<(Breakdown, u64), EstimateError> {
+    let mut b = Breakdown::default();
+    if w.mode == Mode::Inference {
+        b.weights = weight_bytes(pc, arch, w.weights);
+        return Ok((b, 0));
+    }
+    match w.finetune {
+        Finetune::Full => {
+            let WeightFormat::Plain { dtype } = w.weights else {
+                return Err(EstimateError::Unsupported(
+                    "El ajuste completo necesita pesos en fp32, fp16 o bf16; con pesos \
+                     cuantizados usa --finetune qlora."
+                        .into(),
+                ));
+            };
+            let trainable = pc.total;
+            let bytes = dtype.bytes_for(1);
+            b.weights = dtype.bytes_for(trainable);
+            b.gradients = mul(&[trainable, bytes]);
+            // Mixed precision keeps fp32 moments and an fp32 master copy; pure 16-bit
+            // training keeps the moments in the weights' dtype.
+            let master = w.mixed_precision && bytes < 4;
+            let state_bytes = if bytes == 4 || master { 4 } else { bytes };
+            let (num, den) = optimizer_per_param(w.optimizer, state_bytes);
+            b.optimizer = mul(&[trainable, num]).div_ceil(den)
+                + if master { mul(&[trainable, 4]) } else { 0 };
+            Ok((b, trainable))
+        }
+        Finetune::Lora | Finetune::Qlora => {
+            let a = arch.ok_or_else(|| {
+                EstimateError::Unsupported(
+                    "LoRA y QLoRA necesitan la arquitectura del modelo (usa --model con un \
+                     modelo del catálogo o un config.json)."
+                        .into(),
+                )
+            })?;
+            if w.lora_rank == 0 {
+                return Err(EstimateError::Zero("El rango de LoRA"));
+            }
+            let base = if w.finetune == Finetune::Qlora
+                && matches!(w.weights, WeightFormat::Plain { .. })
+            {
+                // QLoRA: 4-bit NF4 base with double quantisation (Dettmers et al. 2023).
+                WeightFormat::Nf4 { double_quant: true }
+            } else {
+                w.weights
+            };
+            let adapters = lora_params(a, w.lora_rank);
+            // PEFT keeps adapters in fp32 (autocast_adapter_dtype=True): 4-byte weights
+            // and gradients, fp32 optimizer states.
+            b.weights = weight_bytes(pc, Some(a), base) + mul(&[adapters, 4]);
+            b.gradients = mul(&[adapters, 4]);
+            let (num, den) = optimizer_per_param(w.optimizer, 4);
+            b.optimizer = mul(&[adapters, num]).div_ceil(den);
+            Ok((b, adapters))
+        }
+    }
+}
+
+/// Activations saved for backward by one layer, in bytes (Korthikanti et al. 2022,
+/// "Reducing Activation Recomputation in Large Transformer Models", §4.1, adapted to
+/// GQA, gated MLPs, dropout-free models and fused attention kernels).
+pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
+    let c = u128::from(w.compute_dtype().bytes_for(1));
+    let (s, b) = (u128::from(w.seq), u128::from(w.batch));
+    let tp = u128::from(w.tp.max(1));
+    let h = u128::from(a.hidden);
+    let q = u128::from(a.q_width()) / tp;
+    let kv = u128::from(a.kv_width()).div_ceil(tp);
+    let heads = u128::from(a.heads).div_ceil(tp);
+    let sb = s * b;
+    // Attention: input of QKV, Q, K, V, input of the output projection.
+    let mut attn = c * sb * (h + q + 2 * kv + q);
+    match w.attention {
+        Attention::Eager => {
+            // Softmax output; with dropout also its mask (1 byte) and output.
+            let scores = heads * s * s * b;
+            attn += c * scores + if a.dropout { scores + c * scores } else { 0 };
+        }
+        // Fused kernels keep only the fp32 log-sum-exp per row.
+        Attention::Sdpa | Attention::Flash => attn += 4 * heads * sb,
+    }
+    if a.dropout {
+        attn += sb * h; // mask after the output projection
+    }
+    let inter = match a.moe {
+        None => u128::from(a.intermediate),
+        Some(m) => {
+            u128::from(m.expert_intermediate)
+                * u128::from(m.experts_per_token.min(m.experts) + m.shared_experts)
+        }
+    } / tp;
+    let mlp = c * sb * h
+        + match a.mlp {
+            // gate, up, act(gate), act(gate)·up
+            Mlp::Gated => 4 * c * sb * inter,
+            // fc1 output, activation output
+            Mlp::Plain => 2 * c * sb * inter,
+        }
+        + if a.dropout { sb * h } else { 0 };
+    let norms = u128::from(a.norms_per_layer) * c * sb * h;
+    u64::try_from(attn + mlp + norms).unwrap_or(u64::MAX)
+}
+
+/// Training activations: every layer's saved tensors (or only layer inputs plus one
+/// layer under checkpointing), one more layer as backward working set, and the logits.
+pub fn training_activations(a: &Architecture, w: &Workload) -> u64 {
+    let layer = layer_activations(a, w);
+    let c = w.compute_dtype().bytes_for(1);
+    let layers = u64::from(a.layers);
+    let saved = if w.grad_checkpointing {
+        mul(&[layers, c, w.seq, w.batch, u64::from(a.hidden)]).saturating_add(layer)
+    } else {
+        mul(&[layers, layer])
+    };
+    // Logits (batch × seq × vocab): 16-bit output, fp32 upcast for the loss and the
+    // fp32 log-softmax kept for its gradient. Encoders used for classification have
+    // no vocabulary-sized output.
+    let logits = if a.encoder_only {
+        0
+    } else {
+        mul(&[
+            w.batch,
+            w.seq,
+            u64::from(a.vocab) / u64::from(w.tp.max(1)),
+            c + 8,
+        ])
+    };
+    saved.saturating_add(layer).saturating_add(logits)
+}
+
+/// Peak of the transient tensors during a prefill forward pass (no autograd).
+pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
+    let c = u128::from(w.compute_dtype().bytes_for(1));
+    let tp = u128::from(w.tp.max(1));
+    let (s, b) = (u128::from(w.seq), u128::from(w.batch));
+    let h = u128::from(a.hidden);
+    let q = u128::from(a.q_width()) / tp;
+    let kv = u128::from(a.kv_width()).div_ceil(tp);
+    let heads = u128::from(a.heads).div_ceil(tp);
+    let residual = 2 * c * s * b * h;
+    let scores = match w.attention {
+        // Scores in 16-bit and the fp32 softmax Transformers computes.
+        Attention::Eager => heads * s * s * b * (c + 4),
+        Attention::Sdpa | Attention::Flash => 4 * heads * s * b,
+    };
+    let attn_phase = residual + c * s * b * (q + 2 * kv) + scores;
+    let inter = match a.moe {
+        None => u128::from(a.intermediate),
+        Some(m) => {
+            u128::from(m.expert_intermediate)
+                * u128::from(m.experts_per_token.min(m.experts) + m.shared_experts)
+        }
+    } / tp;
+    let mlp_phase = residual
+        + match a.mlp {
+            Mlp::Gated => 3 * c * s * b * inter,
+            Mlp::Plain => 2 * c * s * b * inter,
+        };
+    // Only the last position's logits are computed when generating.
+    let logits = if a.encoder_only {
+        0
+    } else {
+        b * u128::from(a.vocab) * (c + 4)
+    };
+    u64::try_from(attn_phase.max(mlp_phase) + logits).unwrap_or(u64::MAX)
+}
+
+/// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
+/// batch, with sliding-window layers capped at their window.
+pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
+    if a.encoder_only || w.mode == Mode::Train {
+        return 0;
+    }
+    let tokens = w.seq.saturating_add(w.new_tokens);
+    let (windowed, global) = a.windowed_layers();
+    let window = a
+        .sliding_window
+        .map_or(tokens, |sw| u64::from(sw.window).min(tokens));
+    let layer_tokens =
+        u128::from(global) * u128::from(tokens) + u128::from(windowed) * u128::from(window);
+    let kv_heads = u128::from(a.kv_heads).div_ceil(u128::from(w.tp.max(1)));
+    let bits = 2
+        * layer_tokens
+        * kv_heads
+        * u128::from(a.head_dim)
+        * u128::from(w.kv_dtype.bits())
+        * u128::from(w.batch);
+    u64::try_from(bits.div_ceil(8)).unwrap_or(u64::MAX)
+}
+
+/// Estimates `w` for `model`.
+pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateError> {
+    validate(w)?;
+    let mut notes = Vec::new();
+    let (arch, pc) = match model {
+        ModelInput::Arch { arch, total_params } => {
+            let mut pc = arch.param_count();
+            if let Some(total) = total_params.filter(|&t| t > 0 && t != pc.total) {
+                notes.push(format!(
+                    "Se usa el total de parámetros indicado ({total}) en lugar del derivado de la arquitectura ({}).",
+                    pc.total
+                ));
+                let extra = total.saturating_sub(pc.total);
+                let missing = pc.total.saturating_sub(total);
+                pc.layer_linear = (pc.layer_linear + extra).saturating_sub(missing);
+                pc.active = (pc.active + extra).saturating_sub(missing);
+                pc.total = total;
+            }
+            (Some(arch.as_ref()), pc)
+        }
+        ModelInput::Params(n) => (
+            None,
+            ParamCount {
+                total: *n,
+                layer_linear: *n,
+                active: *n,
+                ..ParamCount::default()
+            },
+        ),
+    };
+    let (states, trainable) = model_states(&pc, arch, w)?;
+    let (param_shards, grad_shards, optim_shards) = w.shards();
+    // Tensor and pipeline parallelism split the layers' weights across GPUs.
+    let model_split = u64::from(w.tp.max(1)) * u64::from(w.pp.max(1));
+    let mut b = Breakdown {
+        weights: states.weights.div_ceil(model_split).div_ceil(param_shards),
+        gradients: states.gradients.div_ceil(model_split).div_ceil(grad_shards),
+        optimizer: states
+            .optimizer
+            .div_ceil(model_split)
+            .div_ceil(optim_shards),
+        ..Breakdown::default()
+    };
+    match arch {
+        Some(a) => {
+            b.activations = match w.mode {
+                Mode::Train => training_activations(a, w),
+                Mode::Inference => prefill_activations(a, w),
+            };
+            b.kv_cache = kv_cache(a, w).div_ceil(u64::from(w.pp.max(1)));
+        }
+        None => notes.push(
+            "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV \
+             (elige un modelo del catálogo o un config.json)."
+                .into(),
+        ),
+    }
+    let dynamic = b
+        .activations
+        .saturating_add(b.kv_cache)
+        .saturating_add(b.gradients);
+    b.overhead = w
+        .cuda_context
+        .unwrap_or(DEFAULT_CUDA_CONTEXT)
+        .saturating_add(mul(&[dynamic, ALLOCATOR_MARGIN_PERCENT]) / 100);
+    let per_gpu = b.total();
+    Ok(Estimate {
+        params: pc,
+        trainable_params: trainable,
+        breakdown: b,
+        per_gpu_bytes: per_gpu,
+        total_bytes: mul(&[per_gpu, u64::from(w.gpus)]),
+        gpus: w.gpus,
+        notes,
+    })
+}

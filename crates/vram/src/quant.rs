@@ -1,0 +1,410 @@
+//! Weight formats beyond plain dtypes: bitsandbytes, GPTQ/AWQ, GGUF block types and
+//! EXL2, each with its exact storage cost per weight.
+//!
+//! Block formats store a small header per block of weights (scales, minimums), so a
+//! "4-bit" format costs more than 4 bits: GGUF Q4_0 packs 32 weights in 18 bytes
+//! (4.5 bits), Q4_K packs 256 in 144 (4.5 bits), GPTQ with group size 128 adds an fp16
+//! scale and a packed zero per group. Costs are exact fractions (bytes, weights).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::dtype::Dtype;
+use crate::units::{ParseError, clip};
+
+/// A GGUF tensor type with its block layout: (bytes per block, weights per block),
+/// from llama.cpp's `ggml_type_traits` (ggml/src/ggml.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GgufType {
+    F32,
+    F16,
+    Bf16,
+    Q8_0,
+    Q6K,
+    Q5_0,
+    Q5_1,
+    Q5K,
+    Q4_0,
+    Q4_1,
+    Q4K,
+    Iq4Xs,
+    Iq4Nl,
+    Q3K,
+    Iq3S,
+    Iq3Xxs,
+    Q2K,
+    Iq2S,
+    Iq2Xs,
+    Iq2Xxs,
+    Iq1S,
+}
+
+impl GgufType {
+    pub const ALL: [GgufType; 21] = [
+        GgufType::F32,
+        GgufType::F16,
+        GgufType::Bf16,
+        GgufType::Q8_0,
+        GgufType::Q6K,
+        GgufType::Q5_0,
+        GgufType::Q5_1,
+        GgufType::Q5K,
+        GgufType::Q4_0,
+        GgufType::Q4_1,
+        GgufType::Q4K,
+        GgufType::Iq4Xs,
+        GgufType::Iq4Nl,
+        GgufType::Q3K,
+        GgufType::Iq3S,
+        GgufType::Iq3Xxs,
+        GgufType::Q2K,
+        GgufType::Iq2S,
+        GgufType::Iq2Xs,
+        GgufType::Iq2Xxs,
+        GgufType::Iq1S,
+    ];
+
+    /// (bytes per block, weights per block).
+    pub fn block(self) -> (u64, u64) {
+        match self {
+            GgufType::F32 => (4, 1),
+            GgufType::F16 | GgufType::Bf16 => (2, 1),
+            GgufType::Q8_0 => (34, 32),
+            GgufType::Q6K => (210, 256),
+            GgufType::Q5_0 => (22, 32),
+            GgufType::Q5_1 => (24, 32),
+            GgufType::Q5K => (176, 256),
+            GgufType::Q4_0 => (18, 32),
+            GgufType::Q4_1 => (20, 32),
+            GgufType::Q4K => (144, 256),
+            GgufType::Iq4Xs => (136, 256),
+            GgufType::Iq4Nl => (18, 32),
+            GgufType::Q3K => (110, 256),
+            GgufType::Iq3S => (110, 256),
+            GgufType::Iq3Xxs => (98, 256),
+            GgufType::Q2K => (84, 256),
+            GgufType::Iq2S => (82, 256),
+            GgufType::Iq2Xs => (74, 256),
+            GgufType::Iq2Xxs => (66, 256),
+            GgufType::Iq1S => (50, 256),
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            GgufType::F32 => "F32",
+            GgufType::F16 => "F16",
+            GgufType::Bf16 => "BF16",
+            GgufType::Q8_0 => "Q8_0",
+            GgufType::Q6K => "Q6_K",
+            GgufType::Q5_0 => "Q5_0",
+            GgufType::Q5_1 => "Q5_1",
+            GgufType::Q5K => "Q5_K",
+            GgufType::Q4_0 => "Q4_0",
+            GgufType::Q4_1 => "Q4_1",
+            GgufType::Q4K => "Q4_K",
+            GgufType::Iq4Xs => "IQ4_XS",
+            GgufType::Iq4Nl => "IQ4_NL",
+            GgufType::Q3K => "Q3_K",
+            GgufType::Iq3S => "IQ3_S",
+            GgufType::Iq3Xxs => "IQ3_XXS",
+            GgufType::Q2K => "Q2_K",
+            GgufType::Iq2S => "IQ2_S",
+            GgufType::Iq2Xs => "IQ2_XS",
+            GgufType::Iq2Xxs => "IQ2_XXS",
+            GgufType::Iq1S => "IQ1_S",
+        }
+    }
+
+    /// Bytes for `n` weights, whole blocks (a tensor's rows are padded to blocks).
+    pub fn bytes_for(self, n: u64) -> u64 {
+        let (bytes, per) = self.block();
+        n.div_ceil(per).saturating_mul(bytes)
+    }
+}
+
+/// The "file type" mixes `llama-quantize` produces: a base type for most tensors and
+/// more bits for the tensors quantisation hurts most. Modelled after llama.cpp's
+/// `llama_tensor_get_type`: `output.weight` gets `output`; `attn_v` and `ffn_down` get
+/// `boosted` on the layers `use_more_bits` picks (the first and last eighth of the
+/// layers and every third layer between, about 42% of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GgufMix {
+    pub name: &'static str,
+    pub base: GgufType,
+    pub boosted: GgufType,
+    pub output: GgufType,
+}
+
+pub const GGUF_MIXES: [GgufMix; 8] = [
+    GgufMix {
+        name: "Q8_0",
+        base: GgufType::Q8_0,
+        boosted: GgufType::Q8_0,
+        output: GgufType::Q8_0,
+    },
+    GgufMix {
+        name: "Q6_K",
+        base: GgufType::Q6K,
+        boosted: GgufType::Q6K,
+        output: GgufType::Q6K,
+    },
+    GgufMix {
+        name: "Q5_K_M",
+        base: GgufType::Q5K,
+        boosted: GgufType::Q6K,
+        output: GgufType::Q6K,
+    },
+    GgufMix {
+        name: "Q5_K_S",
+        base: GgufType::Q5K,
+        boosted: GgufType::Q5K,
+        output: GgufType::Q6K,
+    },
+    GgufMix {
+        name: "Q4_K_M",
+        base: GgufType::Q4K,
+        boosted: GgufType::Q6K,
+        output: GgufType::Q6K,
+    },
+    GgufMix {
+        name: "Q4_K_S",
+        base: GgufType::Q4K,
+        boosted: GgufType::Q5K,
+        output: GgufType::Q6K,
+    },
+    GgufMix {
+        name: "Q3_K_M",
+        base: GgufType::Q3K,
+        boosted: GgufType::Q4K,
+        output: GgufType::Q6K,
+    },
+    GgufMix {
+        name: "Q2_K",
+        base: GgufType::Q2K,
+        boosted: GgufType::Q3K,
+        output: GgufType::Q6K,
+    },
+];
+
+/// llama.cpp's `use_more_bits(i, n)`.
+pub fn use_more_bits(layer: u32, layers: u32) -> bool {
+    let eighth = layers / 8;
+    layer < eighth || layer >= 7 * layers / 8 || (layer - eighth) % 3 == 2
+}
+
+/// How the weights are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum WeightFormat {
+    /// A plain dtype for every tensor.
+    Plain { dtype: Dtype },
+    /// bitsandbytes NF4 (QLoRA): 4-bit weights, one absmax per 64; with double
+    /// quantisation the absmaxes are 8-bit with an fp32 constant per 256 of them.
+    Nf4 { double_quant: bool },
+    /// GPTQ or AWQ: `bits`-bit weights, an fp16 scale and a `bits`-bit zero per group.
+    GroupQuant { bits: u8, group: u32 },
+    /// A GGUF mix such as Q4_K_M (index into [`GGUF_MIXES`]).
+    Gguf { mix: u8 },
+    /// EXL2 average bits per weight, in hundredths (465 = 4.65 bpw).
+    Exl2 { centibits: u16 },
+}
+
+impl WeightFormat {
+    /// Bytes for `n` weights of a quantised linear layer.
+    pub fn linear_bytes(self, n: u64) -> u64 {
+        let bits = |num: u128, den: u128| -> u64 {
+            let b = (u128::from(n) * num).div_ceil(den * 8);
+            u64::try_from(b).unwrap_or(u64::MAX)
+        };
+        match self {
+            WeightFormat::Plain { dtype } => dtype.bytes_for(n),
+            // 4 bits + 32/64 (fp32 absmax per 64).
+            WeightFormat::Nf4 {
+                double_quant: false,
+            } => bits(4 * 64 + 32, 64),
+            // 4 bits + 8/64 (int8 absmax per 64) + 32/(64*256) (fp32 per 256 absmaxes).
+            WeightFormat::Nf4 { double_quant: true } => bits(4 * 16384 + 8 * 256 + 32, 16384),
+            WeightFormat::GroupQuant { bits: b, group } => {
+                let g = u128::from(group.max(1));
+                bits(u128::from(b) * g + 16 + u128::from(b), g)
+            }
+            WeightFormat::Gguf { mix } => mix_of(mix).base.bytes_for(n),
+            WeightFormat::Exl2 { centibits } => bits(u128::from(centibits), 100),
+        }
+    }
+
+    /// Whether embeddings and the LM head stay in 16-bit (true for bitsandbytes,
+    /// GPTQ, AWQ and EXL2, which skip them; GGUF quantises them itself).
+    pub fn keeps_head_in_16bit(self) -> bool {
+        !matches!(self, WeightFormat::Gguf { .. } | WeightFormat::Plain { .. })
+    }
+
+    /// Parses a CLI/URL id: a dtype (`bf16`), `nf4`, `nf4-dq`, `gptq-4bit-128g`,
+    /// `awq` (4-bit, group 128), a GGUF mix or type (`Q4_K_M`, `q8_0`), or EXL2 bits
+    /// (`4.65bpw`).
+    pub fn parse(input: &str) -> Result<WeightFormat, ParseError> {
+        let s = input.trim().to_ascii_lowercase();
+        let err = || ParseError::UnknownDtype { input: clip(input) };
+        if let Some(bpw) = s.strip_suffix("bpw") {
+            let v: f64 = bpw.trim().replace(',', ".").parse().map_err(|_| err())?;
+            if !(1.0..=16.0).contains(&v) {
+                return Err(err());
+            }
+            return Ok(WeightFormat::Exl2 {
+                centibits: (v * 100.0).round() as u16,
+            });
+        }
+        match s.as_str() {
+            "nf4" | "4bit" => {
+                return Ok(WeightFormat::Nf4 {
+                    double_quant: false,
+                });
+            }
+            "nf4-dq" | "nf4-double" => return Ok(WeightFormat::Nf4 { double_quant: true }),
+            "awq" | "gptq" => {
+                return Ok(WeightFormat::GroupQuant {
+                    bits: 4,
+                    group: 128,
+                });
+            }
+            _ => {}
+        }
+        if let Some(rest) = s.strip_prefix("gptq-").or_else(|| s.strip_prefix("awq-")) {
+            // "4bit-128g"
+            let (b, g) = rest.split_once("bit-").ok_or_else(err)?;
+            let bits: u8 = b.parse().map_err(|_| err())?;
+            let group: u32 = g.trim_end_matches('g').parse().map_err(|_| err())?;
+            if !(2..=8).contains(&bits) || !(8..=4096).contains(&group) {
+                return Err(err());
+            }
+            return Ok(WeightFormat::GroupQuant { bits, group });
+        }
+        if let Some(i) = GGUF_MIXES
+            .iter()
+            .position(|m| m.name.eq_ignore_ascii_case(&s))
+        {
+            return Ok(WeightFormat::Gguf { mix: i as u8 });
+        }
+        s.parse::<Dtype>()
+            .map(|dtype| WeightFormat::Plain { dtype })
+            .map_err(|_| err())
+    }
+
+    /// The id [`WeightFormat::parse`] reads back.
+    pub fn id(self) -> String {
+        match self {
+            WeightFormat::Plain { dtype } => dtype.id().to_owned(),
+            WeightFormat::Nf4 {
+                double_quant: false,
+            } => "nf4".into(),
+            WeightFormat::Nf4 { double_quant: true } => "nf4-dq".into(),
+            WeightFormat::GroupQuant { bits, group } => format!("gptq-{bits}bit-{group}g"),
+            WeightFormat::Gguf { mix } => mix_of(mix).name.to_owned(),
+            WeightFormat::Exl2 { centibits } => {
+                format!("{}.{:02}bpw", centibits / 100, centibits % 100)
+            }
+        }
+    }
+}
+
+/// The mix at `index`, or Q4_K_M if the index is out of range.
+pub fn mix_of(index: u8) -> GgufMix {
+    GGUF_MIXES
+        .get(usize::from(index))
+        .copied()
+        .unwrap_or(GGUF_MIXES[4])
+}
+
+impl fmt::Display for WeightFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gguf_block_sizes_from_ggml() {
+        let cases = [
+            (GgufType::Q4_0, 18, 32),
+            (GgufType::Q8_0, 34, 32),
+            (GgufType::Q2K, 84, 256),
+            (GgufType::Q3K, 110, 256),
+            (GgufType::Q4K, 144, 256),
+            (GgufType::Q5K, 176, 256),
+            (GgufType::Q6K, 210, 256),
+            (GgufType::Iq4Xs, 136, 256),
+        ];
+        for (t, bytes, per) in cases {
+            assert_eq!(t.block(), (bytes, per), "{}", t.id());
+        }
+        // Partial blocks round up.
+        assert_eq!(GgufType::Q4_0.bytes_for(33), 36);
+    }
+
+    #[test]
+    fn bits_per_weight() {
+        let n = 1 << 20;
+        let bpw = |f: WeightFormat| f.linear_bytes(n) as f64 * 8.0 / n as f64;
+        assert_eq!(
+            bpw(WeightFormat::Nf4 {
+                double_quant: false
+            }),
+            4.5
+        );
+        assert!((bpw(WeightFormat::Nf4 { double_quant: true }) - 4.127).abs() < 0.001);
+        // GPTQ 4-bit, group 128: 4 + (16 + 4)/128 = 4.15625.
+        assert_eq!(
+            bpw(WeightFormat::GroupQuant {
+                bits: 4,
+                group: 128
+            }),
+            4.15625
+        );
+        assert!((bpw(WeightFormat::Exl2 { centibits: 465 }) - 4.65).abs() < 1e-5);
+        assert_eq!(bpw(WeightFormat::Gguf { mix: 4 }), 4.5);
+    }
+
+    #[test]
+    fn parse_roundtrip() {
+        for id in [
+            "bf16",
+            "fp32",
+            "nf4",
+            "nf4-dq",
+            "gptq-4bit-128g",
+            "gptq-3bit-32g",
+            "Q4_K_M",
+            "Q8_0",
+            "4.65bpw",
+        ] {
+            let f = WeightFormat::parse(id).unwrap();
+            assert_eq!(WeightFormat::parse(&f.id()).unwrap(), f, "{id}");
+        }
+        assert_eq!(
+            WeightFormat::parse("q4_k_m").unwrap(),
+            WeightFormat::parse("Q4_K_M").unwrap()
+        );
+        for bad in [
+            "",
+            "q9_k",
+            "0.5bpw",
+            "gptq-9bit-128g",
+            "gptq-4bit-0g",
+            "99bpw",
+        ] {
+            assert!(WeightFormat::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn more_bits_layers() {
+        let n = 32;
+        let boosted = (0..n).filter(|&i| use_more_bits(i, n)).count();
+        // 4 + 4 at the ends and every third of the 24 between.
+        assert_eq!(boosted, 16);
+    }
+}

@@ -1,0 +1,252 @@
+//! Published figures the estimator is checked against (shared/validation/public-cases.md).
+//! Each case computes the same quantity the source reports, so "error" compares like
+//! with like: weights alone, model states per GPU, a whole training step as nvidia-smi
+//! saw it, or a KV cache.
+
+use serde::Serialize;
+
+use crate::catalog;
+use crate::dtype::Dtype;
+use crate::estimate::{ModelInput, estimate, kv_cache};
+use crate::quant::WeightFormat;
+use crate::units::ByteSize;
+use crate::workload::{Attention, Mode, Optimizer, Workload};
+
+/// One comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Case {
+    pub id: &'static str,
+    /// Spanish description of what is compared.
+    pub what: &'static str,
+    pub source: &'static str,
+    pub published_bytes: u64,
+    pub estimated_bytes: u64,
+}
+
+impl Case {
+    /// Relative error of the estimate, in percent (signed: negative underestimates).
+    pub fn error_percent(&self) -> f64 {
+        (self.estimated_bytes as f64 - self.published_bytes as f64) / self.published_bytes as f64
+            * 100.0
+    }
+}
+
+/// CUDA context measured alongside the Hugging Face cases (hf-1): 1,343 MB as
+/// nvidia-smi prints it (MiB).
+const HF_CONTEXT: u64 = 1343 * ByteSize::MIB;
+
+/// A catalog preset as model input. The ids used here are checked by the tests; a
+/// missing one yields no case rather than a panic.
+fn arch(id: &str) -> Option<ModelInput> {
+    catalog::model(id).map(|m| ModelInput::Arch {
+        arch: Box::new(m.arch.clone()),
+        total_params: None,
+    })
+}
+
+fn plain(dtype: Dtype) -> WeightFormat {
+    WeightFormat::Plain { dtype }
+}
+
+/// Every case, computed now.
+pub fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let seven_b = ModelInput::Params(7_000_000_000);
+    for (id, what, dtype, published) in [
+        (
+            "seed-1",
+            "7B, solo pesos, FP32",
+            plain(Dtype::Fp32),
+            28_000_000_000,
+        ),
+        (
+            "seed-2",
+            "7B, solo pesos, FP16/BF16",
+            plain(Dtype::Fp16),
+            14_000_000_000,
+        ),
+        (
+            "seed-3",
+            "7B, solo pesos, 4 bits (NF4)",
+            WeightFormat::Nf4 {
+                double_quant: false,
+            },
+            3_750_000_000,
+        ),
+    ] {
+        let w = Workload {
+            weights: dtype,
+            ..Workload::default()
+        };
+        let est = estimate(&seven_b, &w)
+            .map(|e| e.breakdown.weights)
+            .unwrap_or(0);
+        out.push(Case {
+            id,
+            what,
+            source: "guía original",
+            published_bytes: published,
+            estimated_bytes: est,
+        });
+    }
+
+    // ZeRO paper, Figure 1: Ψ = 7.5B, 64 GPUs, mixed-precision Adam (K = 12).
+    let zero_model = ModelInput::Params(7_500_000_000);
+    for (id, what, stage, published) in [
+        (
+            "zero-1",
+            "Ψ=7,5B, 64 GPU, paralelismo de datos: estados del modelo por GPU",
+            0u8,
+            120_000_000_000u64,
+        ),
+        (
+            "zero-2",
+            "Ψ=7,5B, 64 GPU, ZeRO-1: estados del modelo por GPU",
+            1,
+            31_400_000_000,
+        ),
+        (
+            "zero-3",
+            "Ψ=7,5B, 64 GPU, ZeRO-2: estados del modelo por GPU",
+            2,
+            16_600_000_000,
+        ),
+        (
+            "zero-4",
+            "Ψ=7,5B, 64 GPU, ZeRO-3: estados del modelo por GPU",
+            3,
+            1_900_000_000,
+        ),
+    ] {
+        let w = Workload {
+            mode: Mode::Train,
+            weights: plain(Dtype::Fp16),
+            mixed_precision: true,
+            optimizer: Optimizer::Adamw,
+            gpus: 64,
+            zero: stage,
+            ..Workload::default()
+        };
+        let est = estimate(&zero_model, &w)
+            .map(|e| e.breakdown.model_states())
+            .unwrap_or(0);
+        out.push(Case {
+            id,
+            what,
+            source: "Rajbhandari et al. 2020 (ZeRO), figura 1",
+            published_bytes: published,
+            estimated_bytes: est,
+        });
+    }
+
+    // Hugging Face "model memory anatomy": bert-large-uncased on a V100.
+    let Some(bert) = arch("bert-large-uncased") else {
+        return out;
+    };
+    let loaded = Workload {
+        weights: plain(Dtype::Fp32),
+        seq: 1,
+        cuda_context: Some(HF_CONTEXT),
+        ..Workload::default()
+    };
+    let est = estimate(&bert, &loaded)
+        .map(|e| e.breakdown.weights + HF_CONTEXT)
+        .unwrap_or(0);
+    out.push(Case {
+        id: "hf-2",
+        what: "bert-large cargado en FP32 (pesos + contexto CUDA medido en hf-1)",
+        source: "Hugging Face Transformers, «model memory anatomy»",
+        published_bytes: 2631 * ByteSize::MIB,
+        estimated_bytes: est,
+    });
+    let train = Workload {
+        mode: Mode::Train,
+        weights: plain(Dtype::Fp32),
+        optimizer: Optimizer::Adamw,
+        batch: 4,
+        seq: 512,
+        attention: Attention::Eager,
+        cuda_context: Some(HF_CONTEXT),
+        ..Workload::default()
+    };
+    out.push(Case {
+        id: "hf-3",
+        what: "bert-large, entrenamiento FP32 con AdamW, lote 4 × 512 tokens (total de nvidia-smi)",
+        source: "Hugging Face Transformers, «model memory anatomy»",
+        published_bytes: 14_949 * ByteSize::MIB,
+        estimated_bytes: estimate(&bert, &train)
+            .map(|e| e.per_gpu_bytes)
+            .unwrap_or(0),
+    });
+
+    // KV caches.
+    if let Some(ModelInput::Arch { arch: a, .. }) = arch("qwen3-8b") {
+        let w = Workload {
+            seq: 4096,
+            ..Workload::default()
+        };
+        out.push(Case {
+            id: "kv-1",
+            what: "caché KV (K+V), 36 capas, 8 cabezas KV × 128, 4096 tokens, F16",
+            source: "registro de carga de llama.cpp citado en ollama #12147",
+            published_bytes: 576 * ByteSize::MIB,
+            estimated_bytes: kv_cache(&a, &w),
+        });
+    }
+    if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
+        let w = Workload {
+            seq: 1,
+            ..Workload::default()
+        };
+        out.push(Case {
+            id: "kv-2",
+            what: "caché KV por token de Llama-3.1-8B en FP16",
+            source: "registro de arranque de vLLM (4,60 GiB ↔ 37 696 tokens)",
+            published_bytes: 131_072,
+            estimated_bytes: kv_cache(&a, &w),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_is_computed() {
+        let cases = cases();
+        assert_eq!(cases.len(), 11);
+        for c in &cases {
+            assert!(c.estimated_bytes > 0, "{}", c.id);
+        }
+    }
+
+    /// The acceptance bar of the estimator: median error within 10%, none over 25%.
+    #[test]
+    fn errors_are_within_bounds() {
+        let cases = cases();
+        let mut errors: Vec<f64> = cases.iter().map(|c| c.error_percent().abs()).collect();
+        for c in &cases {
+            eprintln!("{:8} {:>+7.2}%  {}", c.id, c.error_percent(), c.what);
+            assert!(
+                c.error_percent().abs() <= 25.0,
+                "{}: {:.1}%",
+                c.id,
+                c.error_percent()
+            );
+        }
+        errors.sort_by(f64::total_cmp);
+        let median = errors[errors.len() / 2];
+        assert!(median <= 10.0, "mediana {median:.1}%");
+    }
+
+    #[test]
+    fn exact_cases_are_exact() {
+        for c in cases() {
+            if matches!(c.id, "seed-1" | "seed-2" | "zero-1" | "kv-1" | "kv-2") {
+                assert_eq!(c.estimated_bytes, c.published_bytes, "{}", c.id);
+            }
+        }
+    }
+}
