@@ -487,3 +487,221 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::model;
+    use crate::workload::KvDtype;
+    use proptest::prelude::*;
+
+    fn preset(id: &str) -> ModelInput {
+        ModelInput::Arch {
+            arch: Box::new(model(id).unwrap().arch.clone()),
+            total_params: None,
+        }
+    }
+
+    #[test]
+    fn korthikanti_formula_for_gpt_style_layers() {
+        // A GPT-style layer (plain MLP with 4h, MHA, dropout, eager) in 16-bit:
+        // sbh(34 + 5as/h) bytes.
+        let a = model("gpt2").unwrap().arch.clone();
+        let w = Workload {
+            mode: Mode::Train,
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            batch: 2,
+            seq: 1024,
+            attention: Attention::Eager,
+            ..Workload::default()
+        };
+        let (s, b, h, heads) = (1024u64, 2u64, 768u64, 12u64);
+        let want = s * b * h * 34 + 5 * heads * s * s * b;
+        assert_eq!(layer_activations(&a, &w), want);
+        // FlashAttention removes the s² term, keeping the fp32 log-sum-exp.
+        let flash = Workload {
+            attention: Attention::Flash,
+            ..w
+        };
+        assert_eq!(
+            layer_activations(&a, &flash),
+            s * b * h * 34 + 4 * heads * s * b
+        );
+    }
+
+    #[test]
+    fn full_training_costs_16_bytes_per_parameter() {
+        // fp32 AdamW: 4 (weights) + 4 (grads) + 8 (moments).
+        let w = Workload {
+            mode: Mode::Train,
+            weights: WeightFormat::Plain { dtype: Dtype::Fp32 },
+            ..Workload::default()
+        };
+        let e = estimate(&ModelInput::Params(7_000_000_000), &w).unwrap();
+        assert_eq!(e.breakdown.model_states(), 112_000_000_000);
+        assert_eq!(e.trainable_params, 7_000_000_000);
+    }
+
+    #[test]
+    fn lora_and_qlora() {
+        let m = preset("llama-3.1-8b");
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        // r × (in + out) over q, k, v, o, gate, up, down: 16 × 32 × (8192 + 2·5120 + 8192 + 3·18432).
+        assert_eq!(
+            lora_params(&a, 16),
+            16 * 32 * (8192 + 2 * 5120 + 8192 + 3 * 18432)
+        );
+        let lora = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Lora,
+            ..Workload::default()
+        };
+        let qlora = Workload {
+            finetune: Finetune::Qlora,
+            ..lora.clone()
+        };
+        let e_lora = estimate(&m, &lora).unwrap();
+        let e_qlora = estimate(&m, &qlora).unwrap();
+        assert_eq!(e_lora.trainable_params, lora_params(&a, 16));
+        // NF4 layers; embeddings and head stay 16-bit (a large share with a 128k vocabulary).
+        assert!(e_qlora.breakdown.weights * 2 < e_lora.breakdown.weights);
+        assert_eq!(e_lora.breakdown.optimizer, 8 * e_lora.trainable_params);
+        // Without an architecture LoRA is refused with a Spanish message.
+        let err = estimate(&ModelInput::Params(1000), &lora)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("arquitectura"), "{err}");
+    }
+
+    #[test]
+    fn kv_cache_windows_and_dtypes() {
+        let gemma = model("gemma-3-4b").unwrap().arch.clone();
+        let w = Workload {
+            seq: 32_768,
+            ..Workload::default()
+        };
+        // 34 layers: 29 windowed at 1024 tokens, 5 global at 32 768.
+        let per_token_layer = 2 * 4 * 256 * 2;
+        assert_eq!(
+            kv_cache(&gemma, &w),
+            per_token_layer * (5 * 32_768 + 29 * 1024)
+        );
+        let fp8 = Workload {
+            kv_dtype: KvDtype::Fp8,
+            ..w.clone()
+        };
+        assert_eq!(kv_cache(&gemma, &fp8) * 2, kv_cache(&gemma, &w));
+        let bert = model("bert-base-uncased").unwrap().arch.clone();
+        assert_eq!(kv_cache(&bert, &w), 0);
+    }
+
+    #[test]
+    fn bad_workloads_are_spanish_errors() {
+        let m = preset("llama-3.1-8b");
+        let cases = [
+            Workload {
+                batch: 0,
+                ..Workload::default()
+            },
+            Workload {
+                seq: MAX_SEQ + 1,
+                ..Workload::default()
+            },
+            Workload {
+                gpus: 3,
+                tp: 2,
+                ..Workload::default()
+            },
+            Workload {
+                tp: u32::MAX,
+                gpus: u32::MAX,
+                ..Workload::default()
+            },
+            Workload {
+                mode: Mode::Train,
+                weights: WeightFormat::Nf4 { double_quant: true },
+                ..Workload::default()
+            },
+        ];
+        for w in cases {
+            let e = estimate(&m, &w).unwrap_err();
+            assert!(!e.to_string().is_empty());
+        }
+    }
+
+    fn workload() -> impl Strategy<Value = Workload> {
+        (
+            prop_oneof![Just(Mode::Inference), Just(Mode::Train)],
+            prop_oneof![
+                Just(Finetune::Full),
+                Just(Finetune::Lora),
+                Just(Finetune::Qlora)
+            ],
+            prop_oneof![
+                Just(Attention::Eager),
+                Just(Attention::Sdpa),
+                Just(Attention::Flash)
+            ],
+            1u64..64,
+            1u64..65_536,
+            any::<bool>(),
+            0u8..4,
+            prop_oneof![Just(1u32), Just(2), Just(8), Just(64)],
+        )
+            .prop_map(
+                |(mode, finetune, attention, batch, seq, ckpt, zero, gpus)| Workload {
+                    mode,
+                    finetune,
+                    attention,
+                    batch,
+                    seq,
+                    grad_checkpointing: ckpt,
+                    zero,
+                    gpus,
+                    ..Workload::default()
+                },
+            )
+    }
+
+    fn any_preset() -> impl Strategy<Value = ModelInput> {
+        let n = crate::catalog::models().len();
+        (0..n).prop_map(|i| ModelInput::Arch {
+            arch: Box::new(crate::catalog::models()[i].arch.clone()),
+            total_params: None,
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn monotonic_in_batch_and_seq(m in any_preset(), w in workload()) {
+            let base = estimate(&m, &w).unwrap().per_gpu_bytes;
+            let more_batch = estimate(&m, &Workload { batch: w.batch + 1, ..w.clone() }).unwrap().per_gpu_bytes;
+            let more_seq = estimate(&m, &Workload { seq: w.seq + 1, ..w.clone() }).unwrap().per_gpu_bytes;
+            prop_assert!(more_batch >= base);
+            prop_assert!(more_seq >= base);
+        }
+
+        #[test]
+        fn sharding_never_increases_per_gpu_memory(m in any_preset(), w in workload()) {
+            let w = Workload { gpus: 8, ..w };
+            let mut last = u64::MAX;
+            for zero in 0..=3 {
+                let e = estimate(&m, &Workload { zero, ..w.clone() }).unwrap().per_gpu_bytes;
+                prop_assert!(e <= last, "ZeRO-{} {} > {}", zero, e, last);
+                last = e;
+            }
+        }
+
+        #[test]
+        fn any_numbers_never_panic(
+            params in any::<u64>(),
+            batch in any::<u64>(),
+            seq in any::<u64>(),
+            gpus in any::<u32>(),
+            tp in any::<u32>(),
+        ) {
+            let w = Workload { batch, seq, gpus, tp, mode: Mode::Train, ..Workload::default() };
+            let _ = estimate(&ModelInput::Params(params), &w);
+        }
+    }
+}

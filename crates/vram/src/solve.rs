@@ -1,0 +1,123 @@
+//! Solvers: the largest batch and the longest context that fit in a memory budget,
+//! and the smallest catalog GPU that holds a workload.
+//!
+//! Memory is monotonic in batch and sequence length (a property test checks it), so a
+//! binary search over the estimate is exact.
+
+use crate::catalog::{Gpu, gpus};
+use crate::estimate::{MAX_BATCH, MAX_SEQ, ModelInput, estimate};
+use crate::workload::Workload;
+
+/// Largest `v` in `1..=max` with `fits(v)`, or `None` if even 1 does not fit.
+fn largest(max: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
+    if !fits(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1u64, max);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
+fn fits(model: &ModelInput, w: &Workload, capacity: u64) -> bool {
+    estimate(model, w).is_ok_and(|e| e.per_gpu_bytes <= capacity)
+}
+
+/// The largest batch that fits in `capacity` bytes per GPU.
+pub fn max_batch(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
+    largest(MAX_BATCH, |b| {
+        fits(
+            model,
+            &Workload {
+                batch: b,
+                ..w.clone()
+            },
+            capacity,
+        )
+    })
+}
+
+/// The longest sequence (prompt + generated tokens for inference) that fits.
+pub fn max_seq(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
+    largest(MAX_SEQ, |s| {
+        fits(
+            model,
+            &Workload {
+                seq: s,
+                ..w.clone()
+            },
+            capacity,
+        )
+    })
+}
+
+/// The catalog GPU with the least memory that still fits the workload.
+pub fn smallest_gpu(model: &ModelInput, w: &Workload) -> Option<&'static Gpu> {
+    let per_gpu = estimate(model, w).ok()?.per_gpu_bytes;
+    gpus()
+        .iter()
+        .filter(|g| g.memory_bytes >= per_gpu)
+        .min_by_key(|g| g.memory_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::model;
+    use crate::units::ByteSize;
+
+    fn llama() -> ModelInput {
+        ModelInput::Arch {
+            arch: Box::new(model("llama-3.1-8b").unwrap().arch.clone()),
+            total_params: None,
+        }
+    }
+
+    #[test]
+    fn largest_is_exact() {
+        assert_eq!(largest(100, |v| v <= 37), Some(37));
+        assert_eq!(largest(100, |_| true), Some(100));
+        assert_eq!(largest(100, |_| false), None);
+    }
+
+    #[test]
+    fn solutions_fit_and_one_more_does_not() {
+        let w = Workload::default();
+        let cap = 24 * ByteSize::GIB;
+        let b = max_batch(&llama(), &w, cap).unwrap();
+        let at = |batch| {
+            estimate(&llama(), &Workload { batch, ..w.clone() })
+                .unwrap()
+                .per_gpu_bytes
+        };
+        assert!(at(b) <= cap && at(b + 1) > cap, "{b}");
+        let s = max_seq(&llama(), &w, cap).unwrap();
+        let at = |seq| {
+            estimate(&llama(), &Workload { seq, ..w.clone() })
+                .unwrap()
+                .per_gpu_bytes
+        };
+        assert!(at(s) <= cap && at(s + 1) > cap, "{s}");
+        // 8B in bf16 does not fit in 12 GiB at all.
+        assert_eq!(max_batch(&llama(), &w, 12 * ByteSize::GIB), None);
+    }
+
+    #[test]
+    fn smallest_gpu_fits() {
+        let w = Workload::default();
+        let g = smallest_gpu(&llama(), &w).unwrap();
+        let need = estimate(&llama(), &w).unwrap().per_gpu_bytes;
+        assert!(g.memory_bytes >= need);
+        assert!(
+            gpus()
+                .iter()
+                .all(|o| o.memory_bytes < need || o.memory_bytes >= g.memory_bytes)
+        );
+    }
+}
