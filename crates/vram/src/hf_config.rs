@@ -337,10 +337,10 @@ mod tests {
             let mut text = LLAMA_31_8B.as_bytes().to_vec();
             let at = cut.min(text.len().saturating_sub(1));
             text[at] = byte;
-            if let Ok(s) = std::str::from_utf8(&text) {
-                if let Ok((a, _)) = parse(s) {
-                    let _ = a.param_count();
-                }
+            if let Ok(s) = std::str::from_utf8(&text)
+                && let Ok((a, _)) = parse(s)
+            {
+                let _ = a.param_count();
             }
         }
     }
