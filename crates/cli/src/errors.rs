@@ -1,0 +1,102 @@
+//! Spanish messages for command-line parse errors.
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// clap renders help with a few fixed English words; these are their Spanish forms.
+const HELP_WORDS: &[(&str, &str)] = &[
+    ("Usage:", "Uso:"),
+    ("Options:", "Opciones:"),
+    ("Commands:", "Órdenes:"),
+    ("[OPTIONS]", "[OPCIONES]"),
+    ("<COMMAND>", "<ORDEN>"),
+    ("[default: ", "[por defecto: "),
+    ("[possible values: ", "[valores: "),
+    ("[aliases: ", "[alias: "),
+    ("Print help", "Muestra esta ayuda"),
+    ("Print version", "Muestra la versión"),
+];
+
+/// Translates clap's fixed help words.
+pub fn spanish_help(text: &str) -> String {
+    HELP_WORDS
+        .iter()
+        .fold(text.to_owned(), |t, (en, es)| t.replace(en, es))
+}
+
+/// Writes to stdout, ignoring a closed pipe (`vramlab … | head`).
+pub fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn context(e: &clap::Error, kind: ContextKind) -> String {
+    match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        Some(ContextValue::Strings(v)) => v.join(", "),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// Prints help and version as clap would; everything else as one Spanish line.
+pub fn clap_error(e: &clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            print_out(&spanish_help(&e.to_string()));
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            eprintln!(
+                "vramlab: falta la orden: usa «vramlab estimate», «vramlab models» o «vramlab gpus» (--help para más)"
+            );
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let arg = context(e, ContextKind::InvalidArg);
+    let value = context(e, ContextKind::InvalidValue);
+    let message = match e.kind() {
+        ErrorKind::UnknownArgument => format!("argumento desconocido «{arg}»"),
+        ErrorKind::InvalidSubcommand => format!("orden desconocida «{arg}»"),
+        ErrorKind::InvalidValue => {
+            let valid = context(e, ContextKind::ValidValue);
+            if valid.is_empty() {
+                format!("valor no válido «{value}» para {arg}")
+            } else {
+                format!("valor no válido «{value}» para {arg} (admite: {valid})")
+            }
+        }
+        ErrorKind::ValueValidation => {
+            let detail = e.source_text();
+            format!("valor no válido «{value}» para {arg}{detail}")
+        }
+        ErrorKind::MissingRequiredArgument => format!("falta el argumento obligatorio {arg}"),
+        ErrorKind::ArgumentConflict => {
+            let other = context(e, ContextKind::PriorArg);
+            format!("{arg} no se puede usar junto con {other}")
+        }
+        ErrorKind::TooManyValues | ErrorKind::WrongNumberOfValues => {
+            format!("número de valores incorrecto para {arg}")
+        }
+        ErrorKind::NoEquals => format!("{arg} necesita un valor con «=»"),
+        _ => "argumentos no válidos (usa --help)".into(),
+    };
+    eprintln!("vramlab: error: {message}");
+    ExitCode::from(2)
+}
+
+trait SourceText {
+    fn source_text(&self) -> String;
+}
+
+impl SourceText for clap::Error {
+    /// The message of a value parser's error (ours are Spanish already).
+    fn source_text(&self) -> String {
+        std::error::Error::source(self)
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,67 @@
+//! `vramlab`: the same engines as the site, on the command line.
+//!
+//! Output contract (DESIGN.md): JSON on stdout with `--json`, human text on stdout
+//! otherwise, errors on stderr as one Spanish line with exit code 2 for bad input.
+//! clap's own messages are English, so parse errors are rewritten in Spanish here.
+
+mod catalog_cmd;
+mod errors;
+mod estimate_cmd;
+mod table;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+const HELP_TEMPLATE: &str = "\
+{before-help}{about-with-newline}
+Uso: {usage}
+
+{all-args}{after-help}";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vramlab",
+    version,
+    about = "Calcula y explica la memoria de GPU que usan los modelos de lenguaje.",
+    help_template = HELP_TEMPLATE,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Estima la memoria de un modelo y una carga de trabajo.
+    #[command(help_template = HELP_TEMPLATE)]
+    Estimate(estimate_cmd::Args),
+    /// Lista los modelos del catálogo.
+    #[command(help_template = HELP_TEMPLATE)]
+    Models(catalog_cmd::Args),
+    /// Lista las GPU del catálogo.
+    #[command(help_template = HELP_TEMPLATE)]
+    Gpus(catalog_cmd::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return errors::clap_error(&e),
+    };
+    let result = match cli.command {
+        Command::Estimate(args) => estimate_cmd::run(&args),
+        Command::Models(args) => catalog_cmd::models(&args),
+        Command::Gpus(args) => catalog_cmd::gpus(&args),
+    };
+    match result {
+        Ok(text) => {
+            errors::print_out(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("vramlab: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The `vramlab` binary as users run it: JSON contract, exit codes, Spanish errors.
+#![allow(clippy::unwrap_used)] // A panic here is a failed test.
+
+use std::process::{Command, Output};
+
+fn vramlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vramlab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = vramlab(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn estimate_json_contract() {
+    let v = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "rtx-4090",
+        "--json",
+    ]);
+    for key in [
+        "total_bytes",
+        "per_gpu_bytes",
+        "fits",
+        "max_batch_fit",
+        "max_seq_fit",
+    ] {
+        assert!(v.get(key).is_some(), "falta {key}: {v}");
+    }
+    let b = &v["breakdown"];
+    let sum: u64 = [
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "kv_cache",
+        "overhead",
+    ]
+    .iter()
+    .map(|k| b[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(sum, v["per_gpu_bytes"].as_u64().unwrap());
+    assert_eq!(b["weights"].as_u64(), Some(16_060_522_496));
+    assert_eq!(v["fits"], serde_json::json!(true));
+
+    // Without a GPU the solvers do not answer.
+    let v = json(&["estimate", "--params", "7B", "--json"]);
+    assert!(v["fits"].is_null() && v["max_batch_fit"].is_null());
+    assert_eq!(v["breakdown"]["weights"].as_u64(), Some(14_000_000_000));
+}
+
+#[test]
+fn zero_paper_figure_one() {
+    let base = [
+        "estimate",
+        "--params",
+        "7.5e9",
+        "--mode",
+        "train",
+        "--dtype",
+        "fp16",
+        "--mixed-precision",
+        "--gpus",
+        "64",
+        "--json",
+    ];
+    let states = |zero: &str| {
+        let mut args = base.to_vec();
+        args.extend(["--zero", zero]);
+        let v = json(&args);
+        let b = &v["breakdown"];
+        b["weights"].as_u64().unwrap()
+            + b["gradients"].as_u64().unwrap()
+            + b["optimizer"].as_u64().unwrap()
+    };
+    assert_eq!(states("0"), 120_000_000_000);
+    assert_eq!(states("1"), 31_406_250_000);
+    assert_eq!(states("3"), 1_875_000_000);
+}
+
+#[test]
+fn config_json_files() {
+    let dir = std::env::temp_dir().join(format!("vramlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("config.json");
+    std::fs::write(
+        &good,
+        r#"{"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257}"#,
+    )
+    .unwrap();
+    let v = json(&["estimate", "--model", good.to_str().unwrap(), "--json"]);
+    assert_eq!(v["params"].as_u64(), Some(124_439_808));
+
+    let bad = dir.join("roto.json");
+    std::fs::write(&bad, "{ esto no es json").unwrap();
+    let out = vramlab(&["estimate", "--model", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no es JSON válido"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn bad_input_is_one_spanish_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["estimate", "--model", "llama-9"], "no hay ningún modelo"),
+        (&["estimate", "--params", "siete"], "no es un número válido"),
+        (&["estimate", "--params", "-7B"], "no es un número válido"),
+        (&["estimate", "--params", "1e30"], "demasiado grande"),
+        (
+            &["estimate", "--params", "7B", "--batch", "0"],
+            "al menos 1",
+        ),
+        (
+            &["estimate", "--params", "7B", "--mode", "vuela"],
+            "valor no válido",
+        ),
+        (
+            &["estimate", "--params", "7B", "--gpu", "rtx-9999"],
+            "no hay ninguna GPU",
+        ),
+        (
+            &["estimate", "--params", "7B", "--gpu-memory", "24 GiBs"],
+            "unidad",
+        ),
+        (
+            &["estimate", "--params", "7B", "--gpus", "3", "--tp", "2"],
+            "múltiplo",
+        ),
+        (
+            &["estimate", "--params", "7B", "--dtype", "q9"],
+            "formato desconocido",
+        ),
+        (&["estimate", "--params", "7B", "--zero", "5"], "ZeRO"),
+        (&["estimate"], "--model"),
+        (&["estimate", "--bogus"], "argumento desconocido"),
+        (&["vuela"], "orden desconocida"),
+    ];
+    for (args, want) in cases {
+        let out = vramlab(args);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn catalogs_and_help() {
+    let models = json(&["models", "--json"]);
+    assert!(models.as_array().unwrap().len() >= 30);
+    let gpus = json(&["gpus", "--json"]);
+    assert!(gpus.as_array().unwrap().len() >= 30);
+    let help = vramlab(&["estimate", "--help"]);
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        text.contains("Uso:") && text.contains("Opciones:"),
+        "{text}"
+    );
+    assert!(!text.contains("Usage:"), "{text}");
+}
