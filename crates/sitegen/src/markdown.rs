@@ -76,15 +76,15 @@ pub fn render(
                         ));
                     }
                     let sc = shortcode::parse(source).map_err(|m| (line, m))?;
-                    let html = render_widget(&sc, widgets).map_err(|m| (line, m))?;
+                    let widget = render_widget(&sc, widgets).map_err(|m| (line, m))?;
                     // Skip the paragraph's own events.
                     for (e, _) in iter.by_ref() {
                         if matches!(e, Event::End(TagEnd::Paragraph)) {
                             break;
                         }
                     }
-                    out.has_islands = true;
-                    events.push(Event::Html(format!("{html}\n").into()));
+                    out.has_islands |= widget.island;
+                    events.push(Event::Html(format!("{}\n", widget.html).into()));
                 } else {
                     events.push(Event::Start(Tag::Paragraph));
                 }

@@ -6,7 +6,7 @@
 //! shipping a broken widget.
 
 use leptos::prelude::*;
-use ui::islands::{GpuCheck, WeightsCalculator};
+use ui::islands::{Estimator, GpuCheck, WeightsCalculator};
 
 use crate::shortcode::Shortcode;
 
@@ -20,8 +20,24 @@ pub struct WidgetContext {
 /// Every shortcode name with its attributes, for error messages and documentation.
 pub const KNOWN: &[(&str, &[&str])] = &[
     ("pesos", &["parametros", "formato"]),
+    (
+        "estimador",
+        &["modelo", "gpu", "modo", "formato", "lote", "contexto"],
+    ),
+    ("validacion", &[]),
     ("prueba-webgpu", &[]),
 ];
+
+/// A rendered widget: its HTML and whether it is an island (needs the hydrate bundle).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Widget {
+    pub html: String,
+    pub island: bool,
+}
+
+fn island(html: String) -> Widget {
+    Widget { html, island: true }
+}
 
 fn check_attrs(sc: &Shortcode, allowed: &[&str]) -> Result<(), String> {
     for (key, _) in &sc.attrs {
@@ -44,9 +60,55 @@ fn render(view: impl FnOnce() -> AnyView) -> String {
     Owner::new().with(|| view().to_html())
 }
 
-/// Renders the island for `sc`, or says why it cannot.
-pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<String, String> {
+/// Renders the widget for `sc`, or says why it cannot.
+pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, String> {
     match sc.name.as_str() {
+        "estimador" => {
+            check_attrs(
+                sc,
+                &["modelo", "gpu", "modo", "formato", "lote", "contexto"],
+            )?;
+            let model = sc.attr("modelo").unwrap_or("llama-3.1-8b");
+            let model = vram::catalog::model(model)
+                .ok_or_else(|| format!("modelo=\"{model}\": no está en el catálogo"))?
+                .id
+                .clone();
+            let gpu = sc.attr("gpu").unwrap_or("rtx-4090");
+            let gpu = vram::catalog::gpu(gpu)
+                .ok_or_else(|| format!("gpu=\"{gpu}\": no está en el catálogo"))?
+                .id
+                .clone();
+            let mode = match sc.attr("modo").unwrap_or("inferencia") {
+                "inferencia" => "inference",
+                "entrenamiento" => "full",
+                "lora" => "lora",
+                "qlora" => "qlora",
+                other => {
+                    return Err(format!(
+                        "modo=\"{other}\": usa inferencia, entrenamiento, lora o qlora"
+                    ));
+                }
+            }
+            .to_owned();
+            let format = sc.attr("formato").unwrap_or("bf16").to_owned();
+            vram::WeightFormat::parse(&format).map_err(|e| format!("formato=\"{format}\": {e}"))?;
+            let batch = sc.attr("lote").unwrap_or("1").to_owned();
+            let seq = sc.attr("contexto").unwrap_or("4096").to_owned();
+            for (name, v) in [("lote", &batch), ("contexto", &seq)] {
+                vram::parse_count(v).map_err(|e| format!("{name}=\"{v}\": {e}"))?;
+            }
+            Ok(island(render(move || {
+                view! { <Estimator model=model gpu=gpu mode=mode format=format batch=batch seq=seq /> }
+                    .into_any()
+            })))
+        }
+        "validacion" => {
+            check_attrs(sc, &[])?;
+            Ok(Widget {
+                html: validation_table(),
+                island: false,
+            })
+        }
         "pesos" => {
             check_attrs(sc, &["parametros", "formato"])?;
             let params = sc.attr("parametros").unwrap_or("7B").to_owned();
@@ -56,9 +118,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<String, Stri
                 .parse()
                 .map_err(|e| format!("formato=\"{dtype}\": {e}"))?;
             let dtype = parsed.id().to_owned();
-            Ok(render(move || {
+            Ok(island(render(move || {
                 view! { <WeightsCalculator params=params dtype=dtype /> }.into_any()
-            }))
+            })))
         }
         "prueba-webgpu" => {
             check_attrs(sc, &[])?;
@@ -66,9 +128,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<String, Stri
                 return Err("falta el paquete gpu-web: compila con `cargo xtask build`".into());
             }
             let (js_url, wasm_url) = (ctx.gpu_js.clone(), ctx.gpu_wasm.clone());
-            Ok(render(move || {
+            Ok(island(render(move || {
                 view! { <GpuCheck js_url=js_url wasm_url=wasm_url /> }.into_any()
-            }))
+            })))
         }
         other => {
             let names: Vec<&str> = KNOWN.iter().map(|(n, _)| *n).collect();
@@ -78,6 +140,56 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<String, Stri
             ))
         }
     }
+}
+
+/// The estimator's published comparisons, computed at build time so the page can
+/// never disagree with the engine.
+fn validation_table() -> String {
+    use crate::markdown::escape;
+    let cases = vram::validation::cases();
+    let mut errors: Vec<f64> = cases.iter().map(|c| c.error_percent().abs()).collect();
+    errors.sort_by(f64::total_cmp);
+    let median = errors.get(errors.len() / 2).copied().unwrap_or(0.0);
+    let max = errors.last().copied().unwrap_or(0.0);
+    let mut html = String::from(
+        "<table class=\"validation\"><thead><tr><th scope=\"col\">Caso</th>\
+         <th scope=\"col\">Publicado</th><th scope=\"col\">vramlab</th>\
+         <th scope=\"col\">Error</th><th scope=\"col\">Fuente</th></tr></thead><tbody>",
+    );
+    for c in &cases {
+        let show = |b: u64| {
+            if c.decimal_units {
+                vram::ByteSize(b).decimal()
+            } else {
+                vram::ByteSize(b).binary()
+            }
+        };
+        html.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(c.what),
+            show(c.published_bytes),
+            show(c.estimated_bytes),
+            percent(c.error_percent(), true),
+            escape(c.source)
+        ));
+    }
+    html.push_str(&format!(
+        "</tbody></table>\n<p class=\"validation-summary\">{} casos · error mediano {} · error máximo {}</p>\n",
+        cases.len(),
+        percent(median, false),
+        percent(max, false)
+    ));
+    html
+}
+
+/// "-7,9 %": one decimal, Spanish decimal comma.
+fn percent(v: f64, signed: bool) -> String {
+    let text = if signed {
+        format!("{v:+.1}")
+    } else {
+        format!("{v:.1}")
+    };
+    format!("{}\u{a0}%", text.replace('.', ","))
 }
 
 #[cfg(test)]
@@ -95,7 +207,7 @@ mod tests {
     #[test]
     fn weights_island_renders_with_props_and_ssr_result() {
         let sc = parse(r#"{{< pesos parametros="7B" formato="fp32" >}}"#).unwrap();
-        let html = render_widget(&sc, &ctx()).unwrap();
+        let html = render_widget(&sc, &ctx()).unwrap().html;
         assert!(html.contains("<leptos-island"), "{html}");
         assert!(
             html.contains("data-component=\"WeightsCalculator"),
@@ -109,9 +221,24 @@ mod tests {
     #[test]
     fn gpu_island_gets_bundle_urls() {
         let sc = parse("{{< prueba-webgpu >}}").unwrap();
-        let html = render_widget(&sc, &ctx()).unwrap();
+        let html = render_widget(&sc, &ctx()).unwrap().html;
         assert!(html.contains("gpu_web_bg.1.wasm"), "{html}");
         assert!(render_widget(&sc, &WidgetContext::default()).is_err());
+    }
+
+    #[test]
+    fn estimator_and_validation() {
+        let sc = parse(r#"{{< estimador modelo="llama-3.1-8b" gpu="rtx-4090" >}}"#).unwrap();
+        let w = render_widget(&sc, &ctx()).unwrap();
+        assert!(
+            w.island && w.html.contains("data-component=\"Estimator"),
+            "{}",
+            w.html
+        );
+        assert!(w.html.contains("Cabe en GeForce RTX 4090"), "{}", w.html);
+        let v = render_widget(&parse("{{< validacion >}}").unwrap(), &ctx()).unwrap();
+        assert!(!v.island);
+        assert!(v.html.contains("error mediano"), "{}", v.html);
     }
 
     #[test]
@@ -122,6 +249,10 @@ mod tests {
             (r#"{{< pesos modelo="x" >}}"#, "no tiene el atributo"),
             (r#"{{< prueba-webgpu n="1" >}}"#, "ninguno"),
             (r#"{{< inexistente >}}"#, "desconocido"),
+            (r#"{{< estimador modelo="gpt-7" >}}"#, "catálogo"),
+            (r#"{{< estimador gpu="rtx-9999" >}}"#, "catálogo"),
+            (r#"{{< estimador modo="volar" >}}"#, "modo"),
+            (r#"{{< estimador lote="-1" >}}"#, "lote"),
         ];
         for (src, want) in cases {
             let err = render_widget(&parse(src).unwrap(), &ctx()).unwrap_err();

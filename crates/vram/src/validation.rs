@@ -21,6 +21,8 @@ pub struct Case {
     pub source: &'static str,
     pub published_bytes: u64,
     pub estimated_bytes: u64,
+    /// The source quotes decimal units (GB); show both numbers in them.
+    pub decimal_units: bool,
 }
 
 impl Case {
@@ -87,6 +89,7 @@ pub fn cases() -> Vec<Case> {
             source: "guía original",
             published_bytes: published,
             estimated_bytes: est,
+            decimal_units: true,
         });
     }
 
@@ -136,6 +139,7 @@ pub fn cases() -> Vec<Case> {
             source: "Rajbhandari et al. 2020 (ZeRO), figura 1",
             published_bytes: published,
             estimated_bytes: est,
+            decimal_units: true,
         });
     }
 
@@ -158,6 +162,7 @@ pub fn cases() -> Vec<Case> {
         source: "Hugging Face Transformers, «model memory anatomy»",
         published_bytes: 2631 * ByteSize::MIB,
         estimated_bytes: est,
+        decimal_units: false,
     });
     let train = Workload {
         mode: Mode::Train,
@@ -177,6 +182,7 @@ pub fn cases() -> Vec<Case> {
         estimated_bytes: estimate(&bert, &train)
             .map(|e| e.per_gpu_bytes)
             .unwrap_or(0),
+        decimal_units: false,
     });
 
     // KV caches.
@@ -191,6 +197,7 @@ pub fn cases() -> Vec<Case> {
             source: "registro de carga de llama.cpp citado en ollama #12147",
             published_bytes: 576 * ByteSize::MIB,
             estimated_bytes: kv_cache(&a, &w),
+            decimal_units: false,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
@@ -204,6 +211,7 @@ pub fn cases() -> Vec<Case> {
             source: "registro de arranque de vLLM (4,60 GiB ↔ 37 696 tokens)",
             published_bytes: 131_072,
             estimated_bytes: kv_cache(&a, &w),
+            decimal_units: false,
         });
     }
     out

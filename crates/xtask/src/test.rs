@@ -69,7 +69,12 @@ fn browser_tests(built: &build::Built) -> Result<()> {
         .current_dir(&e2e)
         .env("VRAMLAB_URL", &server.url)
         .env("CHROMIUM", system::CHROMIUM)
-        .env("SCREENSHOT_DIR", build::target_dir().join("e2e"));
+        .env("SCREENSHOT_DIR", build::target_dir().join("e2e"))
+        // The CLI built by `cargo test`: browser numbers are checked against it.
+        .env(
+            "VRAMLAB_BIN",
+            build::target_dir().join("debug").join("vramlab"),
+        );
     system::gpu_env(&mut node);
     let result = cmd::run(&mut node);
     drop(server);

@@ -1,0 +1,470 @@
+//! The VRAM estimator: pick a model, a GPU and a workload; see where the memory goes,
+//! whether it fits, and the largest batch and context that do.
+//!
+//! All numbers come from `vram::estimate`, the same function the CLI calls. The state
+//! mirrors the URL query (`?modelo=…&gpu=…`) so a result can be shared: it is applied
+//! after hydration (the static HTML shows the author's defaults), and written back with
+//! `history.replaceState` on every change.
+
+use leptos::prelude::*;
+use vram::catalog::{self, Gpu};
+use vram::estimate::{Breakdown, ModelInput, estimate};
+use vram::solve;
+use vram::workload::{Attention, Finetune, Mode, Workload};
+use vram::{ByteSize, WeightFormat, parse_count};
+
+/// Weight formats offered in the picker: (id, label).
+const FORMATS: &[(&str, &str)] = &[
+    ("bf16", "BF16"),
+    ("fp16", "FP16"),
+    ("fp32", "FP32"),
+    ("fp8", "FP8"),
+    ("int8", "INT8 (bitsandbytes)"),
+    ("nf4", "NF4 (bitsandbytes)"),
+    ("gptq-4bit-128g", "GPTQ/AWQ 4 bits, grupo 128"),
+    ("Q8_0", "GGUF Q8_0"),
+    ("Q6_K", "GGUF Q6_K"),
+    ("Q5_K_M", "GGUF Q5_K_M"),
+    ("Q4_K_M", "GGUF Q4_K_M"),
+    ("Q3_K_M", "GGUF Q3_K_M"),
+];
+
+/// The six categories with their Spanish names and CSS classes.
+const CATEGORIES: [(&str, &str); 6] = [
+    ("Pesos", "seg-weights"),
+    ("Gradientes", "seg-grads"),
+    ("Optimizador", "seg-optim"),
+    ("Activaciones", "seg-acts"),
+    ("Caché KV", "seg-kv"),
+    ("Sobrecarga", "seg-overhead"),
+];
+
+fn values(b: &Breakdown) -> [u64; 6] {
+    [
+        b.weights,
+        b.gradients,
+        b.optimizer,
+        b.activations,
+        b.kv_cache,
+        b.overhead,
+    ]
+}
+
+/// Inputs as the reader typed them.
+#[derive(Clone, Debug, PartialEq)]
+struct Inputs {
+    model: String,
+    gpu: String,
+    mode: String,
+    format: String,
+    batch: String,
+    seq: String,
+    checkpointing: bool,
+    attention: String,
+}
+
+/// What the page shows for a set of inputs.
+#[derive(Clone, Debug, PartialEq)]
+struct Outcome {
+    breakdown: Breakdown,
+    per_gpu: u64,
+    gpu: Option<&'static Gpu>,
+    max_batch: Option<u64>,
+    max_seq: Option<u64>,
+}
+
+fn compute(i: &Inputs) -> Result<Outcome, String> {
+    let preset = catalog::model(&i.model).ok_or("Elige un modelo del catálogo.")?;
+    let model = ModelInput::Arch {
+        arch: Box::new(preset.arch.clone()),
+        total_params: None,
+    };
+    let batch = parse_count(&i.batch).map_err(|e| format!("Lote: {e}"))?;
+    let seq = parse_count(&i.seq).map_err(|e| format!("Secuencia: {e}"))?;
+    let weights = WeightFormat::parse(&i.format).map_err(|e| e.to_string())?;
+    let (mode, finetune) = match i.mode.as_str() {
+        "full" => (Mode::Train, Finetune::Full),
+        "lora" => (Mode::Train, Finetune::Lora),
+        "qlora" => (Mode::Train, Finetune::Qlora),
+        _ => (Mode::Inference, Finetune::Full),
+    };
+    let w = Workload {
+        mode,
+        finetune,
+        weights,
+        mixed_precision: mode == Mode::Train && finetune == Finetune::Full,
+        batch,
+        seq,
+        grad_checkpointing: i.checkpointing,
+        attention: if i.attention == "eager" {
+            Attention::Eager
+        } else {
+            Attention::Sdpa
+        },
+        ..Workload::default()
+    };
+    let est = estimate(&model, &w).map_err(|e| e.to_string())?;
+    let gpu = catalog::gpu(&i.gpu);
+    let cap = gpu.map(|g| g.memory_bytes);
+    Ok(Outcome {
+        breakdown: est.breakdown,
+        per_gpu: est.per_gpu_bytes,
+        gpu,
+        max_batch: cap.and_then(|c| solve::max_batch(&model, &w, c)),
+        max_seq: cap.and_then(|c| solve::max_seq(&model, &w, c)),
+    })
+}
+
+/// A horizontal stacked bar: each category's share of max(total, capacity), with a
+/// marker at the GPU's capacity.
+fn bar(o: &Outcome) -> impl IntoView {
+    let cap = o.gpu.map_or(0, |g| g.memory_bytes);
+    let scale = o.per_gpu.max(cap).max(1) as f64;
+    let mut x = 0.0;
+    let segments = values(&o.breakdown)
+        .into_iter()
+        .zip(CATEGORIES)
+        .filter(|(v, _)| *v > 0)
+        .map(|(v, (name, class))| {
+            let width = v as f64 / scale * 100.0;
+            let start = x;
+            x += width;
+            view! {
+                <rect class=class x=format!("{start:.3}") y="0" width=format!("{width:.3}") height="10">
+                    <title>{format!("{name}: {}", ByteSize(v).binary())}</title>
+                </rect>
+            }
+        })
+        .collect_view();
+    let marker = (cap > 0).then(|| {
+        let at = cap as f64 / scale * 100.0;
+        view! { <line class="cap-line" x1=format!("{at:.3}") x2=format!("{at:.3}") y1="-1" y2="11" /> }
+    });
+    let label = format!(
+        "Memoria necesaria {} frente a {} de la GPU",
+        ByteSize(o.per_gpu).binary(),
+        ByteSize(cap).binary()
+    );
+    view! {
+        <svg class="est-bar" viewBox="0 -1 100 12" preserveAspectRatio="none" role="img" aria-label=label>
+            {segments}
+            {marker}
+        </svg>
+    }
+}
+
+#[island]
+pub fn Estimator(
+    /// Preset id of the initial model.
+    model: String,
+    /// Catalog id of the initial GPU.
+    gpu: String,
+    /// "inference", "full", "lora" or "qlora".
+    mode: String,
+    /// Weight format id.
+    format: String,
+    batch: String,
+    seq: String,
+) -> impl IntoView {
+    let initial = Inputs {
+        model,
+        gpu,
+        mode,
+        format,
+        batch: batch.clone(),
+        seq: seq.clone(),
+        checkpointing: false,
+        attention: "sdpa".into(),
+    };
+    let inputs = RwSignal::new(initial.clone());
+    let outcome = Memo::new(move |_| compute(&inputs.get()));
+
+    #[cfg(target_arch = "wasm32")]
+    url_state::sync(inputs);
+
+    let set = move |f: fn(&mut Inputs, String)| {
+        move |ev| {
+            let v = event_target_value(&ev);
+            inputs.update(|i| f(i, v));
+        }
+    };
+    let model_options = catalog::models()
+        .iter()
+        .map(|m| {
+            let id = m.id.clone();
+            let selected = move || inputs.with(|i| i.model == id);
+            view! { <option value=m.id.clone() selected=selected>{m.name.clone()}</option> }
+        })
+        .collect_view();
+    let gpu_options = catalog::gpus()
+        .iter()
+        .map(|g| {
+            let id = g.id.clone();
+            let selected = move || inputs.with(|i| i.gpu == id);
+            let label = format!("{} ({})", g.name, ByteSize(g.memory_bytes).binary());
+            view! { <option value=g.id.clone() selected=selected>{label}</option> }
+        })
+        .collect_view();
+    let format_options = FORMATS
+        .iter()
+        .map(|&(id, label)| {
+            let selected = move || inputs.with(|i| i.format == id);
+            view! { <option value=id selected=selected>{label}</option> }
+        })
+        .collect_view();
+    let mode_options = [
+        ("inference", "Inferencia"),
+        ("full", "Entrenamiento completo"),
+        ("lora", "LoRA"),
+        ("qlora", "QLoRA"),
+    ]
+    .into_iter()
+    .map(|(id, label)| {
+        let selected = move || inputs.with(|i| i.mode == id);
+        view! { <option value=id selected=selected>{label}</option> }
+    })
+    .collect_view();
+
+    let result = move || match outcome.get() {
+        Err(msg) => view! { <p class="calc-error" role="alert">{msg}</p> }.into_any(),
+        Ok(o) => {
+            let rows = values(&o.breakdown)
+                .into_iter()
+                .zip(CATEGORIES)
+                .map(|(v, (name, class))| {
+                    view! {
+                        <tr>
+                            <th scope="row"><span class=format!("swatch {class}")></span>{name}</th>
+                            <td>{ByteSize(v).binary()}</td>
+                            <td>{ByteSize(v).decimal()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            let verdict = o.gpu.map(|g| {
+                let fits = o.per_gpu <= g.memory_bytes;
+                let text = if fits {
+                    format!(
+                        "Cabe en {}: sobran {}.",
+                        g.name,
+                        ByteSize(g.memory_bytes - o.per_gpu).binary()
+                    )
+                } else {
+                    format!(
+                        "No cabe en {}: faltan {}.",
+                        g.name,
+                        ByteSize(o.per_gpu - g.memory_bytes).binary()
+                    )
+                };
+                let limits = match (o.max_batch, o.max_seq) {
+                    (Some(b), Some(s)) => format!(
+                        "Lote máximo: {} · secuencia máxima: {} tokens.",
+                        vram::group_digits(b),
+                        vram::group_digits(s)
+                    ),
+                    _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
+                };
+                view! {
+                    <p class="est-verdict" data-fits=fits.to_string()><strong>{text}</strong></p>
+                    <p class="est-limits">{limits}</p>
+                }
+            });
+            view! {
+                <p class="calc-main">
+                    <strong class="calc-big est-total">{ByteSize(o.per_gpu).binary()}</strong>
+                    <span class="calc-alt">" = " {ByteSize(o.per_gpu).decimal()} " por GPU"</span>
+                </p>
+                {bar(&o)}
+                {verdict}
+                <table class="calc-table est-table">
+                    <caption>"Desglose"</caption>
+                    <thead>
+                        <tr><th scope="col">"Categoría"</th><th scope="col">"GiB"</th><th scope="col">"GB"</th></tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            }
+            .into_any()
+        }
+    };
+
+    view! {
+        <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
+            <div class="calc-fields">
+                <label><span>"Modelo"</span>
+                    <select name="modelo" on:change=set(|i, v| i.model = v)>{model_options}</select>
+                </label>
+                <label><span>"GPU"</span>
+                    <select name="gpu" on:change=set(|i, v| i.gpu = v)>{gpu_options}</select>
+                </label>
+                <label><span>"Modo"</span>
+                    <select name="modo" on:change=set(|i, v| i.mode = v)>{mode_options}</select>
+                </label>
+                <label><span>"Formato de los pesos"</span>
+                    <select name="formato" on:change=set(|i, v| i.format = v)>{format_options}</select>
+                </label>
+                <label><span>"Lote"</span>
+                    <input name="lote" type="text" inputmode="numeric" value=batch
+                        prop:value=move || inputs.with(|i| i.batch.clone())
+                        on:input=set(|i, v| i.batch = v) />
+                </label>
+                <label><span>"Tokens por secuencia"</span>
+                    <input name="contexto" type="text" inputmode="numeric" value=seq
+                        prop:value=move || inputs.with(|i| i.seq.clone())
+                        on:input=set(|i, v| i.seq = v) />
+                </label>
+                <label><span>"Atención"</span>
+                    <select name="atencion" on:change=set(|i, v| i.attention = v)>
+                        <option value="sdpa" selected=move || inputs.with(|i| i.attention != "eager")>"SDPA / FlashAttention"</option>
+                        <option value="eager" selected=move || inputs.with(|i| i.attention == "eager")>"Ingenua (eager, N×N)"</option>
+                    </select>
+                </label>
+                <label class="check">
+                    <input type="checkbox" name="checkpointing"
+                        prop:checked=move || inputs.with(|i| i.checkpointing)
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            inputs.update(|i| i.checkpointing = on);
+                        } />
+                    <span>"Gradient checkpointing"</span>
+                </label>
+            </div>
+            <output aria-live="polite">{result}</output>
+        </div>
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod url_state {
+    //! Two-way sync between the inputs and the page's query string.
+
+    use super::Inputs;
+    use leptos::prelude::*;
+
+    const KEYS: [&str; 8] = [
+        "modelo",
+        "gpu",
+        "modo",
+        "formato",
+        "lote",
+        "contexto",
+        "atencion",
+        "checkpointing",
+    ];
+
+    fn get(i: &Inputs, key: &str) -> String {
+        match key {
+            "modelo" => i.model.clone(),
+            "gpu" => i.gpu.clone(),
+            "modo" => i.mode.clone(),
+            "formato" => i.format.clone(),
+            "lote" => i.batch.clone(),
+            "contexto" => i.seq.clone(),
+            "atencion" => i.attention.clone(),
+            _ => i.checkpointing.to_string(),
+        }
+    }
+
+    fn put(i: &mut Inputs, key: &str, v: String) {
+        // Only bounded text reaches the inputs; the estimator validates the rest.
+        let v: String = v.chars().take(64).collect();
+        match key {
+            "modelo" => i.model = v,
+            "gpu" => i.gpu = v,
+            "modo" => i.mode = v,
+            "formato" => i.format = v,
+            "lote" => i.batch = v,
+            "contexto" => i.seq = v,
+            "atencion" => i.attention = v,
+            _ => i.checkpointing = v == "true",
+        }
+    }
+
+    pub fn sync(inputs: RwSignal<Inputs>) {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        if let Ok(search) = window.location().search()
+            && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
+        {
+            let found: Vec<(&str, String)> = KEYS
+                .iter()
+                .filter_map(|k| params.get(k).map(|v| (*k, v)))
+                .collect();
+            if !found.is_empty() {
+                // After hydration, so the static HTML and the first client render agree.
+                request_animation_frame(move || {
+                    inputs.update(|i| found.into_iter().for_each(|(k, v)| put(i, k, v)));
+                });
+            }
+        }
+        Effect::new(move |first: Option<()>| {
+            let i = inputs.get();
+            if first.is_none() {
+                return;
+            }
+            let Ok(params) = web_sys::UrlSearchParams::new() else {
+                return;
+            };
+            for k in KEYS {
+                params.append(k, &get(&i, k));
+            }
+            let query = String::from(params.to_string());
+            if let Some(w) = web_sys::window()
+                && let Ok(history) = w.history()
+            {
+                let _ = history.replace_state_with_url(
+                    &wasm_bindgen::JsValue::NULL,
+                    "",
+                    Some(&format!("?{query}")),
+                );
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs() -> Inputs {
+        Inputs {
+            model: "llama-3.1-8b".into(),
+            gpu: "rtx-4090".into(),
+            mode: "inference".into(),
+            format: "bf16".into(),
+            batch: "1".into(),
+            seq: "4096".into(),
+            checkpointing: false,
+            attention: "sdpa".into(),
+        }
+    }
+
+    #[test]
+    fn computes_what_the_cli_computes() {
+        let o = compute(&inputs()).unwrap();
+        assert_eq!(o.breakdown.weights, 16_060_522_496);
+        assert!(o.max_batch.is_some());
+    }
+
+    #[test]
+    fn bad_inputs_are_messages() {
+        for (f, want) in [
+            (
+                Box::new(|i: &mut Inputs| i.batch = "cero".into()) as Box<dyn Fn(&mut Inputs)>,
+                "Lote",
+            ),
+            (Box::new(|i: &mut Inputs| i.seq = "0".into()), "al menos 1"),
+            (Box::new(|i: &mut Inputs| i.model = "x".into()), "modelo"),
+            (
+                Box::new(|i: &mut Inputs| i.format = "q9".into()),
+                "no existe",
+            ),
+        ] {
+            let mut i = inputs();
+            f(&mut i);
+            let e = compute(&i).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+}

@@ -1,0 +1,107 @@
+// The estimator island: same numbers as the CLI, shareable URL state, Spanish errors.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { launch, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+// "16,38 GiB" → bytes are not recoverable from a rounded label, so compare labels:
+// the CLI's JSON bytes are formatted the same way the page formats them.
+function gib(bytes) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (i + 1 < units.length && bytes >= 1024 ** (i + 1)) i++;
+  if (i === 0) return `${bytes} B`;
+  const hundredths = Math.round((bytes * 100) / 1024 ** i);
+  return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
+}
+
+function cli(args) {
+  const bin = process.env.VRAMLAB_BIN;
+  if (!bin) return null;
+  return JSON.parse(execFileSync(bin, ["estimate", ...args, "--json"], { encoding: "utf8" }));
+}
+
+test("the estimator matches the CLI and follows its inputs", async () => {
+  const page = await browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("estimador/"));
+  await waitForIslands(page);
+  const est = page.locator(".estimator");
+  const total = est.locator(".est-total");
+
+  const expected = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090"]);
+  if (expected) {
+    assert.equal(await total.innerText(), gib(expected.per_gpu_bytes));
+    assert.match(await est.locator(".est-limits").innerText(), new RegExp(`Lote máximo: ${expected.max_batch_fit}`));
+  }
+
+  // Switch to QLoRA training on a 12 GiB card.
+  await est.locator("select[name=modo]").selectOption("qlora");
+  await est.locator("select[name=gpu]").selectOption("rtx-3060");
+  await est.locator("input[name=contexto]").fill("1024");
+  const qlora = cli(["--model", "llama-3.1-8b", "--mode", "train", "--finetune", "qlora", "--seq", "1024", "--gpu", "rtx-3060"]);
+  if (qlora) {
+    await total.filter({ hasText: gib(qlora.per_gpu_bytes) }).waitFor();
+    const verdict = await est.locator(".est-verdict").getAttribute("data-fits");
+    assert.equal(verdict, String(qlora.fits));
+  }
+  // The URL now describes the configuration.
+  await page.waitForFunction(() => location.search.includes("modo=qlora"));
+  const shared = page.url();
+  assert.match(shared, /gpu=rtx-3060/);
+  assert.match(shared, /contexto=1024/);
+  await screenshot(page, "estimador-qlora");
+
+  // Bad input: a Spanish message, and recovery.
+  await est.locator("input[name=lote]").fill("cero");
+  await est.getByRole("alert").waitFor();
+  assert.match(await est.getByRole("alert").innerText(), /Lote/);
+  await est.locator("input[name=lote]").fill("2");
+  await total.waitFor();
+  assert.deepEqual(problems, []);
+
+  // Opening the shared link restores the configuration.
+  const again = await browser.newPage();
+  await again.goto(shared);
+  await waitForIslands(again);
+  await again.waitForFunction(() => document.querySelector(".estimator select[name=modo]").value === "qlora");
+  assert.equal(await again.locator(".estimator select[name=gpu]").inputValue(), "rtx-3060");
+  await again.close();
+  await page.close();
+});
+
+test("hostile query parameters do not break the estimator", async () => {
+  const page = await browser.newPage();
+  const problems = watch(page);
+  const junk = encodeURIComponent("<script>alert(1)</script>".repeat(50));
+  await page.goto(url(`estimador/?modelo=${junk}&lote=-5&contexto=1e99&gpu=&formato=%00`));
+  await waitForIslands(page);
+  const alert = page.locator(".estimator").getByRole("alert");
+  await alert.waitFor();
+  const text = await alert.innerText();
+  assert.ok(text.length < 300, text);
+  assert.equal(await page.locator("script:not([src])").count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("the accuracy table is rendered at build time", async () => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(url("estimador/"));
+  const rows = page.locator("table.validation tbody tr");
+  assert.ok((await rows.count()) >= 10);
+  assert.match(await page.locator(".validation-summary").innerText(), /error mediano/);
+  // The static estimator result reads without JavaScript too.
+  assert.match(await page.locator(".est-total").innerText(), /GiB/);
+  await context.close();
+});
