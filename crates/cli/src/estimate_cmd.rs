@@ -69,6 +69,20 @@ fn format(s: &str) -> Result<WeightFormat, String> {
     })
 }
 
+/// "0.9" or "90%" → 90.
+fn fraction(s: &str) -> Result<u8, String> {
+    let t = s.trim().replace(',', ".");
+    let v: f64 = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| "escribe una fracción entre 0 y 1, como 0.9".to_owned())?;
+    if !(0.05..=1.0).contains(&v) {
+        return Err("la fracción debe estar entre 0,05 y 1".into());
+    }
+    Ok((v * 100.0).round() as u8)
+}
+
 fn zero_stage(s: &str) -> Result<u8, String> {
     match s.trim() {
         "0" => Ok(0),
@@ -139,6 +153,18 @@ pub struct Args {
     /// Memoria por GPU: 24GiB, 80GB…
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub gpu_memory: Option<u64>,
+    /// Descarga los estados del optimizador a la CPU (ZeRO-Offload).
+    #[arg(long)]
+    pub cpu_offload: bool,
+    /// Planifica un servidor tipo vLLM: cuántos tokens de caché KV caben.
+    #[arg(long)]
+    pub serve: bool,
+    /// Fracción de la GPU que usa el servidor (gpu_memory_utilization de vLLM).
+    #[arg(long, value_parser = fraction, default_value = "0.9")]
+    pub gpu_memory_utilization: u8,
+    /// Tokens por bloque de la caché paginada.
+    #[arg(long, allow_hyphen_values = true, value_parser = small, default_value = "16")]
+    pub block_size: u32,
     /// Contexto CUDA (por defecto 500 MiB).
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub cuda_context: Option<u64>,
@@ -163,6 +189,12 @@ struct Output {
     fits: Option<bool>,
     max_batch_fit: Option<u64>,
     max_seq_fit: Option<u64>,
+    /// Smallest catalog GPU that holds the workload.
+    smallest_gpu: Option<String>,
+    /// Fewest GPUs of the chosen capacity (ZeRO-3 for training, TP for inference).
+    min_gpus: Option<u32>,
+    speed: Option<vram::speed::SpeedHint>,
+    serving: Option<vram::serving::ServingPlan>,
     notes: Vec<String>,
 }
 
@@ -254,6 +286,7 @@ fn workload(args: &Args) -> Workload {
         fsdp: args.fsdp,
         tp: args.tp,
         pp: args.pp,
+        cpu_offload: args.cpu_offload,
         cuda_context: args.cuda_context,
     }
 }
@@ -273,6 +306,34 @@ pub fn run(args: &Args) -> Result<String, String> {
     let capacity = gpu.map(|g| g.memory_bytes).or(args.gpu_memory);
     let est = estimate(&model, &w).map_err(|e| e.to_string())?;
     notes.extend(est.notes.iter().cloned());
+    let arch = match &model {
+        ModelInput::Arch { arch, .. } => Some(arch.as_ref()),
+        ModelInput::Params(_) => None,
+    };
+    let speed = match (arch, gpu) {
+        (Some(a), Some(g)) => vram::speed::speed(a, &w, &est, g),
+        _ => None,
+    };
+    let serving = if args.serve {
+        let (Some(a), Some(cap)) = (arch, capacity) else {
+            return Err(
+                "--serve necesita un modelo con arquitectura y --gpu o --gpu-memory".into(),
+            );
+        };
+        if w.mode != Mode::Inference {
+            return Err("--serve solo tiene sentido con --mode inference".into());
+        }
+        Some(vram::serving::plan(
+            a,
+            &w,
+            &est,
+            cap,
+            args.gpu_memory_utilization,
+            args.block_size,
+        ))
+    } else {
+        None
+    };
     let out = Output {
         model: model_name,
         params: est.params.total,
@@ -287,6 +348,10 @@ pub fn run(args: &Args) -> Result<String, String> {
         fits: capacity.map(|c| est.per_gpu_bytes <= c),
         max_batch_fit: capacity.and_then(|c| solve::max_batch(&model, &w, c)),
         max_seq_fit: capacity.and_then(|c| solve::max_seq(&model, &w, c)),
+        smallest_gpu: solve::smallest_gpu(&model, &w).map(|g| g.name.clone()),
+        min_gpus: capacity.and_then(|c| solve::fewest_gpus(&model, &w, c)),
+        speed,
+        serving,
         notes,
     };
     if args.json {
@@ -367,6 +432,35 @@ pub fn run(args: &Args) -> Result<String, String> {
                 vram::group_digits(n)
             ));
         }
+    }
+    if let Some(name) = &out.smallest_gpu {
+        text.push_str(&format!(
+            "GPU más pequeña del catálogo en la que cabe: {name}\n"
+        ));
+    }
+    if let Some(n) = out.min_gpus.filter(|&n| n > 1) {
+        text.push_str(&format!(
+            "GPU de esa capacidad necesarias como mínimo: {n}\n"
+        ));
+    }
+    if let Some(h) = &out.speed {
+        text.push_str(&format!(
+            "\nVelocidad máxima teórica (roofline; en la práctica, un 40-70 %):\n  tiempo hasta el primer token ≥ {:.1} ms\n  generación ≤ {:.0} tokens/s por secuencia ({:.0} en total)\n",
+            h.ttft_seconds * 1000.0,
+            h.decode_tokens_per_second,
+            h.decode_tokens_per_second_total
+        ).replace('.', ","));
+    }
+    if let Some(p) = &out.serving {
+        text.push_str(&format!(
+            "\nServidor (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
+            args.gpu_memory_utilization,
+            ByteSize(p.kv_budget_bytes).binary(),
+            vram::group_digits(p.blocks),
+            vram::group_digits(p.tokens),
+            vram::group_digits(p.max_sequences),
+            vram::group_digits(args.seq.saturating_add(args.new_tokens))
+        ));
     }
     for note in &out.notes {
         text.push_str(&format!("Nota: {note}\n"));

@@ -445,15 +445,22 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     let (param_shards, grad_shards, optim_shards) = w.shards();
     // Tensor and pipeline parallelism split the layers' weights across GPUs.
     let model_split = u64::from(w.tp.max(1)) * u64::from(w.pp.max(1));
+    let optimizer = states
+        .optimizer
+        .div_ceil(model_split)
+        .div_ceil(optim_shards);
     let mut b = Breakdown {
         weights: states.weights.div_ceil(model_split).div_ceil(param_shards),
         gradients: states.gradients.div_ceil(model_split).div_ceil(grad_shards),
-        optimizer: states
-            .optimizer
-            .div_ceil(model_split)
-            .div_ceil(optim_shards),
+        optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
+    if w.cpu_offload && optimizer > 0 {
+        notes.push(format!(
+            "Con descarga a CPU, los estados del optimizador ({}) ocupan RAM del sistema por GPU, no VRAM.",
+            ByteSize(optimizer)
+        ));
+    }
     match arch {
         Some(a) => {
             b.activations = match w.mode {
@@ -527,6 +534,20 @@ mod tests {
             layer_activations(&a, &flash),
             s * b * h * 34 + 4 * heads * s * b
         );
+    }
+
+    #[test]
+    fn cpu_offload_moves_optimizer_states() {
+        let w = Workload {
+            mode: Mode::Train,
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            mixed_precision: true,
+            cpu_offload: true,
+            ..Workload::default()
+        };
+        let e = estimate(&ModelInput::Params(1_000_000), &w).unwrap();
+        assert_eq!(e.breakdown.optimizer, 0);
+        assert!(e.notes.iter().any(|n| n.contains("RAM")), "{:?}", e.notes);
     }
 
     #[test]

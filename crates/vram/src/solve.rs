@@ -66,6 +66,29 @@ pub fn smallest_gpu(model: &ModelInput, w: &Workload) -> Option<&'static Gpu> {
         .min_by_key(|g| g.memory_bytes)
 }
 
+/// The fewest GPUs of `capacity` bytes that hold the workload: ZeRO-3 sharding for
+/// training, tensor parallelism for inference. Tries powers of two up to 1024.
+pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u32> {
+    (0..=10).map(|p| 1u32 << p).find(|&n| {
+        let split = match w.mode {
+            crate::workload::Mode::Train => Workload {
+                gpus: n,
+                zero: 3,
+                tp: 1,
+                pp: 1,
+                ..w.clone()
+            },
+            crate::workload::Mode::Inference => Workload {
+                gpus: n,
+                tp: n,
+                pp: 1,
+                ..w.clone()
+            },
+        };
+        fits(model, &split, capacity)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +129,31 @@ mod tests {
         assert!(at(s) <= cap && at(s + 1) > cap, "{s}");
         // 8B in bf16 does not fit in 12 GiB at all.
         assert_eq!(max_batch(&llama(), &w, 12 * ByteSize::GIB), None);
+    }
+
+    #[test]
+    fn context_length_caps_max_seq() {
+        let w = Workload::default();
+        assert_eq!(max_seq(&llama(), &w, 1 << 40), Some(131_072));
+        let gen = Workload { new_tokens: 1000, ..w };
+        assert_eq!(max_seq(&llama(), &gen, 1 << 40), Some(130_072));
+    }
+
+    #[test]
+    fn fewest_gpus_for_70b() {
+        let m = ModelInput::Arch {
+            arch: Box::new(model("llama-3.1-70b").unwrap().arch.clone()),
+            total_params: None,
+        };
+        // 141 GB of bf16 weights: two 80 GiB cards with tensor parallelism.
+        assert_eq!(
+            fewest_gpus(&m, &Workload::default(), 80 * ByteSize::GIB),
+            Some(2)
+        );
+        assert_eq!(
+            fewest_gpus(&llama(), &Workload::default(), 80 * ByteSize::GIB),
+            Some(1)
+        );
     }
 
     #[test]

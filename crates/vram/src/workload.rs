@@ -94,6 +94,8 @@ pub struct Workload {
     pub tp: u32,
     /// Pipeline-parallel degree.
     pub pp: u32,
+    /// ZeRO-Offload: optimizer states (and fp32 master weights) live in CPU memory.
+    pub cpu_offload: bool,
     /// Overrides the CUDA context estimate, in bytes.
     pub cuda_context: Option<u64>,
 }
@@ -118,6 +120,7 @@ impl Default for Workload {
             fsdp: false,
             tp: 1,
             pp: 1,
+            cpu_offload: false,
             cuda_context: None,
         }
     }

@@ -1,0 +1,85 @@
+//! Roofline speed hints for inference, clearly an upper bound on speed: prefill is
+//! compute-bound (FLOPs ÷ peak FP16/BF16 throughput), decoding is memory-bound (bytes
+//! read per step ÷ memory bandwidth). Real kernels reach roughly 40–70% of either peak,
+//! so actual times are longer; the hints tell which resource limits which phase.
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::Architecture;
+use crate::catalog::Gpu;
+use crate::estimate::Estimate;
+use crate::workload::{Mode, Workload};
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedHint {
+    /// FLOPs of the prefill: 2 × active parameters × prompt tokens + attention.
+    pub prefill_flops: f64,
+    /// Time to first token at peak throughput, seconds.
+    pub ttft_seconds: f64,
+    /// Bytes read from GPU memory per decoding step (weights + KV cache).
+    pub bytes_per_step: f64,
+    /// Generated tokens per second per sequence at peak bandwidth.
+    pub decode_tokens_per_second: f64,
+    /// Generated tokens per second across the batch.
+    pub decode_tokens_per_second_total: f64,
+}
+
+/// Speed hints for an inference estimate on `gpu`; `None` for training.
+pub fn speed(a: &Architecture, w: &Workload, est: &Estimate, gpu: &Gpu) -> Option<SpeedHint> {
+    if w.mode != Mode::Inference || gpu.fp16_tflops <= 0.0 || gpu.bandwidth_gbs <= 0.0 {
+        return None;
+    }
+    let tp = f64::from(w.tp.max(1));
+    let (b, s) = (w.batch as f64, w.seq as f64);
+    let active_ratio = est.params.active as f64 / est.params.total.max(1) as f64;
+    // Linear layers: 2 FLOPs per active parameter per token; attention scores and
+    // values: 2 × 2 × s² × q_width per layer, halved by the causal mask.
+    let linear = 2.0 * est.params.active as f64 * s * b;
+    let attention = 2.0 * s * s * b * a.q_width() as f64 * f64::from(a.layers);
+    let prefill_flops = (linear + attention) / tp;
+    let ttft_seconds = prefill_flops / (gpu.fp16_tflops * 1e12);
+    // One decoding step reads the active weights once and the whole KV cache.
+    let bytes_per_step =
+        est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64;
+    let step = bytes_per_step / (gpu.bandwidth_gbs * 1e9);
+    let per_seq = if step > 0.0 { 1.0 / step } else { 0.0 };
+    Some(SpeedHint {
+        prefill_flops,
+        ttft_seconds,
+        bytes_per_step,
+        decode_tokens_per_second: per_seq,
+        decode_tokens_per_second_total: per_seq * b,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{gpu, model};
+    use crate::estimate::{ModelInput, estimate};
+
+    #[test]
+    fn llama_8b_on_a_4090() {
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let w = Workload {
+            seq: 1,
+            ..Workload::default()
+        };
+        let m = ModelInput::Arch {
+            arch: Box::new(a.clone()),
+            total_params: None,
+        };
+        let e = estimate(&m, &w).unwrap();
+        let g = gpu("rtx-4090").unwrap();
+        let h = speed(&a, &w, &e, g).unwrap();
+        // 16 GB of bf16 weights at 1008 GB/s: about 63 tokens/s at most.
+        assert!((60.0..66.0).contains(&h.decode_tokens_per_second), "{h:?}");
+        // One token of prefill: 2 × 8.03e9 FLOPs.
+        assert!((h.prefill_flops - 2.0 * 8_030_261_248.0 - 2.0 * 4096.0 * 32.0).abs() < 1.0);
+        let train = Workload {
+            mode: Mode::Train,
+            ..w
+        };
+        assert!(speed(&a, &train, &e, g).is_none());
+    }
+}
