@@ -135,8 +135,11 @@ mod tests {
     fn context_length_caps_max_seq() {
         let w = Workload::default();
         assert_eq!(max_seq(&llama(), &w, 1 << 40), Some(131_072));
-        let gen = Workload { new_tokens: 1000, ..w };
-        assert_eq!(max_seq(&llama(), &gen, 1 << 40), Some(130_072));
+        let generating = Workload {
+            new_tokens: 1000,
+            ..w
+        };
+        assert_eq!(max_seq(&llama(), &generating, 1 << 40), Some(130_072));
     }
 
     #[test]
