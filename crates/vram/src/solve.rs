@@ -43,9 +43,16 @@ pub fn max_batch(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64>
     })
 }
 
-/// The longest sequence (prompt + generated tokens for inference) that fits.
+/// The longest sequence that fits, never beyond the context length the model was
+/// trained for (prompt plus generated tokens).
 pub fn max_seq(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
-    largest(MAX_SEQ, |s| {
+    let limit = match model {
+        ModelInput::Arch { arch, .. } => u64::from(arch.max_positions)
+            .saturating_sub(w.new_tokens)
+            .max(1),
+        ModelInput::Params(_) => MAX_SEQ,
+    };
+    largest(limit.min(MAX_SEQ), |s| {
         fits(
             model,
             &Workload {
