@@ -1,10 +1,11 @@
 //! The model and GPU catalogs, from versioned data files in `data/` (each row names its
-//! source). They are compiled in with `include_str!` and parsed once on first use.
+//! source). `build.rs` compiles them into constants; the tests parse the same files
+//! with serde to check nothing was lost on the way.
 
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-use crate::arch::Architecture;
+use crate::arch::{Architecture, AttnBias, Mlp, Moe, Norm, SlidingWindow};
 
 /// A model preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,20 +34,120 @@ pub struct Gpu {
     pub source: String,
 }
 
-const MODELS_JSON: &str = include_str!("../data/models.json");
-const GPUS_JSON: &str = include_str!("../data/gpus.json");
+/// A catalog row as compiled in by `build.rs` (static strings, no parsing at run time).
+struct ArchRow {
+    family: &'static str,
+    layers: u64,
+    hidden: u64,
+    heads: u64,
+    kv_heads: u64,
+    head_dim: u64,
+    intermediate: u64,
+    mlp: Mlp,
+    vocab: u64,
+    tied_embeddings: bool,
+    norm: Norm,
+    norms_per_layer: u64,
+    attn_bias: AttnBias,
+    mlp_bias: bool,
+    qk_norm: bool,
+    learned_positions: u64,
+    token_types: u64,
+    pooler: bool,
+    encoder_only: bool,
+    dropout: bool,
+    moe: Option<Moe>,
+    sliding_window: Option<SlidingWindow>,
+    max_positions: u64,
+}
 
-/// Every model preset. An unreadable data file is a build-time bug caught by the
-/// tests; at run time it degrades to an empty catalog instead of a panic.
+struct ModelRow {
+    id: &'static str,
+    name: &'static str,
+    hf_repo: &'static str,
+    source: &'static str,
+    arch: ArchRow,
+}
+
+struct GpuRow {
+    id: &'static str,
+    name: &'static str,
+    family: &'static str,
+    memory_bytes: u64,
+    memory_source: &'static str,
+    bandwidth_gbs: f64,
+    fp16_tflops: f64,
+    fp32_tflops: f64,
+    source: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/catalog_data.rs"));
+
+/// Catalog dimensions are small integers; `build.rs` emits them as u64 literals.
+fn dim(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+fn to_preset(r: &ModelRow) -> ModelPreset {
+    let a = &r.arch;
+    ModelPreset {
+        id: r.id.to_owned(),
+        name: r.name.to_owned(),
+        hf_repo: r.hf_repo.to_owned(),
+        source: r.source.to_owned(),
+        arch: Architecture {
+            family: a.family.to_owned(),
+            layers: dim(a.layers),
+            hidden: dim(a.hidden),
+            heads: dim(a.heads),
+            kv_heads: dim(a.kv_heads),
+            head_dim: dim(a.head_dim),
+            intermediate: dim(a.intermediate),
+            mlp: a.mlp,
+            vocab: dim(a.vocab),
+            tied_embeddings: a.tied_embeddings,
+            norm: a.norm,
+            norms_per_layer: dim(a.norms_per_layer),
+            attn_bias: a.attn_bias,
+            mlp_bias: a.mlp_bias,
+            qk_norm: a.qk_norm,
+            learned_positions: dim(a.learned_positions),
+            token_types: dim(a.token_types),
+            pooler: a.pooler,
+            encoder_only: a.encoder_only,
+            dropout: a.dropout,
+            moe: a.moe,
+            sliding_window: a.sliding_window,
+            max_positions: dim(a.max_positions),
+        },
+    }
+}
+
+/// Every model preset.
 pub fn models() -> &'static [ModelPreset] {
     static MODELS: OnceLock<Vec<ModelPreset>> = OnceLock::new();
-    MODELS.get_or_init(|| serde_json::from_str(MODELS_JSON).unwrap_or_default())
+    MODELS.get_or_init(|| MODEL_ROWS.iter().map(to_preset).collect())
 }
 
 /// Every GPU.
 pub fn gpus() -> &'static [Gpu] {
     static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
-    GPUS.get_or_init(|| serde_json::from_str(GPUS_JSON).unwrap_or_default())
+    GPUS.get_or_init(|| {
+        GPU_ROWS
+            .iter()
+            .map(|r| Gpu {
+                id: r.id.to_owned(),
+                name: r.name.to_owned(),
+                family: r.family.to_owned(),
+                memory_bytes: r.memory_bytes,
+                memory_source: r.memory_source.to_owned(),
+                bandwidth_gbs: r.bandwidth_gbs,
+                fp16_tflops: r.fp16_tflops,
+                fp32_tflops: r.fp32_tflops,
+                source: r.source.to_owned(),
+            })
+            .collect()
+    })
 }
 
 /// Looks a preset up by id, case-insensitively.
@@ -65,10 +166,16 @@ pub fn gpu(id: &str) -> Option<&'static Gpu> {
 mod tests {
     use super::*;
 
+    const MODELS_JSON: &str = include_str!("../data/models.json");
+    const GPUS_JSON: &str = include_str!("../data/gpus.json");
+
     #[test]
     fn data_files_parse_and_are_large_enough() {
         let m: Vec<ModelPreset> = serde_json::from_str(MODELS_JSON).unwrap();
         let g: Vec<Gpu> = serde_json::from_str(GPUS_JSON).unwrap();
+        // The compiled-in catalog is exactly the data files.
+        assert_eq!(models(), m.as_slice());
+        assert_eq!(gpus(), g.as_slice());
         assert!(m.len() >= 30, "{} modelos", m.len());
         assert!(g.len() >= 30, "{} GPU", g.len());
         assert_eq!(models().len(), m.len());
