@@ -31,7 +31,8 @@ function cli(args) {
 }
 
 test("the estimator matches the CLI and follows its inputs", async () => {
-  const page = await browser.newPage();
+  const context = await browser.newContext();
+  const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url("estimador/"));
   await waitForIslands(page);
@@ -39,6 +40,7 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   const total = est.locator(".est-total");
 
   const expected = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090"]);
+  assert.match(await est.locator(".est-speed").innerText(), /tokens\/s/);
   if (expected) {
     assert.equal(await total.innerText(), gib(expected.per_gpu_bytes));
     assert.match(await est.locator(".est-limits").innerText(), new RegExp(`Lote máximo: ${expected.max_batch_fit}`));
@@ -69,6 +71,19 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   await total.waitFor();
   assert.deepEqual(problems, []);
 
+  // The chart, the GPU table and the speed hint are there.
+  assert.equal(await est.locator(".est-chart polyline").count(), 2);
+  const summary = await est.locator(".est-gpus summary").innerText();
+  assert.match(summary, /En \d+ de \d+/);
+  assert.ok((await est.locator(".est-gpus tbody tr").count()) >= 30);
+
+  // Coming back without a query restores the last configuration (localStorage).
+  const back = await context.newPage();
+  await back.goto(url("estimador/"));
+  await waitForIslands(back);
+  await back.waitForFunction(() => document.querySelector(".estimator select[name=modo]").value === "qlora");
+  await back.close();
+
   // Opening the shared link restores the configuration.
   const again = await browser.newPage();
   await again.goto(shared);
@@ -76,7 +91,7 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   await again.waitForFunction(() => document.querySelector(".estimator select[name=modo]").value === "qlora");
   assert.equal(await again.locator(".estimator select[name=gpu]").inputValue(), "rtx-3060");
   await again.close();
-  await page.close();
+  await context.close();
 });
 
 test("hostile query parameters do not break the estimator", async () => {

@@ -25,7 +25,8 @@ test("the smoke kernel runs on WebGPU and matches the CPU", async () => {
   await status.waitFor({ timeout: 60_000 });
   const text = await status.innerText();
   assert.equal(await status.getAttribute("data-state"), "ok", text);
-  const err = Number(await page.locator(".gpu-err").innerText());
+  // Spanish decimal comma: "2,61e-6".
+  const err = Number((await page.locator(".gpu-err").innerText()).replace(",", "."));
   assert.ok(err < 1e-3, `error ${err}`);
   assert.ok((await page.locator(".gpu-adapter").innerText()).length > 0);
   await screenshot(page, "webgpu-ok");

@@ -13,6 +13,8 @@ use vram::solve;
 use vram::workload::{Attention, Finetune, Mode, Workload};
 use vram::{ByteSize, WeightFormat, parse_count};
 
+use crate::numbers::fixed;
+
 /// Weight formats offered in the picker: (id, label).
 const FORMATS: &[(&str, &str)] = &[
     ("bf16", "BF16"),
@@ -71,7 +73,13 @@ struct Outcome {
     gpu: Option<&'static Gpu>,
     max_batch: Option<u64>,
     max_seq: Option<u64>,
+    speed: Option<vram::speed::SpeedHint>,
+    /// (sequence length, bytes with eager attention, bytes with SDPA/Flash).
+    curve: Vec<(u64, u64, u64)>,
 }
+
+/// Sequence lengths of the memory-versus-context chart.
+const CURVE_SEQS: [u64; 9] = [512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072];
 
 fn compute(i: &Inputs) -> Result<Outcome, String> {
     let preset = catalog::model(&i.model).ok_or("Elige un modelo del catálogo.")?;
@@ -106,13 +114,132 @@ fn compute(i: &Inputs) -> Result<Outcome, String> {
     let est = estimate(&model, &w).map_err(|e| e.to_string())?;
     let gpu = catalog::gpu(&i.gpu);
     let cap = gpu.map(|g| g.memory_bytes);
+    let curve = CURVE_SEQS
+        .iter()
+        .filter(|&&s| s <= u64::from(preset.arch.max_positions))
+        .filter_map(|&s| {
+            let at = |attention| {
+                estimate(
+                    &model,
+                    &Workload {
+                        seq: s,
+                        attention,
+                        ..w.clone()
+                    },
+                )
+                .ok()
+                .map(|e| e.per_gpu_bytes)
+            };
+            Some((s, at(Attention::Eager)?, at(Attention::Sdpa)?))
+        })
+        .collect();
     Ok(Outcome {
         breakdown: est.breakdown,
         per_gpu: est.per_gpu_bytes,
         gpu,
         max_batch: cap.and_then(|c| solve::max_batch(&model, &w, c)),
         max_seq: cap.and_then(|c| solve::max_seq(&model, &w, c)),
+        speed: gpu.and_then(|g| vram::speed::speed(&preset.arch, &w, &est, g)),
+        curve,
     })
+}
+
+/// Memory against sequence length, eager attention (quadratic) versus SDPA/Flash
+/// (linear), on a log₂ x axis, with the GPU's capacity as a horizontal line.
+fn chart(o: &Outcome) -> impl IntoView {
+    let cap = o.gpu.map_or(0, |g| g.memory_bytes);
+    let top = o
+        .curve
+        .iter()
+        .map(|&(_, e, f)| e.max(f))
+        .max()
+        .unwrap_or(1)
+        .max(cap)
+        .max(1) as f64;
+    let n = o.curve.len().max(2) - 1;
+    let (w, h) = (300.0, 120.0);
+    let point = |i: usize, bytes: u64| {
+        let x = 30.0 + i as f64 / n as f64 * (w - 40.0);
+        let y = h - 15.0 - bytes as f64 / top * (h - 25.0);
+        format!("{},{}", fixed(x, 1), fixed(y, 1))
+    };
+    let line = |pick: fn(&(u64, u64, u64)) -> u64| {
+        o.curve
+            .iter()
+            .enumerate()
+            .map(|(i, p)| point(i, pick(p)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let eager = line(|p| p.1);
+    let flash = line(|p| p.2);
+    let cap_y = h - 15.0 - cap as f64 / top * (h - 25.0);
+    let labels = o
+        .curve
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(i, &(s, _, _))| {
+            let x = 30.0 + i as f64 / n as f64 * (w - 40.0);
+            let text = if s >= 1024 {
+                format!("{}k", s / 1024)
+            } else {
+                s.to_string()
+            };
+            view! { <text x=fixed(x, 1) y=fixed(h - 2.0, 0) class="axis">{text}</text> }
+        })
+        .collect_view();
+    let top_label = ByteSize(top as u64).binary();
+    view! {
+        <figure class="est-chart">
+            <svg viewBox=format!("0 0 {} {}", fixed(w, 0), fixed(h, 0)) role="img"
+                aria-label="Memoria por GPU según la longitud de secuencia, con atención ingenua y con SDPA o FlashAttention">
+                <line class="axis-line" x1="30" y1=fixed(h - 15.0, 0) x2=fixed(w - 10.0, 0) y2=fixed(h - 15.0, 0) />
+                <text x="2" y="12" class="axis">{top_label}</text>
+                {(cap > 0).then(|| view! {
+                    <line class="cap-line" x1="30" x2=fixed(w - 10.0, 0) y1=fixed(cap_y, 1) y2=fixed(cap_y, 1) />
+                })}
+                <polyline class="curve-eager" points=eager />
+                <polyline class="curve-flash" points=flash />
+                {labels}
+            </svg>
+            <figcaption>
+                <span class="key key-eager"></span>"Atención ingenua (N×N) "
+                <span class="key key-flash"></span>"SDPA / FlashAttention "
+                <span class="key key-cap"></span>"Capacidad de la GPU · eje x: tokens por secuencia"
+            </figcaption>
+        </figure>
+    }
+}
+
+/// Every catalog GPU and whether the workload fits on it.
+fn gpu_table(per_gpu: u64) -> impl IntoView {
+    let rows = catalog::gpus()
+        .iter()
+        .map(|g| {
+            let fits = per_gpu <= g.memory_bytes;
+            view! {
+                <tr data-fits=fits.to_string()>
+                    <td>{g.name.clone()}</td>
+                    <td>{ByteSize(g.memory_bytes).binary()}</td>
+                    <td>{if fits { "Cabe" } else { "No cabe" }}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let count = catalog::gpus()
+        .iter()
+        .filter(|g| per_gpu <= g.memory_bytes)
+        .count();
+    view! {
+        <details class="est-gpus">
+            <summary>{format!("¿En qué GPU cabe? En {count} de {}", catalog::gpus().len())}</summary>
+            <table class="calc-table">
+                <thead><tr><th scope="col">"GPU"</th><th scope="col">"Memoria"</th><th scope="col">"¿Cabe?"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </details>
+    }
 }
 
 /// A horizontal stacked bar: each category's share of max(total, capacity), with a
@@ -130,7 +257,7 @@ fn bar(o: &Outcome) -> impl IntoView {
             let start = x;
             x += width;
             view! {
-                <rect class=class x=format!("{start:.3}") y="0" width=format!("{width:.3}") height="10">
+                <rect class=class x=fixed(start, 3) y="0" width=fixed(width, 3) height="10">
                     <title>{format!("{name}: {}", ByteSize(v).binary())}</title>
                 </rect>
             }
@@ -138,7 +265,7 @@ fn bar(o: &Outcome) -> impl IntoView {
         .collect_view();
     let marker = (cap > 0).then(|| {
         let at = cap as f64 / scale * 100.0;
-        view! { <line class="cap-line" x1=format!("{at:.3}") x2=format!("{at:.3}") y1="-1" y2="11" /> }
+        view! { <line class="cap-line" x1=fixed(at, 3) x2=fixed(at, 3) y1="-1" y2="11" /> }
     });
     let label = format!(
         "Memoria necesaria {} frente a {} de la GPU",
@@ -276,6 +403,16 @@ pub fn Estimator(
                 </p>
                 {bar(&o)}
                 {verdict}
+                {o.speed.map(|h| {
+                    let text = format!(
+                        "Como mucho (roofline): primer token en ≥ {} ms, generación ≤ {} tokens/s por secuencia.",
+                        fixed(h.ttft_seconds * 1000.0, 0),
+                        fixed(h.decode_tokens_per_second, 0)
+                    );
+                    view! { <p class="est-speed">{text}</p> }
+                })}
+                {chart(&o)}
+                {gpu_table(o.per_gpu)}
                 <table class="calc-table est-table">
                     <caption>"Desglose"</caption>
                     <thead>
@@ -341,6 +478,8 @@ mod url_state {
     use super::Inputs;
     use leptos::prelude::*;
 
+    const STORAGE_KEY: &str = "vramlab.estimador";
+
     const KEYS: [&str; 8] = [
         "modelo",
         "gpu",
@@ -384,7 +523,20 @@ mod url_state {
         let Some(window) = web_sys::window() else {
             return;
         };
-        if let Ok(search) = window.location().search()
+        // A shared link wins; otherwise the reader's last configuration, if the browser
+        // lets us keep one (storage can be disabled: then nothing is remembered).
+        let storage = window.local_storage().ok().flatten();
+        let search = window
+            .location()
+            .search()
+            .ok()
+            .filter(|s| s.len() > 1)
+            .or_else(|| {
+                storage
+                    .as_ref()
+                    .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
+            });
+        if let Some(search) = search
             && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
         {
             let found: Vec<(&str, String)> = KEYS
@@ -410,14 +562,17 @@ mod url_state {
                 params.append(k, &get(&i, k));
             }
             let query = String::from(params.to_string());
-            if let Some(w) = web_sys::window()
-                && let Ok(history) = w.history()
-            {
-                let _ = history.replace_state_with_url(
-                    &wasm_bindgen::JsValue::NULL,
-                    "",
-                    Some(&format!("?{query}")),
-                );
+            if let Some(w) = web_sys::window() {
+                if let Ok(Some(storage)) = w.local_storage() {
+                    let _ = storage.set_item(STORAGE_KEY, &query);
+                }
+                if let Ok(history) = w.history() {
+                    let _ = history.replace_state_with_url(
+                        &wasm_bindgen::JsValue::NULL,
+                        "",
+                        Some(&format!("?{query}")),
+                    );
+                }
             }
         });
     }

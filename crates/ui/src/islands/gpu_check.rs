@@ -6,6 +6,8 @@
 
 use leptos::prelude::*;
 
+use crate::numbers::{fixed_es, scientific_es};
+
 /// What a finished run shows.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 #[derive(Clone, Debug, PartialEq)]
@@ -85,9 +87,9 @@ pub fn GpuCheck(
                         <dt>"Elementos"</dt>
                         <dd>{vram::group_digits(u64::from(v.len))}</dd>
                         <dt>"Suma en GPU / CPU"</dt>
-                        <dd>{format!("{:.3} / {:.3}", v.gpu_sum, v.cpu_sum)}</dd>
+                        <dd>{format!("{} / {}", fixed_es(v.gpu_sum, 3), fixed_es(v.cpu_sum, 3))}</dd>
                         <dt>"Error absoluto máximo"</dt>
-                        <dd class="gpu-err">{format!("{:.2e}", v.max_abs_err)}</dd>
+                        <dd class="gpu-err">{scientific_es(v.max_abs_err)}</dd>
                     </dl>
                 </div>
             }
