@@ -4,8 +4,8 @@
 //! wasm bundle, a sizeable share of every kilobyte the reader downloads. Islands only
 //! need fixed decimals and a short scientific form, which integer formatting does.
 
-/// `v` with `decimals` digits after a point (SVG coordinates) — e.g. `fixed(3.14159, 2)`
-/// is "3.14". Non-finite values print as "0".
+/// `v` with `decimals` digits after a point (SVG coordinates) — e.g. `fixed(1.23456, 2)`
+/// is "1.23". Non-finite values print as "0".
 pub fn fixed(v: f64, decimals: u32) -> String {
     if !v.is_finite() {
         return "0".into();
@@ -52,7 +52,7 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(fixed(3.14159, 2), "3.14");
+        assert_eq!(fixed(1.23456, 2), "1.23");
         assert_eq!(fixed(-0.5, 1), "-0.5");
         assert_eq!(fixed(2.0, 3), "2.000");
         assert_eq!(fixed(99.96, 1), "100.0");
