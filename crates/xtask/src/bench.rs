@@ -27,6 +27,7 @@ struct Report {
     hydrate_bundle_gzip_bytes: u64,
     hydrate_budget_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
+    estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
 }
 
 pub fn gzip_len(bytes: &[u8]) -> Result<u64> {
@@ -93,6 +94,7 @@ pub fn run() -> Result<()> {
                 .sum::<u64>(),
         hydrate_budget_bytes: HYDRATE_BUDGET,
         gpu_bundle_gzip_bytes: bundle(&files, &["gpu_web", "gpu_web_bg"]),
+        estimator_update: crate::bench_estimator::run(),
         files,
     };
     let out_dir = build::target_dir().join("bench");
@@ -122,6 +124,13 @@ pub fn run() -> Result<()> {
          GPU bundle (loaded on demand), gzipped: {} bytes.\n",
         report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET, report.gpu_bundle_gzip_bytes
     ));
+    md.push_str("\n## Estimator update (native, median of repeats; budget 16 ms per frame)\n\n| case | median µs | min µs | max µs |\n| --- | ---: | ---: | ---: |\n");
+    for t in &report.estimator_update {
+        md.push_str(&format!(
+            "| {} | {:.0} | {:.0} | {:.0} |\n",
+            t.case, t.median_us, t.min_us, t.max_us
+        ));
+    }
     fs::write(out_dir.join("report.md"), &md)?;
     println!("{md}");
     println!("informe: {}", out_dir.join("report.json").display());

@@ -11,6 +11,7 @@
 //! packages from npm, Rust crates from crates.io.
 
 mod bench;
+mod bench_estimator;
 mod build;
 mod cmd;
 mod serve;
