@@ -41,7 +41,7 @@ fn one_update(m: &ModelInput, w: &Workload, capacity: u64) -> u64 {
 pub fn run() -> Vec<EstimatorTiming> {
     let cases = [
         (
-            "llama-3.1-8b inferencia, RTX 4090",
+            "llama-3.1-8b inferencia, 24 GiB",
             "llama-3.1-8b",
             Mode::Inference,
         ),
