@@ -104,10 +104,29 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         hydrate_js: asset("pkg/hydrate.js"),
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
     };
-    if pages.iter().any(|p| p.body.has_islands) && asset_urls.hydrate_js.is_empty() {
-        bail!(
-            "hay páginas con islas pero falta el paquete hydrate: compila con `cargo xtask build`"
-        );
+    // Pages with a heavy island load the tools bundle instead of the light one.
+    let tools_urls = AssetUrls {
+        hydrate_js: asset("pkg/hydrate_tools.js"),
+        hydrate_wasm: asset("pkg/hydrate_tools_bg.wasm"),
+        ..asset_urls.clone()
+    };
+    for (needed, urls, name) in [
+        (
+            pages.iter().any(|p| p.body.has_islands),
+            &asset_urls,
+            "hydrate",
+        ),
+        (
+            pages.iter().any(|p| p.body.needs_tools),
+            &tools_urls,
+            "hydrate-tools",
+        ),
+    ] {
+        if needed && (urls.hydrate_js.is_empty() || urls.hydrate_wasm.is_empty()) {
+            bail!(
+                "hay páginas con islas pero falta el paquete {name}: compila con `cargo xtask build`"
+            );
+        }
     }
     for (name, url) in [
         ("style.css", &asset_urls.stylesheet),
@@ -156,7 +175,11 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
             next: pages.get(i + 1).map(link),
             has_islands: page.body.has_islands,
-            assets: asset_urls.clone(),
+            assets: if page.body.needs_tools {
+                tools_urls.clone()
+            } else {
+                asset_urls.clone()
+            },
             body_html: format!(
                 "<h1>{}</h1>\n{}",
                 markdown::escape(&page.front.title),

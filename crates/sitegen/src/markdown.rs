@@ -37,6 +37,8 @@ pub struct Rendered {
     pub ids: Vec<String>,
     pub links: Vec<InternalLink>,
     pub has_islands: bool,
+    /// Some island needs the heavy `hydrate-tools` bundle.
+    pub needs_tools: bool,
 }
 
 /// Renders `body` (whose first line is file line `idx`'s first line). Errors carry the
@@ -84,6 +86,7 @@ pub fn render(
                         }
                     }
                     out.has_islands |= widget.island;
+                    out.needs_tools |= widget.tools;
                     events.push(Event::Html(format!("{}\n", widget.html).into()));
                 } else {
                     events.push(Event::Start(Tag::Paragraph));

@@ -28,15 +28,29 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("prueba-webgpu", &[]),
 ];
 
-/// A rendered widget: its HTML and whether it is an island (needs the hydrate bundle).
+/// A rendered widget: its HTML, whether it is an island (needs a hydrate bundle) and
+/// whether that island is a heavy one (needs the `hydrate-tools` bundle).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Widget {
     pub html: String,
     pub island: bool,
+    pub tools: bool,
 }
 
 fn island(html: String) -> Widget {
-    Widget { html, island: true }
+    Widget {
+        html,
+        island: true,
+        tools: false,
+    }
+}
+
+fn tools_island(html: String) -> Widget {
+    Widget {
+        html,
+        island: true,
+        tools: true,
+    }
 }
 
 fn check_attrs(sc: &Shortcode, allowed: &[&str]) -> Result<(), String> {
@@ -97,7 +111,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             for (name, v) in [("lote", &batch), ("contexto", &seq)] {
                 vram::parse_count(v).map_err(|e| format!("{name}=\"{v}\": {e}"))?;
             }
-            Ok(island(render(move || {
+            Ok(tools_island(render(move || {
                 view! { <Estimator model=model gpu=gpu mode=mode format=format batch=batch seq=seq /> }
                     .into_any()
             })))
@@ -107,6 +121,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             Ok(Widget {
                 html: validation_table(),
                 island: false,
+                tools: false,
             })
         }
         "pesos" => {
@@ -230,11 +245,8 @@ mod tests {
     fn estimator_and_validation() {
         let sc = parse(r#"{{< estimador modelo="llama-3.1-8b" gpu="rtx-4090" >}}"#).unwrap();
         let w = render_widget(&sc, &ctx()).unwrap();
-        assert!(
-            w.island && w.html.contains("data-component=\"Estimator"),
-            "{}",
-            w.html
-        );
+        assert!(w.island && w.tools, "{w:?}");
+        assert!(w.html.contains("data-component=\"Estimator"), "{}", w.html);
         assert!(w.html.contains("Cabe en GeForce RTX 4090"), "{}", w.html);
         let v = render_widget(&parse("{{< validacion >}}").unwrap(), &ctx()).unwrap();
         assert!(!v.island);

@@ -23,6 +23,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
     for name in [
         "hydrate.js",
         "hydrate_bg.wasm",
+        "hydrate_tools.js",
+        "hydrate_tools_bg.wasm",
         "gpu_web.js",
         "gpu_web_bg.wasm",
     ] {
@@ -58,7 +60,20 @@ fn real_content_builds_under_a_sub_path() {
         page.contains(r#"href="/vramlab/assets/style."#),
         "stylesheet"
     );
-    assert!(page.contains(r#"href="/vramlab/pkg/hydrate."#), "bundle");
+    // The chapter embeds the estimator: it loads the tools bundle, not the light one.
+    assert!(
+        page.contains(r#"href="/vramlab/pkg/hydrate_tools."#),
+        "tools bundle"
+    );
+    assert!(
+        !page.contains(r#"href="/vramlab/pkg/hydrate."#),
+        "light bundle"
+    );
+    let gpu_page = fs::read_to_string(dist.join("comprobar-webgpu/index.html")).unwrap();
+    assert!(
+        gpu_page.contains(r#"href="/vramlab/pkg/hydrate."#),
+        "light bundle"
+    );
     assert!(!page.contains(r#"href="/assets/"#));
     assert!(
         page.contains(r#"<link rel="canonical" href="https://vramlab.dev/vramlab/anatomia-vram/""#)

@@ -9,7 +9,13 @@ use crate::{cmd, root, system};
 pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
 /// The wasm bundles: (crate, artefact stem, wasm-bindgen output name).
-pub const BUNDLES: &[(&str, &str)] = &[("hydrate", "hydrate"), ("gpu-web", "gpu_web")];
+/// Each is built in its own cargo invocation so `ui`'s features do not unify between
+/// the light `hydrate` bundle and `hydrate-tools`.
+pub const BUNDLES: &[(&str, &str)] = &[
+    ("hydrate", "hydrate"),
+    ("hydrate-tools", "hydrate_tools"),
+    ("gpu-web", "gpu_web"),
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -26,12 +32,17 @@ pub struct Built {
 pub fn build(opts: &Options) -> Result<Built> {
     system::ensure_wasm_target()?;
     let profile = if opts.release { "wasm-release" } else { "dev" };
-    let mut wasm = cmd::cargo();
-    wasm.args(["build", "--target", WASM_TARGET, "--profile", profile]);
     for (krate, _) in BUNDLES {
-        wasm.args(["-p", krate]);
+        cmd::run(cmd::cargo().args([
+            "build",
+            "--target",
+            WASM_TARGET,
+            "--profile",
+            profile,
+            "-p",
+            krate,
+        ]))?;
     }
-    cmd::run(&mut wasm)?;
 
     let profile_dir = if opts.release {
         "wasm-release"

@@ -8,7 +8,15 @@ use std::time::Instant;
 use crate::{build, cmd, root, serve, system};
 
 /// Crates that must also build (and pass clippy) for wasm32.
-const WASM_CRATES: &[&str] = &["vram", "oom", "attention", "ui", "hydrate", "gpu-web"];
+const WASM_CRATES: &[&str] = &[
+    "vram",
+    "oom",
+    "attention",
+    "ui",
+    "hydrate",
+    "hydrate-tools",
+    "gpu-web",
+];
 
 pub fn run(browser: bool) -> Result<()> {
     let start = Instant::now();
