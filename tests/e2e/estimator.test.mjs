@@ -120,3 +120,52 @@ test("the accuracy table is rendered at build time", async () => {
   assert.match(await page.locator(".est-total").innerText(), /GiB/);
   await context.close();
 });
+
+test("search filters the models and a pasted config.json is estimated like the CLI", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url("estimador/"));
+  await waitForIslands(page);
+  const est = page.locator(".estimator");
+
+  await est.locator("input[name=buscar]").fill("qwen3");
+  const visible = await est.locator("select[name=modelo] option:not([hidden])").allInnerTexts();
+  assert.ok(visible.length >= 3, visible.join(" | "));
+  assert.ok(visible.every((t) => /Qwen3/.test(t)), visible.join(" | "));
+
+  const config = {
+    model_type: "gpt2",
+    n_embd: 768,
+    n_head: 12,
+    n_layer: 12,
+    n_positions: 1024,
+    vocab_size: 50257,
+  };
+  await est.locator("summary", { hasText: "config.json" }).click();
+  await est.locator("textarea[name=config]").fill(JSON.stringify(config));
+  await est.locator(".est-imported").waitFor();
+  assert.match(await est.locator(".est-imported").innerText(), /124\u202f439\u202f808/);
+  assert.equal(await est.locator("select[name=modelo]").inputValue(), "propio");
+
+  // The same config through the CLI gives the same total.
+  if (process.env.VRAMLAB_BIN) {
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const file = join(mkdtempSync(join(tmpdir(), "vramlab-")), "config.json");
+    writeFileSync(file, JSON.stringify(config));
+    const seq = await est.locator("input[name=contexto]").inputValue();
+    const want = cli(["--model", file, "--seq", seq, "--gpu", "rtx-4090"]);
+    await est.locator(".est-total").filter({ hasText: gib(want.per_gpu_bytes) }).waitFor();
+  }
+
+  // A broken paste: a Spanish message, the previous model stays.
+  await est.locator("textarea[name=config]").fill("{ roto");
+  const alert = est.locator(".est-import [role=alert]");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /JSON/);
+  await screenshot(page, "estimador-config");
+  assert.deepEqual(problems, []);
+  await context.close();
+});

@@ -11,7 +11,7 @@ use vram::catalog::{self, Gpu};
 use vram::estimate::{Breakdown, ModelInput, estimate};
 use vram::solve;
 use vram::workload::{Attention, Finetune, Mode, Workload};
-use vram::{ByteSize, WeightFormat, parse_count};
+use vram::{Architecture, ByteSize, WeightFormat, hf_config, parse_count};
 
 use crate::numbers::fixed;
 
@@ -81,10 +81,19 @@ struct Outcome {
 /// Sequence lengths of the memory-versus-context chart.
 const CURVE_SEQS: [u64; 9] = [512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072];
 
-fn compute(i: &Inputs) -> Result<Outcome, String> {
-    let preset = catalog::model(&i.model).ok_or("Elige un modelo del catálogo.")?;
+/// The `modelo` value that selects the reader's imported config.json.
+const CUSTOM: &str = "propio";
+
+fn compute(i: &Inputs, custom: Option<&Architecture>) -> Result<Outcome, String> {
+    let arch = match (i.model.as_str(), custom) {
+        (CUSTOM, Some(a)) => a.clone(),
+        _ => catalog::model(&i.model)
+            .ok_or("Elige un modelo del catálogo o importa un config.json.")?
+            .arch
+            .clone(),
+    };
     let model = ModelInput::Arch {
-        arch: Box::new(preset.arch.clone()),
+        arch: Box::new(arch.clone()),
         total_params: None,
     };
     let batch = parse_count(&i.batch).map_err(|e| format!("Lote: {e}"))?;
@@ -116,7 +125,7 @@ fn compute(i: &Inputs) -> Result<Outcome, String> {
     let cap = gpu.map(|g| g.memory_bytes);
     let curve = CURVE_SEQS
         .iter()
-        .filter(|&&s| s <= u64::from(preset.arch.max_positions))
+        .filter(|&&s| s <= u64::from(arch.max_positions))
         .filter_map(|&s| {
             let at = |attention| {
                 estimate(
@@ -139,7 +148,7 @@ fn compute(i: &Inputs) -> Result<Outcome, String> {
         gpu,
         max_batch: cap.and_then(|c| solve::max_batch(&model, &w, c)),
         max_seq: cap.and_then(|c| solve::max_seq(&model, &w, c)),
-        speed: gpu.and_then(|g| vram::speed::speed(&preset.arch, &w, &est, g)),
+        speed: gpu.and_then(|g| vram::speed::speed(&arch, &w, &est, g)),
         curve,
     })
 }
@@ -304,7 +313,33 @@ pub fn Estimator(
         attention: "sdpa".into(),
     };
     let inputs = RwSignal::new(initial.clone());
-    let outcome = Memo::new(move |_| compute(&inputs.get()));
+    // An imported config.json: the architecture and a one-line summary.
+    let custom: RwSignal<Option<(Architecture, String)>> = RwSignal::new(None);
+    let import_error: RwSignal<Option<String>> = RwSignal::new(None);
+    let filter = RwSignal::new(String::new());
+    let outcome = Memo::new(move |_| {
+        let i = inputs.get();
+        custom.with(|c| compute(&i, c.as_ref().map(|(a, _)| a)))
+    });
+    let import = move |text: String| match hf_config::parse(&text) {
+        Ok((arch, warnings)) => {
+            let total = arch.param_count().total;
+            let mut summary = format!(
+                "Importado: {} con {} capas y {} parámetros.",
+                arch.family,
+                arch.layers,
+                vram::group_digits(total)
+            );
+            for w in warnings {
+                summary.push(' ');
+                summary.push_str(&w);
+            }
+            custom.set(Some((arch, summary)));
+            import_error.set(None);
+            inputs.update(|i| i.model = CUSTOM.into());
+        }
+        Err(e) => import_error.set(Some(e.to_string())),
+    };
 
     #[cfg(target_arch = "wasm32")]
     url_state::sync(inputs);
@@ -320,9 +355,24 @@ pub fn Estimator(
         .map(|m| {
             let id = m.id.clone();
             let selected = move || inputs.with(|i| i.model == id);
-            view! { <option value=m.id.clone() selected=selected>{m.name.clone()}</option> }
+            let haystack = format!("{} {} {}", m.name, m.id, m.hf_repo).to_lowercase();
+            let hidden = move || filter.with(|f| !haystack.contains(f.trim().to_lowercase().as_str()));
+            view! { <option value=m.id.clone() selected=selected hidden=hidden>{m.name.clone()}</option> }
         })
         .collect_view();
+    let custom_option = view! {
+        <option value=CUSTOM
+            hidden=move || custom.with(Option::is_none)
+            selected=move || inputs.with(|i| i.model == CUSTOM)>
+            "Modelo propio (config.json)"
+        </option>
+    };
+    let on_file = move |ev: leptos::ev::Event| {
+        #[cfg(target_arch = "wasm32")]
+        file_import::read_first(ev, import, import_error);
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = ev;
+    };
     let gpu_options = catalog::gpus()
         .iter()
         .map(|g| {
@@ -428,8 +478,12 @@ pub fn Estimator(
     view! {
         <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
             <div class="calc-fields">
+                <label><span>"Buscar modelo"</span>
+                    <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
+                        on:input=move |ev| filter.set(event_target_value(&ev).chars().take(64).collect()) />
+                </label>
                 <label><span>"Modelo"</span>
-                    <select name="modelo" on:change=set(|i, v| i.model = v)>{model_options}</select>
+                    <select name="modelo" on:change=set(|i, v| i.model = v)>{model_options}{custom_option}</select>
                 </label>
                 <label><span>"GPU"</span>
                     <select name="gpu" on:change=set(|i, v| i.gpu = v)>{gpu_options}</select>
@@ -466,8 +520,66 @@ pub fn Estimator(
                     <span>"Gradient checkpointing"</span>
                 </label>
             </div>
+            <details class="est-import">
+                <summary>"Usar mi propio config.json"</summary>
+                <p class="calc-hint">
+                    "Pega el config.json del modelo (el de su repositorio en Hugging Face) o elige el archivo. Se lee en tu navegador; no se envía a ningún sitio."
+                </p>
+                <label><span>"config.json"</span>
+                    <textarea name="config" rows="5" spellcheck="false"
+                        on:input=move |ev| {
+                            let text = event_target_value(&ev);
+                            if !text.trim().is_empty() {
+                                import(text);
+                            }
+                        }></textarea>
+                </label>
+                <label><span>"Archivo"</span>
+                    <input name="config-archivo" type="file" accept=".json,application/json" on:change=on_file />
+                </label>
+                {move || import_error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
+                {move || custom.with(|c| c.as_ref().map(|(_, s)| view! { <p class="est-imported">{s.clone()}</p> }))}
+            </details>
             <output aria-live="polite">{result}</output>
         </div>
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod file_import {
+    //! Reading a dropped or chosen config.json with `File.text()`, size-checked first.
+
+    use leptos::prelude::*;
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+
+    pub fn read_first(
+        ev: leptos::ev::Event,
+        import: impl Fn(String) + 'static,
+        error: RwSignal<Option<String>>,
+    ) {
+        let file = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            .and_then(|input| input.files())
+            .and_then(|files| files.get(0));
+        let Some(file) = file else { return };
+        if file.size() > vram::hf_config::MAX_CONFIG_BYTES as f64 {
+            error.set(Some(
+                "El archivo es demasiado grande para ser un config.json (máximo 1 MiB).".into(),
+            ));
+            return;
+        }
+        wasm_bindgen_futures::spawn_local(async move {
+            match JsFuture::from(file.text())
+                .await
+                .ok()
+                .and_then(|v| v.as_string())
+            {
+                Some(text) => import(text),
+                None => error.set(Some("No se pudo leer el archivo.".into())),
+            }
+        });
     }
 }
 
@@ -597,9 +709,20 @@ mod tests {
 
     #[test]
     fn computes_what_the_cli_computes() {
-        let o = compute(&inputs()).unwrap();
+        let o = compute(&inputs(), None).unwrap();
         assert_eq!(o.breakdown.weights, 16_060_522_496);
         assert!(o.max_batch.is_some());
+    }
+
+    #[test]
+    fn imported_architecture_is_used() {
+        let mut i = inputs();
+        i.model = CUSTOM.into();
+        let gpt2 = catalog::model("gpt2").unwrap().arch.clone();
+        let custom = compute(&i, Some(&gpt2)).unwrap();
+        assert_eq!(custom.breakdown.weights, 2 * 124_439_808);
+        // Without an import, "propio" is a clear message, not a panic.
+        assert!(compute(&i, None).unwrap_err().contains("config.json"));
     }
 
     #[test]
@@ -618,7 +741,7 @@ mod tests {
         ] {
             let mut i = inputs();
             f(&mut i);
-            let e = compute(&i).unwrap_err();
+            let e = compute(&i, None).unwrap_err();
             assert!(e.contains(want), "{e}");
         }
     }
