@@ -1,17 +1,11 @@
 // The estimator island: same numbers as the CLI, shareable URL state, Spanish errors.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { launch, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const shared = useBrowser();
 
 // "16,38 GiB" → bytes are not recoverable from a rounded label, so compare labels:
 // the CLI's JSON bytes are formatted the same way the page formats them.
@@ -31,7 +25,7 @@ function cli(args) {
 }
 
 test("the estimator matches the CLI and follows its inputs", async () => {
-  const context = await browser.newContext();
+  const context = await shared.browser.newContext();
   const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url("estimador/"));
@@ -58,9 +52,9 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   }
   // The URL now describes the configuration.
   await page.waitForFunction(() => location.search.includes("modo=qlora"));
-  const shared = page.url();
-  assert.match(shared, /gpu=rtx-3060/);
-  assert.match(shared, /contexto=1024/);
+  const sharedUrl = page.url();
+  assert.match(sharedUrl, /gpu=rtx-3060/);
+  assert.match(sharedUrl, /contexto=1024/);
   await screenshot(page, "estimador-qlora");
 
   // Bad input: a Spanish message, and recovery.
@@ -85,8 +79,8 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   await back.close();
 
   // Opening the shared link restores the configuration.
-  const again = await browser.newPage();
-  await again.goto(shared);
+  const again = await shared.browser.newPage();
+  await again.goto(sharedUrl);
   await waitForIslands(again);
   await again.waitForFunction(() => document.querySelector(".estimator select[name=modo]").value === "qlora");
   assert.equal(await again.locator(".estimator select[name=gpu]").inputValue(), "rtx-3060");
@@ -95,7 +89,7 @@ test("the estimator matches the CLI and follows its inputs", async () => {
 });
 
 test("hostile query parameters do not break the estimator", async () => {
-  const page = await browser.newPage();
+  const page = await shared.browser.newPage();
   const problems = watch(page);
   const junk = encodeURIComponent("<script>alert(1)</script>".repeat(50));
   await page.goto(url(`estimador/?modelo=${junk}&lote=-5&contexto=1e99&gpu=&formato=%00`));
@@ -110,7 +104,7 @@ test("hostile query parameters do not break the estimator", async () => {
 });
 
 test("the accuracy table is rendered at build time", async () => {
-  const context = await browser.newContext({ javaScriptEnabled: false });
+  const context = await shared.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(url("estimador/"));
   const rows = page.locator("table.validation tbody tr");
@@ -122,7 +116,7 @@ test("the accuracy table is rendered at build time", async () => {
 });
 
 test("search filters the models and a pasted config.json is estimated like the CLI", async () => {
-  const context = await browser.newContext();
+  const context = await shared.browser.newContext();
   const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url("estimador/"));

@@ -2,6 +2,7 @@
 // the site URL from `cargo xtask test`, and page-health bookkeeping.
 
 import { chromium } from "playwright-core";
+import { before, after } from "node:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -79,4 +80,17 @@ export async function waitForIslands(page) {
   });
   const state = await page.evaluate(() => document.documentElement.dataset.islands);
   if (state !== "ready") throw new Error(`islas en estado ${state}`);
+}
+
+// One browser per test file, launched before its tests and closed after them.
+// Returns an object whose `browser` property is set once the file's tests start.
+export function useBrowser(extraArgs = []) {
+  const shared = { browser: null };
+  before(async () => {
+    shared.browser = await launch(extraArgs);
+  });
+  after(async () => {
+    await shared.browser?.close();
+  });
+  return shared;
 }

@@ -1,22 +1,16 @@
 // The weights calculator: rendered at build time, hydrated in the browser, and
 // readable without JavaScript.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const shared = useBrowser();
 
 const CALC = ".calc:not(.estimator)";
 
 test("the calculator hydrates and reacts to input", async () => {
-  const page = await browser.newPage();
+  const page = await shared.browser.newPage();
   const problems = watch(page);
   await page.goto(url("anatomia-vram/"));
   await waitForIslands(page);
@@ -63,7 +57,7 @@ test("the calculator hydrates and reacts to input", async () => {
 });
 
 test("a huge paste is rejected quickly and calmly", async () => {
-  const page = await browser.newPage();
+  const page = await shared.browser.newPage();
   const problems = watch(page);
   await page.goto(url("anatomia-vram/"));
   await waitForIslands(page);
@@ -78,7 +72,7 @@ test("a huge paste is rejected quickly and calmly", async () => {
 });
 
 test("without JavaScript the page still reads, result included", async () => {
-  const context = await browser.newContext({ javaScriptEnabled: false });
+  const context = await shared.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(url("anatomia-vram/"));
   const calc = page.locator(CALC);

@@ -1,24 +1,18 @@
 // Every page: loads cleanly, reads well at desktop and phone widths, and has the
 // metadata a static site needs.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, url, sitePaths, watch, screenshot, waitForIslands, VIEWPORTS } from "./helpers.mjs";
+import { useBrowser, url, sitePaths, watch, screenshot, waitForIslands, VIEWPORTS } from "./helpers.mjs";
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const shared = useBrowser();
 
 test("every page loads with no console error and no failed request", async () => {
   const paths = await sitePaths();
   assert.ok(paths.length >= 3, `solo ${paths.length} páginas`);
   for (const path of paths) {
     for (const [label, viewport] of Object.entries(VIEWPORTS)) {
-      const context = await browser.newContext({ viewport });
+      const context = await shared.browser.newContext({ viewport });
       const page = await context.newPage();
       const problems = watch(page);
       const res = await page.goto(url(path), { waitUntil: "load" });
@@ -53,7 +47,7 @@ test("every page loads with no console error and no failed request", async () =>
 });
 
 test("unknown addresses get the 404 page", async () => {
-  const page = await browser.newPage();
+  const page = await shared.browser.newPage();
   const res = await page.goto(url("no-existe/"));
   assert.equal(res.status(), 404);
   assert.match(await page.locator("h1").innerText(), /no encontrada/i);
@@ -61,7 +55,7 @@ test("unknown addresses get the 404 page", async () => {
 });
 
 test("headers: wasm MIME type and a Content-Security-Policy", async () => {
-  const page = await browser.newPage();
+  const page = await shared.browser.newPage();
   const res = await page.goto(url("anatomia-vram/"));
   const csp = res.headers()["content-security-policy"];
   assert.match(csp, /'wasm-unsafe-eval'/);

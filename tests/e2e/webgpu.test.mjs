@@ -1,20 +1,14 @@
 // The WebGPU smoke test in the browser: the same WGSL kernel the native tests run on
 // lavapipe, here through wgpu compiled to wasm on Chromium's SwiftShader adapter.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const shared = useBrowser();
 
 test("the smoke kernel runs on WebGPU and matches the CPU", async () => {
-  const page = await browser.newPage();
+  const page = await shared.browser.newPage();
   const problems = watch(page);
   await page.goto(url("comprobar-webgpu/"));
   await waitForIslands(page);
@@ -48,7 +42,7 @@ const NO_WEBGPU = {
 
 for (const [name, script] of Object.entries(NO_WEBGPU)) {
   test(`without WebGPU (${name}) the check says so in Spanish`, async () => {
-    const context = await browser.newContext();
+    const context = await shared.browser.newContext();
     await context.addInitScript(script);
     const page = await context.newPage();
     const problems = watch(page);

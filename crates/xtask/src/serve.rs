@@ -6,6 +6,7 @@ use anyhow::{Result, anyhow};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use tiny_http::{Header, Request, Response, Server};
 
@@ -14,6 +15,9 @@ use tiny_http::{Header, Request, Response, Server};
 pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
     style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
     base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
+
+/// Requests answered at once; more get 503.
+const MAX_IN_FLIGHT: usize = 256;
 
 /// A server running on background threads.
 pub struct Running {
@@ -37,20 +41,29 @@ pub fn start(dist: &Path, port: u16, base: Option<&str>) -> Result<Running> {
         .ok_or_else(|| anyhow!("dirección de escucha inesperada"))?;
     let base = normalize_base(base.unwrap_or("/"));
     let server = Arc::new(server);
-    for _ in 0..4 {
-        let server = Arc::clone(&server);
-        let dist = dist.to_path_buf();
-        let base = base.clone();
-        thread::spawn(move || {
-            while let Ok(request) = server.recv() {
-                respond(request, &dist, &base);
+    // One thread per request: tiny_http cannot time out a write, so a client that stops
+    // reading (a browser tab closed mid-download) blocks its thread forever. With a
+    // fixed pool a few such clients stalled the whole server; here they only leak a
+    // thread, and past MAX_IN_FLIGHT the server answers 503 instead of queueing.
+    let acceptor = Arc::clone(&server);
+    let dist = dist.to_path_buf();
+    let url = format!("http://{addr}{base}");
+    thread::spawn(move || {
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        while let Ok(request) = acceptor.recv() {
+            if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
+                let _ = request.respond(Response::empty(503));
+                continue;
             }
-        });
-    }
-    Ok(Running {
-        url: format!("http://{addr}{base}"),
-        server,
-    })
+            in_flight.fetch_add(1, Ordering::Relaxed);
+            let (dist, base, in_flight) = (dist.clone(), base.clone(), Arc::clone(&in_flight));
+            thread::spawn(move || {
+                respond(request, &dist, &base);
+                in_flight.fetch_sub(1, Ordering::Relaxed);
+            });
+        }
+    });
+    Ok(Running { url, server })
 }
 
 pub fn serve_forever(dist: &Path, port: u16, base: Option<&str>) -> Result<()> {
