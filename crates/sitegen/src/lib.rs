@@ -8,6 +8,9 @@
 //! Bad content never panics and never ships: every problem is a [`ContentError`]
 //! naming the file and line, all of them are reported at once, and the build fails.
 
+// The estimator island's view type is deep; rendering it needs more than 128 query levels.
+#![recursion_limit = "256"]
+
 pub mod assets;
 pub mod config;
 pub mod error;

@@ -475,8 +475,8 @@ pub fn Estimator(
         }
     };
 
-    // Type-erased parts keep the view type shallow enough for rustc's query depth.
-    let fields = view! {
+    view! {
+        <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
             <div class="calc-fields">
                 <label><span>"Buscar modelo"</span>
                     <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
@@ -520,9 +520,6 @@ pub fn Estimator(
                     <span>"Gradient checkpointing"</span>
                 </label>
             </div>
-    }
-    .into_any();
-    let import_panel = view! {
             <details class="est-import">
                 <summary>"Usar mi propio config.json"</summary>
                 <p class="calc-hint">
@@ -543,12 +540,6 @@ pub fn Estimator(
                 {move || import_error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
                 {move || custom.with(|c| c.as_ref().map(|(_, s)| view! { <p class="est-imported">{s.clone()}</p> }))}
             </details>
-    }
-    .into_any();
-    view! {
-        <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
-            {fields}
-            {import_panel}
             <output aria-live="polite">{result}</output>
         </div>
     }
