@@ -61,6 +61,9 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   await est.locator("input[name=lote]").fill("cero");
   await est.getByRole("alert").waitFor();
   assert.match(await est.getByRole("alert").innerText(), /Lote/);
+  // The field itself says what is wrong.
+  assert.equal(await est.locator("input[name=lote]").getAttribute("aria-invalid"), "true");
+  assert.match(await est.locator("label:has(input[name=lote]) .field-error").innerText(), /no es un número válido/);
   await est.locator("input[name=lote]").fill("2");
   await total.waitFor();
   assert.deepEqual(problems, []);

@@ -317,6 +317,10 @@ pub fn Estimator(
     let custom: RwSignal<Option<(Architecture, String)>> = RwSignal::new(None);
     let import_error: RwSignal<Option<String>> = RwSignal::new(None);
     let filter = RwSignal::new(String::new());
+    // Field-level messages, shown under the field they concern.
+    let field_error = |text: String| parse_count(&text).err().map(|e| e.to_string());
+    let batch_error = Memo::new(move |_| inputs.with(|i| field_error(i.batch.clone())));
+    let seq_error = Memo::new(move |_| inputs.with(|i| field_error(i.seq.clone())));
     let outcome = Memo::new(move |_| {
         let i = inputs.get();
         custom.with(|c| compute(&i, c.as_ref().map(|(a, _)| a)))
@@ -497,12 +501,16 @@ pub fn Estimator(
                 <label><span>"Lote"</span>
                     <input name="lote" type="text" inputmode="numeric" value=batch
                         prop:value=move || inputs.with(|i| i.batch.clone())
+                        aria-invalid=move || batch_error.with(Option::is_some).to_string()
                         on:input=set(|i, v| i.batch = v) />
+                    {move || batch_error.get().map(|e| view! { <small class="field-error">{e}</small> })}
                 </label>
                 <label><span>"Tokens por secuencia"</span>
                     <input name="contexto" type="text" inputmode="numeric" value=seq
                         prop:value=move || inputs.with(|i| i.seq.clone())
+                        aria-invalid=move || seq_error.with(Option::is_some).to_string()
                         on:input=set(|i, v| i.seq = v) />
+                    {move || seq_error.get().map(|e| view! { <small class="field-error">{e}</small> })}
                 </label>
                 <label><span>"Atención"</span>
                     <select name="atencion" on:change=set(|i, v| i.attention = v)>
