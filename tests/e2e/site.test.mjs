@@ -15,12 +15,15 @@ test("every page loads with no console error and no failed request", async () =>
       const context = await shared.browser.newContext({ viewport });
       const page = await context.newPage();
       const problems = watch(page);
-      const res = await page.goto(url(path), { waitUntil: "load" });
+      // "domcontentloaded", then the islands: the `load` event has occasionally never
+      // arrived on the CI machine although the page was served (see the issue notes).
+      const res = await page.goto(url(path), { waitUntil: "domcontentloaded" });
       assert.equal(res.status(), 200, path);
       if (await page.locator("leptos-island").count()) {
         await waitForIslands(page);
       }
-      await page.waitForLoadState("networkidle");
+      // Give late requests a moment to finish or fail (failures are recorded above).
+      await page.waitForLoadState("networkidle", { timeout: 10_000 }).catch(() => {});
       assert.deepEqual(problems, [], `${path} (${label})`);
 
       // Metadata.
