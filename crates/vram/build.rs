@@ -107,9 +107,20 @@ fn models(code: &mut String) {
                 uint(x, "global_every", None, &ctx)
             ),
         };
+        let mla = match a.get("mla").and_then(Value::as_object) {
+            None => "None".to_owned(),
+            Some(x) => format!(
+                "Some(Mla {{ q_lora_rank: {}, kv_lora_rank: {}, qk_nope_head_dim: {}, qk_rope_head_dim: {}, v_head_dim: {} }})",
+                uint(x, "q_lora_rank", Some(0), &ctx),
+                uint(x, "kv_lora_rank", None, &ctx),
+                uint(x, "qk_nope_head_dim", None, &ctx),
+                uint(x, "qk_rope_head_dim", None, &ctx),
+                uint(x, "v_head_dim", None, &ctx)
+            ),
+        };
         let _ = writeln!(
             code,
-            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, max_positions: {} }} }},",
+            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, max_positions: {} }} }},",
             text(m, "id", &ctx),
             text(m, "name", &ctx),
             text(m, "hf_repo", &ctx),

@@ -34,6 +34,8 @@ pub enum OptimizerArg {
     Adafactor,
     Sgd,
     SgdMomentum,
+    PagedAdamw,
+    PagedAdamw8bit,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -165,7 +167,7 @@ pub struct Args {
     /// Tokens por bloque de la caché paginada.
     #[arg(long, allow_hyphen_values = true, value_parser = small, default_value = "16")]
     pub block_size: u32,
-    /// Contexto CUDA (por defecto 500 MiB).
+    /// Contexto CUDA (por defecto, el de la familia de --gpu; 500 MiB sin GPU).
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub cuda_context: Option<u64>,
     /// Salida en JSON.
@@ -264,6 +266,8 @@ fn workload(args: &Args) -> Workload {
             OptimizerArg::Adafactor => Optimizer::Adafactor,
             OptimizerArg::Sgd => Optimizer::Sgd,
             OptimizerArg::SgdMomentum => Optimizer::SgdMomentum,
+            OptimizerArg::PagedAdamw => Optimizer::PagedAdamw,
+            OptimizerArg::PagedAdamw8bit => Optimizer::PagedAdamw8bit,
         },
         batch: args.batch,
         seq: args.seq,
@@ -293,7 +297,7 @@ fn workload(args: &Args) -> Workload {
 
 pub fn run(args: &Args) -> Result<String, String> {
     let (model, model_name, mut notes) = load_model(args)?;
-    let w = workload(args);
+    let mut w = workload(args);
     let gpu: Option<&Gpu> = match &args.gpu {
         Some(id) => Some(catalog::gpu(id).ok_or_else(|| {
             format!(
@@ -304,6 +308,16 @@ pub fn run(args: &Args) -> Result<String, String> {
         None => None,
     };
     let capacity = gpu.map(|g| g.memory_bytes).or(args.gpu_memory);
+    if let (None, Some(g)) = (args.cuda_context, gpu) {
+        let d = vram::context::for_family(&g.family);
+        w.cuda_context = Some(d.bytes);
+        notes.push(format!(
+            "Contexto CUDA de {} para {}: {}. Mide el tuyo con nvidia-smi tras torch.ones(1).cuda() y pásalo con --cuda-context.",
+            ByteSize(d.bytes).binary(),
+            g.name,
+            d.basis
+        ));
+    }
     let est = estimate(&model, &w).map_err(|e| e.to_string())?;
     notes.extend(est.notes.iter().cloned());
     let arch = match &model {

@@ -63,6 +63,47 @@ pub struct SlidingWindow {
     pub global_every: u32,
 }
 
+/// DeepSeek's multi-head latent attention (MLA, DeepSeek-V2 §2.1): keys and values are
+/// rebuilt from one compressed latent per token, and serving engines (vLLM, SGLang)
+/// cache only that latent plus the shared rotary key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mla {
+    /// Rank of the query compression; 0 when queries are projected directly (V2-Lite).
+    pub q_lora_rank: u32,
+    /// Width of the compressed KV latent (512 in V2 and V3).
+    pub kv_lora_rank: u32,
+    /// Per-head query/key width without rotary embedding.
+    pub qk_nope_head_dim: u32,
+    /// Width of the rotary key part, shared by all heads.
+    pub qk_rope_head_dim: u32,
+    /// Per-head value width.
+    pub v_head_dim: u32,
+}
+
+impl Mla {
+    /// Projection weights of one layer's attention (DeepSeek's `q_a_proj`, `q_b_proj`
+    /// or `q_proj`, `kv_a_proj_with_mqa`, `kv_b_proj`, `o_proj`).
+    fn weights(&self, hidden: u64, heads: u64) -> u64 {
+        let (nope, rope, v) = (
+            u64::from(self.qk_nope_head_dim),
+            u64::from(self.qk_rope_head_dim),
+            u64::from(self.v_head_dim),
+        );
+        let q_out = heads * (nope + rope);
+        let q = match u64::from(self.q_lora_rank) {
+            0 => hidden * q_out,
+            r => hidden * r + r * q_out,
+        };
+        let kv_lora = u64::from(self.kv_lora_rank);
+        q + hidden * (kv_lora + rope) + kv_lora * heads * (nope + v) + heads * v * hidden
+    }
+
+    /// Elements cached per token and layer: the latent plus the rotary key.
+    pub fn cached_width(&self) -> u64 {
+        u64::from(self.kv_lora_rank) + u64::from(self.qk_rope_head_dim)
+    }
+}
+
 /// Everything about a model that decides its memory.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Architecture {
@@ -107,6 +148,9 @@ pub struct Architecture {
     pub moe: Option<Moe>,
     #[serde(default)]
     pub sliding_window: Option<SlidingWindow>,
+    /// Multi-head latent attention (DeepSeek-V2/V3) instead of plain GQA projections.
+    #[serde(default)]
+    pub mla: Option<Mla>,
     /// Context length the model was trained for.
     pub max_positions: u32,
 }
@@ -175,7 +219,10 @@ impl Architecture {
 
         // Attention.
         let (q, kv) = (self.q_width(), self.kv_width());
-        let attn_weights = h * q + 2 * h * kv + q * h;
+        let attn_weights = match self.mla {
+            None => h * q + 2 * h * kv + q * h,
+            Some(m) => m.weights(h, u64::from(self.heads)),
+        };
         let attn_bias = match self.attn_bias {
             AttnBias::None => 0,
             AttnBias::Qkv => q + 2 * kv,
@@ -214,7 +261,11 @@ impl Architecture {
             }
         };
 
-        let norms = layers * (u64::from(self.norms_per_layer) * norm_params + qk_norm)
+        // MLA normalises its compressed latents (RMSNorm weights).
+        let mla_norms = self
+            .mla
+            .map_or(0, |m| u64::from(m.q_lora_rank) + u64::from(m.kv_lora_rank));
+        let norms = layers * (u64::from(self.norms_per_layer) * norm_params + qk_norm + mla_norms)
             // Final norm: decoders have one after the last layer; BERT normalises inside
             // each layer and its embeddings instead.
             + if self.encoder_only { 0 } else { norm_params };
@@ -270,6 +321,7 @@ pub(crate) mod tests {
             dropout: false,
             moe: None,
             sliding_window: None,
+            mla: None,
             max_positions: 131_072,
         }
     }
@@ -376,6 +428,73 @@ pub(crate) mod tests {
         let p = a.param_count();
         assert_eq!(p.total, 46_702_792_704);
         assert_eq!(p.active, 12_879_925_248);
+    }
+
+    /// DeepSeek-V2-Lite from its config.json: MLA without query compression, 64 routed
+    /// experts and 2 shared, first layer dense.
+    pub fn deepseek_v2_lite() -> Architecture {
+        Architecture {
+            family: "deepseek_v2".into(),
+            layers: 27,
+            hidden: 2048,
+            heads: 16,
+            kv_heads: 16,
+            head_dim: 192,
+            intermediate: 10944,
+            vocab: 102_400,
+            moe: Some(Moe {
+                experts: 64,
+                experts_per_token: 6,
+                expert_intermediate: 1408,
+                shared_experts: 2,
+                dense_layers: 1,
+            }),
+            mla: Some(Mla {
+                q_lora_rank: 0,
+                kv_lora_rank: 512,
+                qk_nope_head_dim: 128,
+                qk_rope_head_dim: 64,
+                v_head_dim: 128,
+            }),
+            max_positions: 163_840,
+            ..llama31_8b()
+        }
+    }
+
+    #[test]
+    fn deepseek_mla_counts() {
+        // 15.7B published (the Hub's safetensors count is 15,706,484,224).
+        assert_eq!(deepseek_v2_lite().param_count().total, 15_706_484_224);
+        // DeepSeek-V3: "671B total parameters, 37B activated" (technical report). The
+        // router's score-correction bias (256 per MoE layer) is left out.
+        let v3 = Architecture {
+            family: "deepseek_v3".into(),
+            layers: 61,
+            hidden: 7168,
+            heads: 128,
+            kv_heads: 128,
+            intermediate: 18432,
+            vocab: 129_280,
+            moe: Some(Moe {
+                experts: 256,
+                experts_per_token: 8,
+                expert_intermediate: 2048,
+                shared_experts: 1,
+                dense_layers: 3,
+            }),
+            mla: Some(Mla {
+                q_lora_rank: 1536,
+                ..deepseek_v2_lite().mla.unwrap()
+            }),
+            ..deepseek_v2_lite()
+        };
+        let p = v3.param_count();
+        assert_eq!(p.total, 671_026_404_352);
+        assert!(
+            (36_000_000_000..38_000_000_000).contains(&p.active),
+            "{}",
+            p.active
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-use crate::arch::{Architecture, AttnBias, Mlp, Moe, Norm, SlidingWindow};
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
 
 /// A model preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +58,7 @@ struct ArchRow {
     dropout: bool,
     moe: Option<Moe>,
     sliding_window: Option<SlidingWindow>,
+    mla: Option<Mla>,
     max_positions: u64,
 }
 
@@ -118,6 +119,7 @@ fn to_preset(r: &ModelRow) -> ModelPreset {
             dropout: a.dropout,
             moe: a.moe,
             sliding_window: a.sliding_window,
+            mla: a.mla,
             max_positions: dim(a.max_positions),
         },
     }

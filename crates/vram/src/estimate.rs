@@ -96,11 +96,9 @@ pub const MAX_BATCH: u64 = 1 << 20;
 pub const MAX_SEQ: u64 = 1 << 24;
 pub const MAX_GPUS: u32 = 1 << 16;
 
-/// Default CUDA context + kernel images + library handles on a current stack
-/// (PyTorch 2.x, CUDA 12 with lazy module loading): about 500 MiB. Older stacks load
-/// every kernel eagerly: 1,343 MB were measured on a V100 by Hugging Face
-/// (shared/validation/public-cases.md, hf-1). Overridable per workload.
-pub const DEFAULT_CUDA_CONTEXT: u64 = 500 * ByteSize::MIB;
+/// Default CUDA context when the workload names no GPU (see [`crate::context`] for
+/// the per-family defaults the CLI and the site apply when a GPU is chosen).
+pub const DEFAULT_CUDA_CONTEXT: u64 = crate::context::GENERIC.bytes;
 
 /// Share of the dynamic memory (activations, KV cache, gradients) added for the caching
 /// allocator's rounding and fragmentation: 5%.
@@ -203,9 +201,9 @@ pub fn lora_params(a: &Architecture, rank: u32) -> u64 {
 /// Optimizer bytes per trainable parameter, as (numerator, denominator).
 fn optimizer_per_param(opt: Optimizer, state_bytes: u64) -> (u64, u64) {
     match opt {
-        Optimizer::Adamw => (2 * state_bytes, 1),
+        Optimizer::Adamw | Optimizer::PagedAdamw => (2 * state_bytes, 1),
         // Two int8 moments + two fp32 absmax per block of 2048.
-        Optimizer::Adamw8bit => (2 * 2048 + 8, 2048),
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => (2 * 2048 + 8, 2048),
         // Factored: about (rows + cols) × 4 bytes per matrix; for 4096-wide matrices
         // that is 8 / 4096 bytes per parameter.
         Optimizer::Adafactor => (8, 4096),
@@ -389,7 +387,9 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
 }
 
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
-/// batch, with sliding-window layers capped at their window.
+/// batch, with sliding-window layers capped at their window. MLA models cache
+/// (kv_lora_rank + qk_rope_head_dim) elements per token and layer instead, as vLLM and
+/// SGLang do (Transformers' eager code caches the decompressed K and V).
 pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
     if a.encoder_only || w.mode == Mode::Train {
         return 0;
@@ -401,13 +401,15 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
         .map_or(tokens, |sw| u64::from(sw.window).min(tokens));
     let layer_tokens =
         u128::from(global) * u128::from(tokens) + u128::from(windowed) * u128::from(window);
-    let kv_heads = u128::from(a.kv_heads).div_ceil(u128::from(w.tp.max(1)));
-    let bits = 2
-        * layer_tokens
-        * kv_heads
-        * u128::from(a.head_dim)
-        * u128::from(w.kv_dtype.bits())
-        * u128::from(w.batch);
+    // Elements cached per token and layer. MLA caches one latent plus the rotary key,
+    // replicated on every tensor-parallel rank; GQA caches K and V split across ranks.
+    let width = match a.mla {
+        Some(m) => u128::from(m.cached_width()),
+        None => {
+            2 * u128::from(a.kv_heads).div_ceil(u128::from(w.tp.max(1))) * u128::from(a.head_dim)
+        }
+    };
+    let bits = layer_tokens * width * u128::from(w.kv_dtype.bits()) * u128::from(w.batch);
     u64::try_from(bits.div_ceil(8)).unwrap_or(u64::MAX)
 }
 
@@ -455,6 +457,12 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
+    if w.optimizer.is_paged() && optimizer > 0 && !w.cpu_offload {
+        notes.push(format!(
+            "El optimizador paginado guarda sus estados ({}) en memoria unificada: se cuentan en la GPU, pero si falta memoria el controlador los desaloja a la RAM de la CPU en vez de dar OOM (más lento por el tráfico PCIe).",
+            ByteSize(optimizer)
+        ));
+    }
     if w.cpu_offload && optimizer > 0 {
         notes.push(format!(
             "Con descarga a CPU, los estados del optimizador ({}) ocupan RAM del sistema por GPU, no VRAM.",
@@ -614,6 +622,55 @@ mod tests {
         assert_eq!(kv_cache(&gemma, &fp8) * 2, kv_cache(&gemma, &w));
         let bert = model("bert-base-uncased").unwrap().arch.clone();
         assert_eq!(kv_cache(&bert, &w), 0);
+    }
+
+    #[test]
+    fn paged_optimizers_count_the_same_bytes_and_say_why() {
+        let m = preset("llama-3.1-8b");
+        for (plain, paged) in [
+            (Optimizer::Adamw, Optimizer::PagedAdamw),
+            (Optimizer::Adamw8bit, Optimizer::PagedAdamw8bit),
+        ] {
+            let w = Workload {
+                mode: Mode::Train,
+                finetune: Finetune::Qlora,
+                optimizer: plain,
+                ..Workload::default()
+            };
+            let a = estimate(&m, &w).unwrap();
+            let b = estimate(
+                &m,
+                &Workload {
+                    optimizer: paged,
+                    ..w
+                },
+            )
+            .unwrap();
+            assert_eq!(a.breakdown, b.breakdown);
+            assert!(
+                b.notes.iter().any(|n| n.contains("paginado")),
+                "{:?}",
+                b.notes
+            );
+        }
+    }
+
+    #[test]
+    fn mla_caches_the_latent() {
+        let a = crate::arch::tests::deepseek_v2_lite();
+        let w = Workload {
+            seq: 1000,
+            ..Workload::default()
+        };
+        // 27 layers × (512 + 64) elements × 2 bytes per token.
+        assert_eq!(kv_cache(&a, &w), 1000 * 27 * 576 * 2);
+        // Tensor parallelism replicates the latent instead of splitting heads.
+        assert_eq!(
+            kv_cache(&a, &Workload { tp: 2, ..w.clone() }),
+            kv_cache(&a, &w)
+        );
+        let gqa = Architecture { mla: None, ..a };
+        assert!(kv_cache(&gqa, &w) > 10 * 1000 * 27 * 576 * 2);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::arch::{Architecture, AttnBias, Mlp, Moe, Norm, SlidingWindow};
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
 
 /// Largest config accepted, in bytes (real ones are a few KiB).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
@@ -48,6 +48,8 @@ pub const KNOWN_FAMILIES: &[&str] = &[
     "gpt_bigcode",
     "bert",
     "deepseek",
+    "deepseek_v2",
+    "deepseek_v3",
 ];
 
 struct Fields<'a>(&'a Map<String, Value>);
@@ -232,9 +234,18 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         }
         _ => None,
     };
-    if is(&["deepseek_v2", "deepseek_v3"]) || obj.contains_key("kv_lora_rank") {
-        warnings.push("La atención MLA de DeepSeek comprime la caché KV; aquí se estima como atención estándar.".into());
-    }
+    let mla = match f.uint(&["kv_lora_rank"])? {
+        Some(kv_lora_rank) if kv_lora_rank > 0 => Some(Mla {
+            q_lora_rank: f.uint(&["q_lora_rank"])?.unwrap_or(0) as u32,
+            kv_lora_rank: kv_lora_rank as u32,
+            qk_nope_head_dim: f.required(&["qk_nope_head_dim"])?,
+            qk_rope_head_dim: f.required(&["qk_rope_head_dim"])?,
+            v_head_dim: f.required(&["v_head_dim"])?,
+        }),
+        _ => None,
+    };
+    // With MLA a query/key head is nope + rope wide; activations use that width.
+    let head_dim = mla.map_or(head_dim, |m| m.qk_nope_head_dim + m.qk_rope_head_dim);
 
     let arch = Architecture {
         family: clip(&family),
@@ -271,6 +282,7 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         dropout: gpt2_like || is(&["bert"]),
         moe,
         sliding_window,
+        mla,
         max_positions,
     };
     Ok((arch, warnings))
@@ -310,6 +322,31 @@ mod tests {
         let unknown = LLAMA_31_8B.replace("\"llama\"", "\"nuevo\"");
         let (_, w) = parse(&unknown).unwrap();
         assert!(w[0].contains("nuevo"), "{w:?}");
+    }
+
+    #[test]
+    fn deepseek_v2_lite_imports_mla() {
+        // The fields of deepseek-ai/DeepSeek-V2-Lite's config.json that matter here.
+        let text = r#"{"model_type": "deepseek_v2", "hidden_size": 2048,
+          "intermediate_size": 10944, "moe_intermediate_size": 1408,
+          "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+          "n_shared_experts": 2, "n_routed_experts": 64, "num_experts_per_tok": 6,
+          "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": null,
+          "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+          "max_position_embeddings": 163840, "vocab_size": 102400,
+          "tie_word_embeddings": false, "rms_norm_eps": 1e-06}"#;
+        let (a, warnings) = parse(text).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(a, model("deepseek-v2-lite").unwrap().arch);
+        assert_eq!(a.param_count().total, 15_706_484_224);
+        // An MLA config without its head widths is an error, not a guess.
+        let broken = text.replace(r#""v_head_dim": 128,"#, "");
+        assert!(
+            parse(&broken)
+                .unwrap_err()
+                .to_string()
+                .contains("v_head_dim")
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 pub mod arch;
 pub mod catalog;
+pub mod context;
 pub mod dtype;
 pub mod estimate;
 pub mod hf_config;

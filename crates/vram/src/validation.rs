@@ -33,9 +33,11 @@ impl Case {
     }
 }
 
-/// CUDA context measured alongside the Hugging Face cases (hf-1): 1,343 MB as
-/// nvidia-smi prints it (MiB).
-const HF_CONTEXT: u64 = 1343 * ByteSize::MIB;
+/// CUDA context of the Hugging Face cases: the V100's family default, which is the
+/// hf-1 measurement (1,343 MB as nvidia-smi prints it, i.e. MiB).
+fn hf_context() -> u64 {
+    crate::context::for_family("volta").bytes
+}
 
 /// A catalog preset as model input. The ids used here are checked by the tests; a
 /// missing one yields no case rather than a panic.
@@ -150,11 +152,11 @@ pub fn cases() -> Vec<Case> {
     let loaded = Workload {
         weights: plain(Dtype::Fp32),
         seq: 1,
-        cuda_context: Some(HF_CONTEXT),
+        cuda_context: Some(hf_context()),
         ..Workload::default()
     };
     let est = estimate(&bert, &loaded)
-        .map(|e| e.breakdown.weights + HF_CONTEXT)
+        .map(|e| e.breakdown.weights + hf_context())
         .unwrap_or(0);
     out.push(Case {
         id: "hf-2",
@@ -171,7 +173,7 @@ pub fn cases() -> Vec<Case> {
         batch: 4,
         seq: 512,
         attention: Attention::Eager,
-        cuda_context: Some(HF_CONTEXT),
+        cuda_context: Some(hf_context()),
         ..Workload::default()
     };
     out.push(Case {

@@ -31,6 +31,19 @@ pub enum Optimizer {
     Adafactor,
     Sgd,
     SgdMomentum,
+    /// bitsandbytes `PagedAdamW` (32-bit states in CUDA unified memory): the same
+    /// bytes as AdamW, but the driver evicts them to CPU RAM under pressure instead of
+    /// failing, at the cost of PCIe traffic.
+    PagedAdamw,
+    /// bitsandbytes `PagedAdamW8bit`: AdamW 8-bit states in unified memory.
+    PagedAdamw8bit,
+}
+
+impl Optimizer {
+    /// Whether the states live in unified (pageable) memory.
+    pub fn is_paged(self) -> bool {
+        matches!(self, Optimizer::PagedAdamw | Optimizer::PagedAdamw8bit)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

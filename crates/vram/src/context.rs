@@ -1,0 +1,69 @@
+//! The CUDA context: memory a process holds on the GPU before its first tensor.
+//!
+//! It is the driver's per-process state, the kernel images of PyTorch and its libraries
+//! (cuBLAS, cuDNN) and a local-memory reservation that grows with the number of SMs.
+//! It shows in `nvidia-smi` but never in `torch.cuda.memory_allocated()`, which is why
+//! calculators that ignore it promise a fit that then fails by a few hundred MiB.
+//!
+//! The size depends more on the software stack than on the chip: since CUDA 11.7
+//! (default with PyTorch 2.x on CUDA 12) modules load lazily and the context is a few
+//! hundred MiB; stacks that load every kernel eagerly reach well over 1 GiB. The
+//! defaults below are per GPU family, and every one says where it comes from. Users
+//! measure their own with `nvidia-smi` after `torch.ones(1).cuda()` and pass it with
+//! `--cuda-context`.
+
+use crate::units::ByteSize;
+
+/// A family's default and the reason for it (Spanish, shown to users).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextDefault {
+    pub bytes: u64,
+    pub basis: &'static str,
+}
+
+/// Used when the GPU is unknown: a current stack (PyTorch 2.x, CUDA 12, lazy loading).
+pub const GENERIC: ContextDefault = ContextDefault {
+    bytes: 500 * ByteSize::MIB,
+    basis: "supuesto para PyTorch 2.x con CUDA 12 y carga perezosa de módulos",
+};
+
+/// The default CUDA context for a catalog GPU family ("volta", "hopper", ...).
+pub fn for_family(family: &str) -> ContextDefault {
+    match family {
+        // Measured: `torch.ones((1,1)).cuda()` on a V100 16 GB took 1,343 MiB in
+        // nvidia-smi (Hugging Face, "model memory anatomy"; validation case hf-1). Pre-
+        // Ampere cards mostly run the older stacks that load kernels eagerly.
+        "pascal" | "volta" | "turing" => ContextDefault {
+            bytes: 1343 * ByteSize::MIB,
+            basis: "medido en una V100 (1343 MiB en nvidia-smi, documentación de Hugging Face)",
+        },
+        // Hopper and Blackwell have 132–148 SMs, and the per-SM local-memory reservation
+        // grows with them: 100 MiB more than the generic figure.
+        "hopper" | "blackwell" => ContextDefault {
+            bytes: 600 * ByteSize::MIB,
+            basis: "supuesto: PyTorch 2.x con CUDA 12 y carga perezosa, más reserva por SM (132–148 SM)",
+        },
+        "ampere" | "ada" => GENERIC,
+        // ROCm's HIP runtime: no published figure we trust; the generic one.
+        _ => GENERIC,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::catalog;
+
+    #[test]
+    fn every_catalog_gpu_has_a_documented_default() {
+        for g in catalog::gpus() {
+            let d = for_family(&g.family);
+            assert!(d.bytes >= 256 * ByteSize::MIB, "{}", g.id);
+            assert!(!d.basis.is_empty());
+        }
+        assert_eq!(for_family("volta").bytes, 1343 * ByteSize::MIB);
+        assert_eq!(for_family("unknown"), GENERIC);
+        assert!(for_family("hopper").bytes > for_family("ampere").bytes);
+    }
+}
