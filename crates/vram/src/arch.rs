@@ -83,18 +83,18 @@ pub struct Mla {
 impl Mla {
     /// Projection weights of one layer's attention (DeepSeek's `q_a_proj`, `q_b_proj`
     /// or `q_proj`, `kv_a_proj_with_mqa`, `kv_b_proj`, `o_proj`).
-    fn weights(&self, hidden: u64, heads: u64) -> u64 {
+    fn weights(&self, hidden: u128, heads: u128) -> u128 {
         let (nope, rope, v) = (
-            u64::from(self.qk_nope_head_dim),
-            u64::from(self.qk_rope_head_dim),
-            u64::from(self.v_head_dim),
+            u128::from(self.qk_nope_head_dim),
+            u128::from(self.qk_rope_head_dim),
+            u128::from(self.v_head_dim),
         );
         let q_out = heads * (nope + rope);
-        let q = match u64::from(self.q_lora_rank) {
+        let q = match u128::from(self.q_lora_rank) {
             0 => hidden * q_out,
             r => hidden * r + r * q_out,
         };
-        let kv_lora = u64::from(self.kv_lora_rank);
+        let kv_lora = u128::from(self.kv_lora_rank);
         q + hidden * (kv_lora + rope) + kv_lora * heads * (nope + v) + heads * v * hidden
     }
 
@@ -204,24 +204,24 @@ impl Architecture {
 
     /// Exact parameter count, by tensor groups.
     pub fn param_count(&self) -> ParamCount {
-        let h = u64::from(self.hidden);
-        let layers = u64::from(self.layers);
+        let h = u128::from(self.hidden);
+        let layers = u128::from(self.layers);
         let norm_params = match self.norm {
             Norm::Rms => h,
             Norm::Layer => 2 * h,
         };
 
-        let embeddings = u64::from(self.vocab) * h
-            + u64::from(self.learned_positions) * h
-            + u64::from(self.token_types) * h
+        let embeddings = u128::from(self.vocab) * h
+            + u128::from(self.learned_positions) * h
+            + u128::from(self.token_types) * h
             // BERT normalises the embeddings.
             + if self.token_types > 0 { norm_params } else { 0 };
 
         // Attention.
-        let (q, kv) = (self.q_width(), self.kv_width());
+        let (q, kv) = (u128::from(self.q_width()), u128::from(self.kv_width()));
         let attn_weights = match self.mla {
             None => h * q + 2 * h * kv + q * h,
-            Some(m) => m.weights(h, u64::from(self.heads)),
+            Some(m) => m.weights(h, u128::from(self.heads)),
         };
         let attn_bias = match self.attn_bias {
             AttnBias::None => 0,
@@ -229,31 +229,31 @@ impl Architecture {
             AttnBias::All => q + 2 * kv + h,
         };
         let qk_norm = if self.qk_norm {
-            2 * u64::from(self.head_dim)
+            2 * u128::from(self.head_dim)
         } else {
             0
         };
 
         // Feed-forward.
-        let mlp = |inter: u64| -> u64 {
+        let mlp = |inter: u128| -> u128 {
             let (mats, bias) = match self.mlp {
                 Mlp::Gated => (3 * h * inter, 2 * inter + h),
                 Mlp::Plain => (2 * h * inter, inter + h),
             };
             mats + if self.mlp_bias { bias } else { 0 }
         };
-        let dense_mlp = mlp(u64::from(self.intermediate));
+        let dense_mlp = mlp(u128::from(self.intermediate));
         let (mlp_total, mlp_active) = match self.moe {
             None => (dense_mlp * layers, dense_mlp * layers),
             Some(m) => {
-                let dense = u64::from(m.dense_layers.min(self.layers));
+                let dense = u128::from(m.dense_layers.min(self.layers));
                 let moe_layers = layers - dense;
-                let expert = mlp(u64::from(m.expert_intermediate));
-                let router = h * u64::from(m.experts);
-                let shared = expert * u64::from(m.shared_experts);
-                let per_layer = expert * u64::from(m.experts) + router + shared;
+                let expert = mlp(u128::from(m.expert_intermediate));
+                let router = h * u128::from(m.experts);
+                let shared = expert * u128::from(m.shared_experts);
+                let per_layer = expert * u128::from(m.experts) + router + shared;
                 let per_layer_active =
-                    expert * u64::from(m.experts_per_token.min(m.experts)) + router + shared;
+                    expert * u128::from(m.experts_per_token.min(m.experts)) + router + shared;
                 (
                     dense * dense_mlp + moe_layers * per_layer,
                     dense * dense_mlp + moe_layers * per_layer_active,
@@ -262,10 +262,10 @@ impl Architecture {
         };
 
         // MLA normalises its compressed latents (RMSNorm weights).
-        let mla_norms = self
-            .mla
-            .map_or(0, |m| u64::from(m.q_lora_rank) + u64::from(m.kv_lora_rank));
-        let norms = layers * (u64::from(self.norms_per_layer) * norm_params + qk_norm + mla_norms)
+        let mla_norms = self.mla.map_or(0, |m| {
+            u128::from(m.q_lora_rank) + u128::from(m.kv_lora_rank)
+        });
+        let norms = layers * (u128::from(self.norms_per_layer) * norm_params + qk_norm + mla_norms)
             // Final norm: decoders have one after the last layer; BERT normalises inside
             // each layer and its embeddings instead.
             + if self.encoder_only { 0 } else { norm_params };
@@ -275,19 +275,22 @@ impl Architecture {
         let lm_head = if self.tied_embeddings || self.encoder_only {
             0
         } else {
-            u64::from(self.vocab) * h
+            u128::from(self.vocab) * h
         };
 
         let total =
             embeddings + layer_linear_dense + layer_bias + mlp_total + norms + pooler + lm_head;
         let active = total - mlp_total + mlp_active;
+        // Dimensions are bounded (importers cap them at 2^24), but their products can
+        // still pass u64: saturate instead of wrapping or panicking.
+        let sat = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
         ParamCount {
-            total,
-            embeddings,
-            lm_head,
-            norms,
-            layer_linear: layer_linear_dense + mlp_total,
-            active,
+            total: sat(total),
+            embeddings: sat(embeddings),
+            lm_head: sat(lm_head),
+            norms: sat(norms),
+            layer_linear: sat(layer_linear_dense + mlp_total),
+            active: sat(active),
         }
     }
 }

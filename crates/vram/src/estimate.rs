@@ -154,26 +154,34 @@ pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
         (WeightFormat::Gguf { mix }, Some(a)) => {
             let mix = mix_of(mix);
             let h = u64::from(a.hidden);
-            let v_rows = a.kv_width();
             let down = match (a.moe, a.mlp) {
-                (Some(m), _) => u64::from(m.expert_intermediate) * u64::from(m.experts),
-                (None, _) => u64::from(a.intermediate),
-            } * h;
+                (Some(m), _) => mul(&[u64::from(m.expert_intermediate), u64::from(m.experts), h]),
+                (None, _) => mul(&[u64::from(a.intermediate), h]),
+            };
             let boosted_layers = (0..a.layers)
                 .filter(|&i| use_more_bits(i, a.layers))
                 .count() as u64;
-            let boosted = boosted_layers * (h * v_rows + down);
-            let base = pc.layer_linear.saturating_sub(boosted) + pc.embeddings;
-            mix.base.bytes_for(base)
-                + mix.boosted.bytes_for(boosted)
-                + mix.output.bytes_for(pc.lm_head)
-                // Norms and biases stay F32 in GGUF files.
-                + 4 * (pc.total - pc.layer_linear - pc.embeddings - pc.lm_head)
+            let boosted = mul(&[boosted_layers, mul(&[h, a.kv_width()]).saturating_add(down)])
+                .min(pc.layer_linear);
+            let base = (pc.layer_linear - boosted).saturating_add(pc.embeddings);
+            // Norms and biases stay F32 in GGUF files.
+            let rest = pc
+                .total
+                .saturating_sub(pc.layer_linear)
+                .saturating_sub(pc.embeddings)
+                .saturating_sub(pc.lm_head);
+            mix.base
+                .bytes_for(base)
+                .saturating_add(mix.boosted.bytes_for(boosted))
+                .saturating_add(mix.output.bytes_for(pc.lm_head))
+                .saturating_add(mul(&[4, rest]))
         }
         (WeightFormat::Gguf { mix }, None) => mix_of(mix).base.bytes_for(pc.total),
         (_, Some(_)) => {
             // Quantised linears; embeddings, head, norms and biases stay 16-bit.
-            format.linear_bytes(pc.layer_linear) + sixteen.bytes_for(pc.total - pc.layer_linear)
+            format
+                .linear_bytes(pc.layer_linear)
+                .saturating_add(sixteen.bytes_for(pc.total.saturating_sub(pc.layer_linear)))
         }
         (_, None) => format.linear_bytes(pc.total),
     }
@@ -192,10 +200,16 @@ pub fn lora_params(a: &Architecture, rank: u32) -> u64 {
     let mlp = match a.moe {
         None => mlp_one(u64::from(a.intermediate)),
         Some(m) => {
-            mlp_one(u64::from(m.expert_intermediate)) * u64::from(m.experts + m.shared_experts)
+            // u32 sum widened first: experts + shared experts can pass u32::MAX.
+            mlp_one(u64::from(m.expert_intermediate))
+                * (u64::from(m.experts) + u64::from(m.shared_experts))
         }
     };
-    u64::from(rank) * u64::from(a.layers) * (attn + mlp)
+    mul(&[
+        u64::from(rank),
+        u64::from(a.layers),
+        attn.saturating_add(mlp),
+    ])
 }
 
 /// Optimizer bytes per trainable parameter, as (numerator, denominator).
@@ -268,7 +282,7 @@ fn model_states(
             let adapters = lora_params(a, w.lora_rank);
             // PEFT keeps adapters in fp32 (autocast_adapter_dtype=True): 4-byte weights
             // and gradients, fp32 optimizer states.
-            b.weights = weight_bytes(pc, Some(a), base) + mul(&[adapters, 4]);
+            b.weights = weight_bytes(pc, Some(a), base).saturating_add(mul(&[adapters, 4]));
             b.gradients = mul(&[adapters, 4]);
             let (num, den) = optimizer_per_param(w.optimizer, 4);
             b.optimizer = mul(&[adapters, num]).div_ceil(den);
@@ -307,7 +321,7 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
         None => u128::from(a.intermediate),
         Some(m) => {
             u128::from(m.expert_intermediate)
-                * u128::from(m.experts_per_token.min(m.experts) + m.shared_experts)
+                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
         }
     } / tp;
     let mlp = c * sb * h
@@ -369,7 +383,7 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
         None => u128::from(a.intermediate),
         Some(m) => {
             u128::from(m.expert_intermediate)
-                * u128::from(m.experts_per_token.min(m.experts) + m.shared_experts)
+                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
         }
     } / tp;
     let mlp_phase = residual
@@ -749,7 +763,58 @@ mod tests {
         })
     }
 
+    /// Any architecture an importer can produce: every dimension up to 2^24.
+    fn any_bounded_arch() -> impl Strategy<Value = Architecture> {
+        let dim = || prop_oneof![1u32..64, 1u32..(1 << 24)];
+        (
+            (dim(), dim(), dim(), dim(), dim(), dim(), dim()),
+            any::<bool>(),
+            any::<bool>(),
+            0u32..512,
+        )
+            .prop_map(
+                |((layers, hidden, heads, kv, hd, inter, vocab), moe, mla, experts)| {
+                    let mut a = crate::arch::tests::deepseek_v2_lite();
+                    a.layers = layers;
+                    a.hidden = hidden;
+                    a.heads = heads;
+                    a.kv_heads = kv;
+                    a.head_dim = hd;
+                    a.intermediate = inter;
+                    a.vocab = vocab;
+                    a.max_positions = inter;
+                    if let Some(m) = a.moe.as_mut() {
+                        m.experts = experts.max(1);
+                        m.expert_intermediate = inter;
+                    }
+                    if !moe {
+                        a.moe = None;
+                    }
+                    if !mla {
+                        a.mla = None;
+                    }
+                    a
+                },
+            )
+    }
+
     proptest! {
+        #[test]
+        fn huge_architectures_never_panic(
+            a in any_bounded_arch(),
+            w in workload(),
+            fmt in prop_oneof![Just("bf16"), Just("Q4_K_M"), Just("nf4"), Just("gptq-4bit-128g")],
+        ) {
+            let w = Workload { weights: WeightFormat::parse(fmt).unwrap(), ..w };
+            let m = ModelInput::Arch { arch: Box::new(a.clone()), total_params: None };
+            if let Ok(e) = estimate(&m, &w) {
+                let g = &crate::catalog::gpus()[0];
+                let _ = crate::speed::speed(&a, &w, &e, g);
+                let _ = crate::serving::plan(&a, &w, &e, g.memory_bytes, 90, 16);
+                let _ = crate::solve::max_batch(&m, &w, g.memory_bytes);
+            }
+        }
+
         #[test]
         fn monotonic_in_batch_and_seq(m in any_preset(), w in workload()) {
             let base = estimate(&m, &w).unwrap().per_gpu_bytes;

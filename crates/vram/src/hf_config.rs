@@ -13,7 +13,7 @@ use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
 /// Largest config accepted, in bytes (real ones are a few KiB).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 /// Largest value accepted for any dimension.
-const MAX_DIM: u64 = 1 << 24;
+pub(crate) const MAX_DIM: u64 = 1 << 24;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {

@@ -18,6 +18,7 @@ pub mod estimate;
 pub mod hf_config;
 pub mod quant;
 pub mod serving;
+pub mod share;
 pub mod solve;
 pub mod speed;
 pub mod units;

@@ -53,7 +53,7 @@ pub fn plan(
     )
     .max(1);
     let block = u64::from(block_size.max(1));
-    let blocks = kv_budget / (per_token * block);
+    let blocks = kv_budget / per_token.saturating_mul(block);
     let tokens = blocks * block;
     let seq_tokens = w.seq.saturating_add(w.new_tokens).max(1);
     ServingPlan {
