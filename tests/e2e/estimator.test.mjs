@@ -18,6 +18,12 @@ function gib(bytes) {
   return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
 }
 
+// vram::group_digits: narrow no-break spaces every three digits, from five digits up.
+function groupDigits(n) {
+  const s = String(n);
+  return s.length <= 4 ? s : s.replace(/\B(?=(\d{3})+(?!\d))/g, "\u202f");
+}
+
 function cli(args) {
   const bin = process.env.VRAMLAB_BIN;
   if (!bin) return null;
@@ -163,6 +169,70 @@ test("search filters the models and a pasted config.json is estimated like the C
   await alert.waitFor();
   assert.match(await alert.innerText(), /JSON/);
   await screenshot(page, "estimador-config");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("several GPUs, the serving plan and a shared imported model", async () => {
+  const context = await shared.browser.newContext();
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url("estimador/"));
+  await waitForIslands(page);
+  const est = page.locator(".estimator");
+  const total = est.locator(".est-total");
+
+  // 70B in bf16 on four H100s with tensor parallelism, then as a vLLM-style server.
+  await est.locator("select[name=modelo]").selectOption("llama-3.1-70b");
+  await est.locator("select[name=gpu]").selectOption("h100-sxm");
+  await est.locator("input[name=gpus]").fill("4");
+  const tp = cli(["--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "4", "--tp", "4"]);
+  if (tp) await total.filter({ hasText: gib(tp.per_gpu_bytes) }).waitFor();
+  assert.match(await est.locator(".est-all-gpus").innerText(), /4 GPU/);
+  await est.locator("input[name=servidor]").check();
+  const serve = cli(["--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "4", "--tp", "4", "--serve"]);
+  const plan = est.locator(".est-serving");
+  await plan.waitFor();
+  if (serve) {
+    const tokens = groupDigits(serve.serving.tokens);
+    assert.ok((await plan.innerText()).includes(tokens), `${await plan.innerText()} vs ${tokens}`);
+  }
+
+  // Full training with ZeRO-3 shards the model states; the paged optimizer is explained.
+  await est.locator("select[name=modo]").selectOption("full");
+  assert.equal(await est.locator("input[name=servidor]").isDisabled(), true);
+  await est.locator("select[name=zero]").selectOption("3");
+  await est.locator("select[name=optimizador]").selectOption("paged-adamw8bit");
+  const z3 = cli(["--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "4", "--mode", "train", "--mixed-precision", "--zero", "3", "--optimizer", "paged-adamw8bit"]);
+  if (z3) await total.filter({ hasText: gib(z3.per_gpu_bytes) }).waitFor();
+  await est.locator(".est-notes", { hasText: "paginado" }).waitFor();
+  await page.waitForFunction(() => location.search.includes("zero=3"));
+  await screenshot(page, "estimador-zero3");
+
+  // An imported config travels in the link and comes back in a fresh browser.
+  await est.locator("select[name=modo]").selectOption("inference");
+  await est.locator("input[name=gpus]").fill("1");
+  await est.locator("summary", { hasText: "config.json" }).click();
+  const config = { model_type: "gpt2", n_embd: 768, n_head: 12, n_layer: 12, n_positions: 1024, vocab_size: 50257 };
+  await est.locator("textarea[name=config]").fill(JSON.stringify(config));
+  await page.waitForFunction(() => location.search.includes("arquitectura="));
+  const link = page.url();
+  const fresh = await shared.browser.newContext();
+  const other = await fresh.newPage();
+  const otherProblems = watch(other);
+  await other.goto(link);
+  await waitForIslands(other);
+  await other.waitForFunction(() => document.querySelector(".estimator select[name=modelo]").value === "propio");
+  assert.match(await other.locator(".est-imported").innerText(), /124\u202f439\u202f808/);
+
+  // A tampered architecture is refused with a Spanish message, nothing breaks.
+  const tampered = link.replace(/arquitectura=[^&]*/, "arquitectura=" + encodeURIComponent('{"layers":0}'));
+  await other.goto(tampered);
+  await waitForIslands(other);
+  await other.locator(".est-import [role=alert]").waitFor({ state: "attached" });
+  assert.match(await other.locator(".est-import [role=alert]").textContent(), /dañada|válido/);
+  assert.deepEqual(otherProblems, []);
+  await fresh.close();
   assert.deepEqual(problems, []);
   await context.close();
 });
