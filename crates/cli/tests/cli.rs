@@ -173,3 +173,73 @@ fn catalogs_and_help() {
     );
     assert!(!text.contains("Usage:"), "{text}");
 }
+
+#[test]
+fn gpu_family_sets_the_cuda_context_and_paged_optimizers_are_accepted() {
+    let base = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--seq",
+        "1024",
+        "--json",
+        "--gpu",
+    ];
+    let on = |gpu: &str| {
+        let mut args = base.to_vec();
+        args.push(gpu);
+        json(&args)
+    };
+    // Same workload; only the CUDA context differs: V100 (measured 1343 MiB) vs A100.
+    let volta = on("v100-32gb");
+    let ampere = on("a100-80gb");
+    let overhead = |v: &serde_json::Value| v["breakdown"]["overhead"].as_u64().unwrap();
+    assert_eq!(overhead(&volta) - overhead(&ampere), (1343 - 500) << 20);
+    assert!(
+        volta["notes"].to_string().contains("V100"),
+        "{}",
+        volta["notes"]
+    );
+    // An explicit --cuda-context wins.
+    let mut args = base.to_vec();
+    args.extend(["v100-32gb", "--cuda-context", "500MiB"]);
+    assert_eq!(overhead(&json(&args)), overhead(&ampere));
+
+    let paged = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "train",
+        "--finetune",
+        "qlora",
+        "--optimizer",
+        "paged-adamw8bit",
+        "--json",
+    ]);
+    assert!(
+        paged["notes"].to_string().contains("paginado"),
+        "{}",
+        paged["notes"]
+    );
+}
+
+#[test]
+fn deepseek_mla_caches_the_compressed_latent() {
+    let v = json(&[
+        "estimate",
+        "--model",
+        "deepseek-v3",
+        "--dtype",
+        "fp8",
+        "--seq",
+        "32768",
+        "--json",
+    ]);
+    // 61 layers × (512 + 64) elements × 2 bytes × 32768 tokens.
+    assert_eq!(
+        v["breakdown"]["kv_cache"].as_u64(),
+        Some(61 * 576 * 2 * 32_768)
+    );
+    assert_eq!(v["params"].as_u64(), Some(671_026_404_352));
+}

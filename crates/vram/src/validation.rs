@@ -216,6 +216,58 @@ pub fn cases() -> Vec<Case> {
             decimal_units: false,
         });
     }
+    if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
+        // OPT-13B's attention shape (40 layers, 40 heads × 128, multi-head KV).
+        let opt = crate::Architecture {
+            family: "opt".into(),
+            layers: 40,
+            hidden: 5120,
+            heads: 40,
+            kv_heads: 40,
+            head_dim: 128,
+            ..a.as_ref().clone()
+        };
+        let w = Workload {
+            seq: 1,
+            ..Workload::default()
+        };
+        out.push(Case {
+            id: "vllm-1",
+            what: "caché KV por token de OPT-13B en FP16 (2 × 5120 × 40 × 2 bytes)",
+            source: "Kwon et al. 2023 (vLLM, PagedAttention), §3: «800 KB» por token",
+            published_bytes: 819_200,
+            estimated_bytes: kv_cache(&opt, &w),
+            decimal_units: false,
+        });
+    }
+    if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-70b") {
+        let w = Workload {
+            seq: 128_000,
+            ..Workload::default()
+        };
+        out.push(Case {
+            id: "llama31-kv",
+            what: "caché KV de Llama-3.1-70B con 128 000 tokens en FP16",
+            source: "Hugging Face, «Llama 3.1 - 405B, 70B & 8B» (2024), tabla de memoria de inferencia: 39,06 GB (GiB)",
+            published_bytes: 3906 * ByteSize::GIB / 100,
+            estimated_bytes: kv_cache(&a, &w),
+            decimal_units: false,
+        });
+    }
+    if let Some(m) = arch("llama-3.1-405b") {
+        let w = Workload {
+            weights: plain(Dtype::Fp8),
+            ..Workload::default()
+        };
+        out.push(Case {
+            id: "llama31-fp8",
+            what: "Llama-3.1-405B, solo pesos, FP8",
+            source: "Hugging Face, «Llama 3.1 - 405B, 70B & 8B» (2024), tabla de memoria de inferencia: 405 GB",
+            published_bytes: 405_000_000_000,
+            estimated_bytes: estimate(&m, &w).map(|e| e.breakdown.weights).unwrap_or(0),
+            decimal_units: true,
+        });
+    }
     out
 }
 
@@ -226,7 +278,7 @@ mod tests {
     #[test]
     fn every_case_is_computed() {
         let cases = cases();
-        assert_eq!(cases.len(), 11);
+        assert_eq!(cases.len(), 14);
         for c in &cases {
             assert!(c.estimated_bytes > 0, "{}", c.id);
         }
@@ -254,7 +306,7 @@ mod tests {
     #[test]
     fn exact_cases_are_exact() {
         for c in cases() {
-            if matches!(c.id, "seed-1" | "seed-2" | "zero-1" | "kv-1" | "kv-2") {
+            if matches!(c.id, "seed-1" | "seed-2" | "zero-1" | "kv-1" | "kv-2" | "vllm-1") {
                 assert_eq!(c.estimated_bytes, c.published_bytes, "{}", c.id);
             }
         }
