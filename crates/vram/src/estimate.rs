@@ -338,6 +338,10 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
 
 /// Training activations: every layer's saved tensors (or only layer inputs plus one
 /// layer under checkpointing), one more layer as backward working set, and the logits.
+///
+/// Pipeline parallelism does not divide this: with the 1F1B schedule the first stage
+/// holds `pp` micro-batches in flight, each through `layers / pp` layers, which is the
+/// whole model's activations for one micro-batch (Korthikanti et al. 2022, §4.2.3).
 pub fn training_activations(a: &Architecture, w: &Workload) -> u64 {
     let layer = layer_activations(a, w);
     let c = w.compute_dtype().bytes_for(1);
@@ -475,6 +479,13 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         notes.push(format!(
             "El optimizador paginado guarda sus estados ({}) en memoria unificada: se cuentan en la GPU, pero si falta memoria el controlador los desaloja a la RAM de la CPU en vez de dar OOM (más lento por el tráfico PCIe).",
             ByteSize(optimizer)
+        ));
+    }
+    if w.mode == Mode::Train && w.pp > 1 && arch.is_some() {
+        notes.push(format!(
+            "Con paralelismo de tubería (calendario 1F1B), la primera etapa guarda {} microlotes en vuelo por {} de las capas: las activaciones por GPU son las de todo el modelo para un microlote.",
+            w.pp,
+            if w.pp == 2 { "la mitad".to_owned() } else { format!("1/{}", w.pp) }
         ));
     }
     if w.cpu_offload && optimizer > 0 {
@@ -667,6 +678,26 @@ mod tests {
                 b.notes
             );
         }
+    }
+
+    #[test]
+    fn pipeline_parallel_keeps_first_stage_activations() {
+        let m = preset("llama-3.1-8b");
+        let w = Workload {
+            mode: Mode::Train,
+            seq: 2048,
+            gpus: 4,
+            ..Workload::default()
+        };
+        let one = estimate(&m, &w).unwrap();
+        let pp = estimate(&m, &Workload { pp: 4, ..w }).unwrap();
+        assert_eq!(pp.breakdown.activations, one.breakdown.activations);
+        assert_eq!(pp.breakdown.weights, one.breakdown.weights.div_ceil(4));
+        assert!(
+            pp.notes.iter().any(|n| n.contains("1F1B")),
+            "{:?}",
+            pp.notes
+        );
     }
 
     #[test]

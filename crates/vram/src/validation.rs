@@ -306,7 +306,10 @@ mod tests {
     #[test]
     fn exact_cases_are_exact() {
         for c in cases() {
-            if matches!(c.id, "seed-1" | "seed-2" | "zero-1" | "kv-1" | "kv-2" | "vllm-1") {
+            if matches!(
+                c.id,
+                "seed-1" | "seed-2" | "zero-1" | "kv-1" | "kv-2" | "vllm-1"
+            ) {
                 assert_eq!(c.estimated_bytes, c.published_bytes, "{}", c.id);
             }
         }
