@@ -30,13 +30,18 @@ function cli(args) {
   return JSON.parse(execFileSync(bin, ["estimate", ...args, "--json"], { encoding: "utf8" }));
 }
 
-test("the estimator matches the CLI and follows its inputs", async () => {
+// A fresh browser context on the estimator page, hydrated, with its console watched.
+async function openEstimator() {
   const context = await shared.browser.newContext();
   const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url("estimador/"));
   await waitForIslands(page);
-  const est = page.locator(".estimator");
+  return { context, page, problems, est: page.locator(".estimator") };
+}
+
+test("the estimator matches the CLI and follows its inputs", async () => {
+  const { context, page, problems, est } = await openEstimator();
   const total = est.locator(".est-total");
 
   const expected = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090"]);
@@ -125,12 +130,7 @@ test("the accuracy table is rendered at build time", async () => {
 });
 
 test("search filters the models and a pasted config.json is estimated like the CLI", async () => {
-  const context = await shared.browser.newContext();
-  const page = await context.newPage();
-  const problems = watch(page);
-  await page.goto(url("estimador/"));
-  await waitForIslands(page);
-  const est = page.locator(".estimator");
+  const { context, page, problems, est } = await openEstimator();
 
   await est.locator("input[name=buscar]").fill("qwen3");
   const visible = await est.locator("select[name=modelo] option:not([hidden])").allInnerTexts();
@@ -174,12 +174,7 @@ test("search filters the models and a pasted config.json is estimated like the C
 });
 
 test("several GPUs, the serving plan and a shared imported model", async () => {
-  const context = await shared.browser.newContext();
-  const page = await context.newPage();
-  const problems = watch(page);
-  await page.goto(url("estimador/"));
-  await waitForIslands(page);
-  const est = page.locator(".estimator");
+  const { context, page, problems, est } = await openEstimator();
   const total = est.locator(".est-total");
 
   // 70B in bf16 on four H100s with tensor parallelism, then as a vLLM-style server.
