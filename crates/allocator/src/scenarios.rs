@@ -1,0 +1,1 @@
+//! Teaching scenarios (placeholder while tuning).
