@@ -116,6 +116,12 @@ impl Allocator {
         self.c.reserved
     }
 
+    /// Size of the largest free cached block, in either pool.
+    pub fn largest_free_block(&self) -> u64 {
+        let last = |p: &BlockPool| p.free.last_key_value().map_or(0, |(k, _)| k.0);
+        last(&self.small).max(last(&self.large))
+    }
+
     /// The block holding `id`, if it is allocated.
     pub fn block(&self, id: u64) -> Option<BlockRef> {
         self.live.get(&id).map(|&b| self.block_ref(b))

@@ -49,20 +49,20 @@ impl Config {
         if self.capacity == 0 || self.capacity > MAX_BYTES {
             return Err(ConfigError::Capacity(self.capacity));
         }
-        if let Some(m) = self.max_split_size {
-            if m < LARGE_BUFFER {
-                return Err(ConfigError::MaxSplitSize(m));
-            }
+        if let Some(m) = self.max_split_size
+            && m < LARGE_BUFFER
+        {
+            return Err(ConfigError::MaxSplitSize(m));
         }
-        if let Some(t) = self.garbage_collection_threshold {
-            if !(t > 0.0 && t < 1.0) {
-                return Err(ConfigError::GcThreshold(t));
-            }
+        if let Some(t) = self.garbage_collection_threshold
+            && !(t > 0.0 && t < 1.0)
+        {
+            return Err(ConfigError::GcThreshold(t));
         }
-        if let Some(d) = self.roundup_power2_divisions {
-            if !d.is_power_of_two() {
-                return Err(ConfigError::Divisions(d));
-            }
+        if let Some(d) = self.roundup_power2_divisions
+            && !d.is_power_of_two()
+        {
+            return Err(ConfigError::Divisions(d));
         }
         Ok(())
     }

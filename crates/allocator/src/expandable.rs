@@ -57,10 +57,10 @@ impl Allocator {
         for &unmapped in self.pool(pool).unmapped.values() {
             let mut start = unmapped;
             // A free mapped block right before the gap counts too.
-            if let Some(p) = self.arena[unmapped].prev {
-                if !self.arena[p].allocated {
-                    start = p;
-                }
+            if let Some(p) = self.arena[unmapped].prev
+                && !self.arena[p].allocated
+            {
+                start = p;
             }
             if self.has_available_address_space(start, size) {
                 return Some(start);

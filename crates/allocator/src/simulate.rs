@@ -9,9 +9,9 @@
 //! ignored.
 //!
 //! Fragmentation is reported at the moment it matters: right after the first OOM, or,
-//! if there is none, after the event with the most reserved-but-unallocated memory
-//! (found in a first pass, then reached again by replaying the trace: the simulation is
-//! deterministic).
+//! if there is none, after the event that left the most free cached bytes outside the
+//! largest free block (found in a first pass, then reached again by replaying the
+//! trace: the simulation is deterministic).
 
 use std::collections::HashSet;
 
@@ -59,7 +59,8 @@ pub enum Event {
 #[serde(rename_all = "snake_case")]
 pub enum Moment {
     FirstOom,
-    MostUnallocated,
+    /// The most free bytes outside the largest free block.
+    MostFragmented,
 }
 
 /// Fragmentation at a chosen moment of the trace.
@@ -106,7 +107,7 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
     let mut oom_events_omitted = 0u64;
     let mut first_oom: Option<(usize, Fragmentation)> = None;
     let mut first_oom_message = None;
-    let mut most_unallocated = (0usize, 0u64);
+    let mut most_fragmented = (0usize, 0u64);
     let (mut bucket_allocated, mut bucket_reserved) = (0, 0);
     for (i, e) in trace.events.iter().enumerate() {
         if let Some(oom) = run.apply(e) {
@@ -131,8 +132,9 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
             }
         }
         let (allocated, reserved) = (run.alloc.allocated(), run.alloc.reserved());
-        if reserved - allocated > most_unallocated.1 {
-            most_unallocated = (i, reserved - allocated);
+        let stranded = (reserved - allocated).saturating_sub(run.alloc.largest_free_block());
+        if stranded > most_fragmented.1 {
+            most_fragmented = (i, stranded);
         }
         bucket_allocated = bucket_allocated.max(allocated);
         bucket_reserved = bucket_reserved.max(reserved);
@@ -149,12 +151,12 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
     let (at, event, fragmentation) = match first_oom {
         Some((i, f)) => (Moment::FirstOom, i, f),
         None => {
-            let (i, _) = most_unallocated;
+            let (i, _) = most_fragmented;
             let mut replay = Run::new(config)?;
             for e in trace.events.iter().take(i + 1) {
                 replay.apply(e);
             }
-            (Moment::MostUnallocated, i, replay.alloc.fragmentation())
+            (Moment::MostFragmented, i, replay.alloc.fragmentation())
         }
     };
     let mut warnings = trace.warnings.clone();
@@ -240,10 +242,10 @@ impl Run {
                 }
             }
             TraceOp::Free { id } => {
-                if !self.blockless.remove(&id) {
-                    if let Err(err) = self.alloc.free(id) {
-                        self.warn(format!("línea {}: {err}; se ignora", e.line));
-                    }
+                if !self.blockless.remove(&id)
+                    && let Err(err) = self.alloc.free(id)
+                {
+                    self.warn(format!("línea {}: {err}; se ignora", e.line));
                 }
                 None
             }
@@ -255,5 +257,142 @@ impl Run {
         if self.warnings.len() < MAX_WARNINGS {
             self.warnings.push(message);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn timeline_is_bounded_and_keeps_the_peak() {
+        // 30 000 events: the reserved peak happens once, in the middle.
+        let mut ops = Vec::new();
+        for i in 0..15_000u64 {
+            let bytes = if i == 7_777 { 900 * MIB } else { MIB };
+            ops.push(TraceOp::Alloc { id: i, bytes });
+            ops.push(TraceOp::Free { id: i });
+        }
+        let report = simulate(&Trace::from_ops(ops), &Config::new(1 << 30));
+        let report = report.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.timeline_stride, 3);
+        assert_eq!(report.events.len(), 10_000);
+        let max = report
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Point { reserved_bytes, .. } => Some(*reserved_bytes),
+                Event::Oom { .. } => None,
+            })
+            .max();
+        assert_eq!(max, Some(report.peak_reserved_bytes));
+        assert_eq!(report.peak_reserved_bytes, 902 * MIB);
+        assert!(matches!(
+            report.events.last(),
+            Some(Event::Point { event: 29_999, .. })
+        ));
+    }
+
+    #[test]
+    fn ooms_are_events_and_the_json_has_the_contract_keys() {
+        let ops = [
+            TraceOp::Alloc {
+                id: 1,
+                bytes: 8 * MIB,
+            },
+            TraceOp::Alloc {
+                id: 2,
+                bytes: 8 * MIB,
+            },
+            TraceOp::Free { id: 1 },
+            TraceOp::Alloc {
+                id: 3,
+                bytes: 30 * MIB,
+            },
+            TraceOp::Free { id: 3 },
+            TraceOp::Free { id: 2 },
+        ];
+        let report = simulate(&Trace::from_ops(ops), &Config::new(40 * MIB));
+        let report = report.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((report.ooms, report.alloc_retries), (1, 1));
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let oom = report
+            .events
+            .iter()
+            .find(|e| matches!(e, Event::Oom { .. }));
+        assert!(matches!(
+            oom,
+            Some(Event::Oom {
+                event: 3,
+                line: 4,
+                id: 3,
+                ..
+            })
+        ));
+        assert_eq!(report.fragmentation.at, Moment::FirstOom);
+        // [8 free][8][4 free] when it failed: 12 MiB free, the largest piece 8 MiB.
+        let f = &report.fragmentation.fragmentation;
+        assert_eq!(
+            (f.free_bytes, f.largest_free_block_bytes),
+            (12 * MIB, 8 * MIB)
+        );
+        assert!((f.ratio - 1.0 / 3.0).abs() < 1e-9);
+        let json = serde_json::to_value(&report).unwrap_or_default();
+        for key in [
+            "peak_allocated_bytes",
+            "peak_reserved_bytes",
+            "ooms",
+            "alloc_retries",
+        ] {
+            assert!(json[key].is_u64(), "{key}");
+        }
+        assert_eq!(json["fragmentation"]["at"], "first_oom");
+        assert!(json["fragmentation"]["ratio"].is_f64());
+        assert_eq!(json["events"][0]["kind"], "point");
+        assert!(
+            json["events"][3]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("CUDA out of memory. Tried to allocate 30.00 MiB."))
+        );
+    }
+
+    #[test]
+    fn without_oom_fragmentation_is_measured_at_its_worst() {
+        let ops = [
+            TraceOp::Alloc {
+                id: 1,
+                bytes: 8 * MIB,
+            },
+            TraceOp::Alloc {
+                id: 2,
+                bytes: 8 * MIB,
+            },
+            TraceOp::Free { id: 1 }, // worst here: 12 MiB cached in two pieces, 4 outside the 8
+            TraceOp::Free { id: 2 },
+        ];
+        let report = simulate(&Trace::from_ops(ops), &Config::new(1 << 30));
+        let report = report.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.fragmentation.at, Moment::MostFragmented);
+        assert_eq!(report.fragmentation.event, 2);
+        assert_eq!(report.fragmentation.fragmentation.free_bytes, 12 * MIB);
+        assert_eq!(report.first_oom_message, None);
+    }
+
+    #[test]
+    fn inconsistent_built_traces_only_warn() {
+        let ops = [
+            TraceOp::Free { id: 5 },
+            TraceOp::Alloc { id: 1, bytes: 0 },
+            TraceOp::Free { id: 1 },
+            TraceOp::Alloc { id: 2, bytes: 10 },
+            TraceOp::Alloc { id: 2, bytes: 10 },
+        ];
+        let report = simulate(&Trace::from_ops(ops), &Config::new(1 << 30));
+        let report = report.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.warnings_total, 2, "{:?}", report.warnings);
+        assert!(report.warnings[0].starts_with("línea 1: el id 5 no está reservado"));
+        assert!(simulate(&Trace::default(), &Config::new(0)).is_err());
     }
 }

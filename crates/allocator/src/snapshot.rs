@@ -275,7 +275,7 @@ impl Allocator {
                 } else {
                     unmapped_blocks += 1;
                     let page = s.pool.page_size();
-                    if block.offset % page != 0 || block.size % page != 0 {
+                    if !block.offset.is_multiple_of(page) || !block.size.is_multiple_of(page) {
                         return Err(format!("{here}: hueco sin mapear no alineado a página"));
                     }
                     if self.pool(s.pool).unmapped.get(&block.addr_key()) != Some(&b) {

@@ -384,3 +384,44 @@ fn bad_calls_are_errors_not_panics() {
     oom(&mut e, 1, 200 * MIB);
     check(&e);
 }
+
+/// The pattern of PyTorch's note on expandable segments, small enough to follow by
+/// hand: each step allocates a = N × 5 MiB and b = N × 3 MiB, for N = 4, 5, 6, and frees
+/// both at the end of the step.
+#[test]
+fn growing_batch_fragments_the_default_allocator_but_not_expandable_segments() {
+    let steps = [
+        (20 * MIB, 12 * MIB),
+        (25 * MIB, 15 * MIB),
+        (30 * MIB, 18 * MIB),
+    ];
+    let run = |config: Config| {
+        let mut a = allocator(config);
+        for (n, (x, y)) in (0u64..).zip(steps) {
+            a.alloc(2 * n, x).unwrap();
+            a.alloc(2 * n + 1, y).unwrap();
+            a.free(2 * n).unwrap();
+            a.free(2 * n + 1).unwrap();
+            check(&a);
+        }
+        a.stats()
+    };
+    // Default: N = 4 gets segments of 20 and 12 MiB. N = 5: 25 MiB fits neither, a new
+    // 26 MiB segment; 15 MiB splits the 20 MiB block (5 MiB left). N = 6: 30 MiB again
+    // fits nothing cached (26, 20, 12): a new 30 MiB segment; 18 MiB splits the 20.
+    // 20 + 12 + 26 + 30 = 88 MiB reserved for 48 MiB ever live at once.
+    let s = run(Config::new(1 << 30));
+    assert_eq!(
+        (s.peak_reserved_bytes, s.peak_allocated_bytes),
+        (88 * MIB, 48 * MIB)
+    );
+    // Expandable: N = 4 maps two pages, [a 0–20][b 20–32][free 32–40]; freed, it is one
+    // 40 MiB block. N = 5: 25 + 15 = 40 tile it exactly. N = 6: 30 MiB splits it, 18 MiB
+    // takes the 10 MiB left plus one more page: 60 MiB, in one segment.
+    let s = run(Config::new(1 << 30).expandable());
+    assert_eq!(
+        (s.peak_reserved_bytes, s.peak_allocated_bytes),
+        (60 * MIB, 48 * MIB)
+    );
+    assert_eq!(s.segments, 1);
+}
