@@ -43,7 +43,10 @@ pub mod trace;
 pub use allocator::{AllocError, Allocator, BlockRef, UnknownId};
 pub use config::{Config, ConfigError};
 pub use oom::Oom;
-pub use simulate::{Event, MAX_OOM_EVENTS, MAX_TIMELINE_POINTS, Report, simulate};
+pub use simulate::{
+    Event, FragmentationReport, MAX_OOM_EVENTS, MAX_REPORT_SEGMENTS, MAX_TIMELINE_POINTS, Moment,
+    Report, simulate,
+};
 pub use sizes::{Pool, format_size};
 pub use snapshot::{
     BlockInfo, BlockState, Fragmentation, SegmentFragmentation, SegmentInfo, Stats,

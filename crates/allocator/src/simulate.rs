@@ -9,9 +9,9 @@
 //! ignored.
 //!
 //! Fragmentation is reported at the moment it matters: right after the first OOM, or,
-//! if there is none, after the event that left the most free cached bytes outside the
-//! largest free block (found in a first pass, then reached again by replaying the
-//! trace: the simulation is deterministic).
+//! if there is none, when reserved memory first reached its peak — the moment a smaller
+//! device would have failed (found in a first pass, then reached again by replaying
+//! the trace: the simulation is deterministic).
 
 use std::collections::HashSet;
 
@@ -59,8 +59,8 @@ pub enum Event {
 #[serde(rename_all = "snake_case")]
 pub enum Moment {
     FirstOom,
-    /// The most free bytes outside the largest free block.
-    MostFragmented,
+    /// The first event after which reserved memory was at its peak.
+    PeakReserved,
 }
 
 /// Fragmentation at a chosen moment of the trace.
@@ -107,7 +107,7 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
     let mut oom_events_omitted = 0u64;
     let mut first_oom: Option<(usize, Fragmentation)> = None;
     let mut first_oom_message = None;
-    let mut most_fragmented = (0usize, 0u64);
+    let mut peak_reserved = (0usize, 0u64);
     let (mut bucket_allocated, mut bucket_reserved) = (0, 0);
     for (i, e) in trace.events.iter().enumerate() {
         if let Some(oom) = run.apply(e) {
@@ -132,9 +132,8 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
             }
         }
         let (allocated, reserved) = (run.alloc.allocated(), run.alloc.reserved());
-        let stranded = (reserved - allocated).saturating_sub(run.alloc.largest_free_block());
-        if stranded > most_fragmented.1 {
-            most_fragmented = (i, stranded);
+        if reserved > peak_reserved.1 {
+            peak_reserved = (i, reserved);
         }
         bucket_allocated = bucket_allocated.max(allocated);
         bucket_reserved = bucket_reserved.max(reserved);
@@ -151,12 +150,12 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
     let (at, event, fragmentation) = match first_oom {
         Some((i, f)) => (Moment::FirstOom, i, f),
         None => {
-            let (i, _) = most_fragmented;
+            let (i, _) = peak_reserved;
             let mut replay = Run::new(config)?;
             for e in trace.events.iter().take(i + 1) {
                 replay.apply(e);
             }
-            (Moment::MostFragmented, i, replay.alloc.fragmentation())
+            (Moment::PeakReserved, i, replay.alloc.fragmentation())
         }
     };
     let mut warnings = trace.warnings.clone();
@@ -359,24 +358,33 @@ mod tests {
     }
 
     #[test]
-    fn without_oom_fragmentation_is_measured_at_its_worst() {
+    fn without_oom_fragmentation_is_measured_at_the_reserved_peak() {
+        let mb = |bytes: u64| bytes * MIB;
         let ops = [
             TraceOp::Alloc {
                 id: 1,
-                bytes: 8 * MIB,
+                bytes: mb(8),
             },
             TraceOp::Alloc {
                 id: 2,
-                bytes: 8 * MIB,
+                bytes: mb(8),
             },
-            TraceOp::Free { id: 1 }, // worst here: 12 MiB cached in two pieces, 4 outside the 8
+            TraceOp::Free { id: 1 },
+            // A second segment: the peak (50 MiB), with [8 free][8][4 free] in the first.
+            TraceOp::Alloc {
+                id: 3,
+                bytes: mb(30),
+            },
             TraceOp::Free { id: 2 },
+            TraceOp::Free { id: 3 },
         ];
         let report = simulate(&Trace::from_ops(ops), &Config::new(1 << 30));
         let report = report.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(report.fragmentation.at, Moment::MostFragmented);
-        assert_eq!(report.fragmentation.event, 2);
-        assert_eq!(report.fragmentation.fragmentation.free_bytes, 12 * MIB);
+        assert_eq!(report.fragmentation.at, Moment::PeakReserved);
+        assert_eq!(report.fragmentation.event, 3);
+        let f = &report.fragmentation.fragmentation;
+        assert_eq!((f.free_bytes, f.largest_free_block_bytes), (mb(12), mb(8)));
+        assert_eq!(f.segments.len(), 2);
         assert_eq!(report.first_oom_message, None);
     }
 

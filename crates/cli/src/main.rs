@@ -7,6 +7,7 @@
 mod catalog_cmd;
 mod errors;
 mod estimate_cmd;
+mod simulate_cmd;
 mod table;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,9 @@ enum Command {
     /// Lista las GPU del catálogo.
     #[command(help_template = HELP_TEMPLATE)]
     Gpus(catalog_cmd::Args),
+    /// Simula el asignador de memoria de PyTorch sobre una traza de reservas.
+    #[command(help_template = HELP_TEMPLATE)]
+    Simulate(simulate_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         Command::Estimate(args) => estimate_cmd::run(&args),
         Command::Models(args) => catalog_cmd::models(&args),
         Command::Gpus(args) => catalog_cmd::gpus(&args),
+        Command::Simulate(args) => simulate_cmd::run(&args),
     };
     match result {
         Ok(text) => {
