@@ -164,7 +164,7 @@ impl Allocator {
                 rounded_bytes: size,
                 alloc_size_bytes: alloc_size,
                 capacity_bytes: self.config.capacity,
-                free_bytes: self.config.capacity - self.c.reserved,
+                free_bytes: self.config.capacity.saturating_sub(self.c.reserved),
                 allocated_bytes: self.c.allocated,
                 reserved_bytes: self.c.reserved,
             })));

@@ -7,9 +7,15 @@
 //! allocator's actual rules — 512-byte rounding, the 1 MiB small/large pool boundary,
 //! 2 MiB and 20 MiB segments, best fit with splitting thresholds, `max_split_size_mb`,
 //! the retry path that empties the cache before giving up, and expandable segments —
-//! so this crate re-implements them from the C++ source (PyTorch 2.1 to 2.7 behave
-//! alike here), rule by rule, each with its own test. Nothing is copied: the names of
-//! PyTorch's functions appear in the docs so the two can be read side by side.
+//! so this crate re-implements them from the C++ source, rule by rule, each with its
+//! own test. Nothing is copied: the names of PyTorch's functions appear in the docs so
+//! the two can be read side by side. The rules have been stable since expandable
+//! segments arrived (2.1); newer releases add `max_non_split_rounding_mb`, which
+//! replaces the fixed 20 MiB slack of oversize blocks (and defaults to it).
+//!
+//! A check against reality: the test for pytorch/pytorch#123548 replays the issue's
+//! reproducer and gets the reserved-memory growth its author measured on a GPU, to the
+//! MiB.
 //!
 //! Layout:
 //! - [`sizes`]: rounding, pools, segment sizes, `format_size`.
@@ -45,7 +51,7 @@ pub use config::{Config, ConfigError};
 pub use oom::Oom;
 pub use simulate::{
     Event, FragmentationReport, MAX_OOM_EVENTS, MAX_REPORT_SEGMENTS, MAX_TIMELINE_POINTS, Moment,
-    Report, simulate,
+    Replay, Report, simulate,
 };
 pub use sizes::{Pool, format_size};
 pub use snapshot::{

@@ -28,9 +28,11 @@ pub struct Oom {
 }
 
 impl Oom {
-    /// The message of PyTorch ≥ 2.2 (2.1 wrote "capacty"), for GPU 0, without the
-    /// per-process line that needs NVML and the "allowed" part of
-    /// `set_per_process_memory_fraction`.
+    /// The message of current PyTorch, for GPU 0, without the per-process line that
+    /// needs NVML ("Including non-PyTorch memory, this process has …") and the
+    /// "allowed" part of `set_per_process_memory_fraction`. Older wordings differ: 2.1
+    /// wrote "total capacty" and suggested `max_split_size_mb`; the suggestion became
+    /// expandable segments with pytorch/pytorch#113481 (November 2023).
     pub fn message(&self) -> String {
         format!(
             "CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of \
@@ -43,7 +45,7 @@ impl Oom {
             format_size(self.capacity_bytes),
             format_size(self.free_bytes),
             format_size(self.allocated_bytes),
-            format_size(self.reserved_bytes - self.allocated_bytes),
+            format_size(self.reserved_bytes.saturating_sub(self.allocated_bytes)),
         )
     }
 }

@@ -59,8 +59,9 @@ impl Allocator {
     /// cached oversize segment that is large enough, or else oversize segments from the
     /// largest down until their total covers the request. Returns whether it did.
     ///
-    /// PyTorch looks at any cached block here; blocks of expandable segments or split
-    /// ones (which `cudaFree` could not release) are skipped instead.
+    /// Blocks of expandable segments are skipped, as PyTorch does since
+    /// pytorch/pytorch#134338 (before it, it could assert here); so are split blocks,
+    /// which `cudaFree` could not release (PyTorch assumes oversize blocks are unsplit).
     pub(crate) fn release_available_cached_blocks(&mut self, pool: Pool, size: u64) -> bool {
         let Some(max_split) = self.config.max_split_size else {
             return false;

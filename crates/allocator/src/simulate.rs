@@ -99,7 +99,7 @@ pub struct Report {
 
 /// Runs `trace` on a fresh allocator configured by `config`.
 pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
-    let mut run = Run::new(config)?;
+    let mut run = Replay::new(config)?;
     let total = trace.events.len();
     let stride = total.div_ceil(MAX_TIMELINE_POINTS).max(1);
     let mut events = Vec::new();
@@ -151,7 +151,7 @@ pub fn simulate(trace: &Trace, config: &Config) -> Result<Report, ConfigError> {
         Some((i, f)) => (Moment::FirstOom, i, f),
         None => {
             let (i, _) = peak_reserved;
-            let mut replay = Run::new(config)?;
+            let mut replay = Replay::new(config)?;
             for e in trace.events.iter().take(i + 1) {
                 replay.apply(e);
             }
@@ -194,23 +194,36 @@ fn bounded(at: Moment, event: usize, mut fragmentation: Fragmentation) -> Fragme
     }
 }
 
-/// An allocator fed with trace events, tolerant of inconsistent built traces.
-pub(crate) struct Run {
-    pub alloc: Allocator,
+/// An allocator fed with trace events one at a time (a UI stepping through a trace
+/// uses this), tolerant of inconsistent built traces: what cannot be applied becomes a
+/// warning.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    alloc: Allocator,
     /// Ids that hold no block: empty tensors and failed allocations.
     blockless: HashSet<u64>,
     warnings: Vec<String>,
     warnings_total: u64,
 }
 
-impl Run {
-    pub fn new(config: &Config) -> Result<Run, ConfigError> {
-        Ok(Run {
+impl Replay {
+    pub fn new(config: &Config) -> Result<Replay, ConfigError> {
+        Ok(Replay {
             alloc: Allocator::new(config.clone())?,
             blockless: HashSet::new(),
             warnings: Vec::new(),
             warnings_total: 0,
         })
+    }
+
+    /// The allocator after the events applied so far.
+    pub fn allocator(&self) -> &Allocator {
+        &self.alloc
+    }
+
+    /// Warnings so far (at most [`MAX_WARNINGS`]) and their total count.
+    pub fn warnings(&self) -> (&[String], u64) {
+        (&self.warnings, self.warnings_total)
     }
 
     /// Applies one event; returns the OOM if it was a failed allocation.
@@ -386,6 +399,18 @@ mod tests {
         assert_eq!((f.free_bytes, f.largest_free_block_bytes), (mb(12), mb(8)));
         assert_eq!(f.segments.len(), 2);
         assert_eq!(report.first_oom_message, None);
+    }
+
+    #[test]
+    fn stepping_a_replay_matches_the_report() {
+        let trace = crate::scenarios::Scenario::Mixed.trace();
+        let config = Config::new(crate::scenarios::Scenario::Mixed.demo_capacity());
+        let mut replay = Replay::new(&config).unwrap_or_else(|e| panic!("{e}"));
+        let ooms = trace.events.iter().filter_map(|e| replay.apply(e)).count();
+        let report = simulate(&trace, &config).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ooms as u64, report.ooms);
+        assert_eq!(replay.allocator().stats(), report.stats);
+        assert_eq!(replay.warnings().1, 0);
     }
 
     #[test]
