@@ -84,7 +84,7 @@ pub enum ConfigError {
     Capacity(u64),
     #[error(
         "max_split_size_mb debe ser al menos 20 MiB, el tamaño de los segmentos grandes \
-         (es {0} bytes; PyTorch ≤ 2.7 exige más de 20)"
+         (es {0} bytes; las versiones antiguas de PyTorch exigían más de 20)"
     )]
     MaxSplitSize(u64),
     #[error("garbage_collection_threshold debe estar entre 0 y 1, sin incluirlos (es {0})")]
