@@ -1,7 +1,187 @@
-//! `oom` will hold the pure diagnostics of an out-of-memory error once it happened:
-//! the OOM message and `torch.cuda.memory_summary()` parsers, the snapshot reader and
-//! the caching-allocator simulator.
+//! `oom` explains a GPU out-of-memory error after it happened: paste the message (or a
+//! `torch.cuda.memory_summary()` table) into [`explain`] and get the numbers decoded and
+//! a ranked diagnosis with concrete fixes, in Spanish.
 //!
-//! It exists now so the workspace has the shape ARCHITECTURE.md describes; like `vram`
-//! it must never do I/O nor depend on web or GPU crates, so it builds for native and for
-//! wasm32 alike. It intentionally exports nothing yet.
+//! Why a parser at all: PyTorch's OOM message holds the whole story (what was
+//! requested, what is free, what PyTorch reserved but cannot use, whether another
+//! process holds the GPU), but in a sentence whose wording changed three times since
+//! 2018 and whose numbers most people cannot read at 2 a.m. The formats come from
+//! PyTorch's own format strings (`c10/cuda/CUDACachingAllocator.cpp`,
+//! `torch/cuda/memory.py`, the MPS allocator) and vLLM's start-up check; the corpus in
+//! `tests/corpus/` pins each wording.
+//!
+//! The pipeline is pure and linear in the size of the paste:
+//!
+//! 1. [`clean`](crate::clean) strips colours, line endings and log prefixes
+//!    (`[rank0]:`, timestamps, `(VllmWorker pid=…)`), one copy of the input.
+//! 2. [`message`] finds every message by its anchor phrases and decodes each one's
+//!    fields within its own span; [`summary`] reads tables. At most
+//!    [`MAX_MESSAGES`] are kept.
+//! 3. [`diagnosis`] turns the richest message into ranked causes.
+//!
+//! Like `vram`, this crate does no I/O and depends only on serde and thiserror, so it
+//! builds for native and wasm32 alike. Nothing panics on any input: every index is
+//! checked, arithmetic saturates or is checked, and what the text does not say stays
+//! `None` instead of becoming a guess.
+
+mod clean;
+pub mod diagnosis;
+pub mod format;
+mod message;
+mod model;
+mod scan;
+pub mod size;
+pub mod summary;
+
+use serde::{Deserialize, Serialize};
+
+pub use diagnosis::{Cause, CauseId, Diagnosis, diagnose};
+pub use message::MAX_MESSAGES;
+pub use model::{Allocator, Decoded, Era, Kind, KvCacheShortfall, ProcessUse};
+pub use size::{SiPrefixes, SizeError, parse_size, parse_size_as};
+pub use summary::{Cells, Metric, RowUnit, SummaryRow, SummaryTable};
+
+/// Everything `vramlab explain` prints: the main message's numbers (flattened into the
+/// top level of the JSON), its diagnosis, caveats, and the other messages of the paste.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// The message the diagnosis is about: the one that says the most.
+    #[serde(flatten)]
+    pub primary: Decoded,
+    /// Causes, most likely first.
+    pub diagnosis: Vec<Cause>,
+    /// Caveats that are not causes.
+    pub notes: Vec<String>,
+    /// Every other message found in the paste, in order (without diagnosis; call
+    /// [`diagnose`] on one to get it).
+    pub messages: Vec<Decoded>,
+}
+
+/// Decodes and diagnoses a paste: an OOM message, a traceback, a log, a
+/// `memory_summary()` table, or several of them. Never panics.
+pub fn explain(text: &str) -> Explanation {
+    let cleaned = clean::clean(text);
+    let found = message::find_all(&cleaned);
+    let mut messages = found.messages;
+    let Some(best) = best_index(&messages) else {
+        let Diagnosis { causes, notes } = diagnosis::unrecognized(&cleaned);
+        let mut primary = Decoded::new(Kind::Unknown);
+        primary.excerpt = excerpt(&cleaned);
+        return Explanation {
+            primary,
+            diagnosis: causes,
+            notes,
+            messages,
+        };
+    };
+    let primary = messages.remove(best);
+    let Diagnosis { causes, mut notes } = diagnose(&primary);
+    if !messages.is_empty() {
+        notes.push(format!(
+            "El texto tiene {} {} más; el diagnóstico es del que más datos trae.",
+            messages.len(),
+            if messages.len() == 1 {
+                "mensaje"
+            } else {
+                "mensajes"
+            }
+        ));
+    }
+    if found.more {
+        notes.push(format!(
+            "Solo se analizaron los primeros {MAX_MESSAGES} mensajes del texto."
+        ));
+    }
+    Explanation {
+        primary,
+        diagnosis: causes,
+        notes,
+        messages,
+    }
+}
+
+/// The message to diagnose: allocator messages first (they carry numbers), then tables,
+/// then library and driver errors; among equals, the one with more numbers, then the
+/// first.
+fn best_index(messages: &[Decoded]) -> Option<usize> {
+    let rank = |d: &Decoded| match d.kind {
+        Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::MpsOom | Kind::VllmKvCache => 3,
+        Kind::MemorySummary => 2,
+        Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
+        Kind::Unknown => 0,
+    };
+    let mut best: Option<(usize, (u8, usize))> = None;
+    for (i, d) in messages.iter().enumerate() {
+        let key = (rank(d), d.number_count());
+        if best.is_none_or(|(_, k)| key > k) {
+            best = Some((i, key));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// The start of an unrecognised paste, for the record.
+fn excerpt(cleaned: &str) -> String {
+    let t = scan::Text::new(cleaned);
+    t.slice_lossy(0, 500)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_text_is_said_to_be_unknown() {
+        let e = explain("KeyError: 'input_ids'");
+        assert_eq!(e.primary.kind, Kind::Unknown);
+        assert_eq!(
+            e.diagnosis.first().map(|c| c.id),
+            Some(CauseId::Unrecognized)
+        );
+        assert!(
+            e.diagnosis[0]
+                .explanation
+                .starts_with("No reconozco este mensaje")
+        );
+    }
+
+    #[test]
+    fn the_richest_message_is_primary() {
+        let e = explain(
+            "RuntimeError: CUDA error: out of memory\n\
+             torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a \
+             total capacity of 8.00 GiB of which 1.00 GiB is free.",
+        );
+        assert_eq!(e.primary.kind, Kind::PytorchOom);
+        assert_eq!(e.messages.len(), 1);
+        assert_eq!(e.messages[0].kind, Kind::DriverOom);
+    }
+
+    #[test]
+    fn json_has_every_contract_field() {
+        let e = explain("CUDA out of memory. Tried to allocate 20.00 MiB");
+        let v = serde_json::to_value(&e).unwrap_or_default();
+        for key in [
+            "kind",
+            "requested_bytes",
+            "total_bytes",
+            "free_bytes",
+            "process_in_use_bytes",
+            "allocated_bytes",
+            "reserved_unallocated_bytes",
+            "reserved_total_bytes",
+            "private_pools_bytes",
+            "allowed_bytes",
+            "gpu_index",
+            "pytorch_era",
+            "other_processes",
+            "diagnosis",
+            "messages",
+        ] {
+            assert!(v.get(key).is_some(), "falta {key}");
+        }
+        assert_eq!(v["kind"], "pytorch-oom");
+        assert_eq!(v["requested_bytes"], 20 << 20);
+        assert!(v["total_bytes"].is_null());
+    }
+}

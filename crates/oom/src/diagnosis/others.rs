@@ -1,0 +1,296 @@
+//! Rules for the families without the caching allocator's numbers: CUDA and library
+//! errors, MPS, vLLM, and text nothing recognised.
+
+use super::allocator::reduce_fix;
+use super::{
+    CauseId, GUIDE_ANATOMY, GUIDE_ESTIMATOR, GUIDE_OTHER_PROCESS, GUIDE_STRATEGIES, Ranking,
+};
+use crate::format::{binary as b, count};
+use crate::model::{Decoded, Kind};
+use crate::scan::Text;
+
+pub(super) fn driver(d: &Decoded, r: &mut Ranking) {
+    r.add(
+        80,
+        CauseId::DriverContext,
+        "CUDA se quedó sin memoria fuera del asignador de PyTorch",
+        "El error viene de CUDA directamente (cudaMalloc, la creación del contexto o un kernel), \
+         no de la contabilidad del asignador de PyTorch, así que el mensaje no trae cifras. \
+         Pasa cuando la GPU ya está llena, por este u otro proceso, y el contexto CUDA o una \
+         biblioteca necesita memoria. Los errores de CUDA llegan tarde: la línea del traceback \
+         puede no ser la culpable."
+            .to_owned(),
+        "Mira nvidia-smi antes de arrancar; ejecuta con CUDA_LAUNCH_BLOCKING=1 para que el error \
+         salga en la línea que lo causa; deja margen a las bibliotecas reduciendo el lote o con \
+         torch.cuda.set_per_process_memory_fraction(0.9)."
+            .to_owned(),
+        GUIDE_ANATOMY,
+    );
+    r.add(
+        50,
+        CauseId::OtherProcess,
+        "Si falla al arrancar, probablemente otro proceso ocupa la GPU",
+        "Si el error aparece al principio (al crear el contexto o al mover el modelo a la GPU), \
+         antes de reservar casi nada, lo más probable es que otro proceso ya la ocupe."
+            .to_owned(),
+        "Comprueba con nvidia-smi qué procesos usan la GPU y ciérralos, o elige otra con \
+         CUDA_VISIBLE_DEVICES."
+            .to_owned(),
+        GUIDE_OTHER_PROCESS,
+    );
+    if d.excerpt.to_ascii_lowercase().contains("runtime error (2)") {
+        r.note(
+            "«cuda runtime error (2)» es el mensaje de PyTorch 0.4 o anterior, cuyo asignador no \
+             daba cifras. Una versión reciente explica el mismo fallo con números."
+                .to_owned(),
+        );
+    }
+}
+
+pub(super) fn library(d: &Decoded, r: &mut Ranking) {
+    let (why, fix) = if d.kind == Kind::CublasOom {
+        (
+            "cuBLAS necesita memoria para su handle y su espacio de trabajo la primera vez que \
+             se usa en cada stream o hilo. Esa reserva no pasa por el asignador de PyTorch: si \
+             la caché de PyTorch ya llenó la GPU, falla aunque tu tensor cupiera."
+                .to_owned(),
+            "Reduce el lote o la secuencia para dejar margen; haz una operación pequeña en la \
+             GPU (un matmul) antes de cargar todo, para que cuBLAS reserve primero; comprueba \
+             con nvidia-smi que no hay otro proceso. Si falla nada más arrancar, sospecha de \
+             otro proceso o de versiones de CUDA incompatibles."
+                .to_owned(),
+        )
+    } else {
+        let mut why = String::from(
+            "cuDNN pide un espacio de trabajo para cada convolución (el tamaño depende del \
+             algoritmo elegido) y no hubo memoria para él.",
+        );
+        if d.excerpt
+            .to_ascii_lowercase()
+            .contains("unable to find a valid cudnn algorithm")
+        {
+            why.push_str(
+                " «Unable to find a valid cuDNN algorithm» suele deberse a eso, aunque también \
+                 aparece con versiones de cuDNN incompatibles.",
+            );
+        }
+        (
+            why,
+            "Reduce el lote; desactiva torch.backends.cudnn.benchmark, que prueba algoritmos con \
+             espacios de trabajo grandes; comprueba con nvidia-smi que no hay otro proceso."
+                .to_owned(),
+        )
+    };
+    r.add(
+        80,
+        CauseId::LibraryWorkspace,
+        "Una biblioteca de CUDA no pudo reservar su espacio de trabajo",
+        why,
+        fix,
+        GUIDE_ANATOMY,
+    );
+}
+
+pub(super) fn mps(d: &Decoded, r: &mut Ranking) {
+    let fix = "Reduce el lote o la resolución, usa float16 o bfloat16, libera con \
+               torch.mps.empty_cache() entre fases y cierra otras aplicaciones: en un Mac la \
+               memoria de la GPU es la del sistema. PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 quita \
+               el tope, pero macOS puede volverse inestable o tirar de swap.";
+    let (req, total) = (d.requested_bytes, d.total_bytes);
+    if let (Some(q), Some(t)) = (req, total)
+        && q > t
+    {
+        r.add(
+            100,
+            CauseId::TooBig,
+            "Una sola reserva supera el tope de MPS",
+            format!(
+                "PyTorch intentó reservar {} de una vez y el tope de MPS es {}: ese tensor \
+                     no cabe.",
+                b(q),
+                b(t)
+            ),
+            "Imprime la forma (.shape) de los tensores de la línea que falla y trocea la \
+                 operación o reduce lote o resolución."
+                .to_owned(),
+            GUIDE_STRATEGIES,
+        );
+    }
+    let held = d
+        .allocated_bytes
+        .unwrap_or(0)
+        .saturating_add(d.other_allocations_bytes.unwrap_or(0));
+    if let Some(t) = total {
+        // MPS grows by whole heaps, so a tiny request can cross the limit from just below.
+        let margin = (t / 100).max(64 << 20);
+        if held.saturating_add(req.unwrap_or(0)).saturating_add(margin) > t {
+            r.add(
+                85,
+                CauseId::MpsWatermark,
+                "Se alcanzó el tope de memoria de MPS",
+                format!(
+                    "PyTorch en Apple limita la memoria a {} (max allowed: una fracción de la \
+                     memoria unificada que macOS recomienda para la GPU). Ya hay {} en tensores \
+                     y {} en otras reservas de Metal; {} más lo superan (MPS crece en bloques de \
+                     varios MiB, así que una petición pequeña puede cruzar el tope).",
+                    b(t),
+                    d.allocated_bytes.map_or_else(|| "?".to_owned(), b),
+                    d.other_allocations_bytes.map_or_else(|| "?".to_owned(), b),
+                    req.map_or_else(|| "?".to_owned(), b)
+                ),
+                fix.to_owned(),
+                GUIDE_STRATEGIES,
+            );
+        }
+    }
+    if !r.has(CauseId::TooBig) {
+        r.add(
+            60,
+            CauseId::TooBig,
+            "La carga no cabe en la memoria del Mac",
+            format!(
+                "Este paso necesita más memoria de la que MPS puede dar{}.",
+                req.map_or(String::new(), |q| format!(": pedía {} más", b(q)))
+            ),
+            format!("{fix} {}", reduce_fix()),
+            GUIDE_STRATEGIES,
+        );
+    }
+    if let Some(pool) = &d.pool {
+        r.note(format!(
+            "La reserva era para el pool {} de MPS ({}); los tamaños de MPS se escriben en KB, MB \
+             y GB pero son potencias de 1024.",
+            if pool == "shared" {
+                "compartido"
+            } else {
+                "privado"
+            },
+            if pool == "shared" {
+                "memoria visible también para la CPU"
+            } else {
+                "memoria solo de la GPU"
+            }
+        ));
+    }
+}
+
+pub(super) fn vllm(d: &Decoded, r: &mut Ranking) {
+    let fix_tail = "sube --gpu-memory-utilization (0.9 por defecto; hasta 0.95 si la GPU es solo \
+                    para vLLM); --kv-cache-dtype fp8 reduce la caché a la mitad; reparte entre \
+                    GPU con --tensor-parallel-size; pesos cuantizados dejan más sitio a la caché; \
+                    --enforce-eager ahorra la memoria de los CUDA Graphs.";
+    let Some(kv) = &d.kv_cache else {
+        r.add(
+            90,
+            CauseId::KvCacheBudget,
+            "No queda memoria para la caché KV de vLLM",
+            "vLLM carga los pesos, mide el pico de activaciones y dedica a la caché KV lo que \
+             queda hasta gpu_memory_utilization. Aquí no quedó nada: ni un bloque de caché."
+                .to_owned(),
+            format!(
+                "Usa un modelo más pequeño o cuantizado, o más GPU; además, {fix_tail} Bajar \
+                 --max-num-batched-tokens reduce el pico de activaciones medido."
+            ),
+            GUIDE_ESTIMATOR,
+        );
+        return;
+    };
+    let mut why = String::from(
+        "vLLM carga los pesos, mide el pico de activaciones y dedica a la caché KV lo que queda \
+         hasta gpu_memory_utilization; al arrancar comprueba que cabe al menos una petición de \
+         longitud máxima.",
+    );
+    let suggested = kv.estimated_max_len.or(kv.max_kv_tokens);
+    match (
+        kv.max_seq_len,
+        kv.max_kv_tokens,
+        kv.needed_bytes,
+        kv.available_bytes,
+    ) {
+        (n, Some(m), _, _) => why.push_str(&format!(
+            " La caché admite {} tokens, pero max_model_len es {}: no cabe ni una.",
+            count(m),
+            n.map_or_else(|| "mayor".to_owned(), count)
+        )),
+        (n, None, needed, available) => {
+            why.push_str(&format!(
+                " Una petición de {} tokens necesita {} de caché KV y solo hay {}.",
+                n.map_or_else(|| "máxima longitud".to_owned(), count),
+                needed.map_or_else(|| "más".to_owned(), b),
+                available.map_or_else(|| "menos".to_owned(), b)
+            ));
+            if let Some(e) = kv.estimated_max_len {
+                why.push_str(&format!(
+                    " Con esa memoria, la longitud máxima estimada es {} tokens.",
+                    count(e)
+                ));
+            }
+        }
+    }
+    let first = match suggested {
+        Some(m) => format!(
+            "Si no necesitas todo el contexto, arranca con --max-model-len {m} (o menos); si lo \
+             necesitas, "
+        ),
+        None => {
+            "Baja --max-model-len si no necesitas todo el contexto; si lo necesitas, ".to_owned()
+        }
+    };
+    r.add(
+        90,
+        CauseId::KvCacheBudget,
+        "La caché KV de vLLM no admite ni una petición completa",
+        why,
+        format!("{first}{fix_tail}"),
+        GUIDE_ESTIMATOR,
+    );
+}
+
+/// Nothing recognised: say so, and say what was seen.
+pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
+    let t = Text::new(text);
+    let has = |phrase: &[u8]| t.find(0, t.len(), phrase).is_some();
+    if has(b"defaultcpuallocator") || has(b"you tried to allocate") {
+        r.add(
+            90,
+            CauseId::CpuRam,
+            "Se agotó la RAM del sistema, no la memoria de la GPU",
+            "El mensaje es del asignador de CPU de PyTorch (DefaultCPUAllocator): lo que faltó es \
+             memoria RAM del equipo. Suele pasar al cargar un modelo entero en la CPU antes de \
+             moverlo a la GPU."
+                .to_owned(),
+            "Carga el modelo directamente en la GPU o por partes (en Transformers, \
+             device_map=\"auto\" y low_cpu_mem_usage=True; pesos en safetensors), baja \
+             num_workers del DataLoader, o añade swap o RAM."
+                .to_owned(),
+            GUIDE_STRATEGIES,
+        );
+    }
+    let mut why = String::from(
+        "No reconozco este mensaje: no encontré ningún error de memoria conocido (PyTorch con \
+         CUDA, ROCm, MPS o XPU; CUDA, cuBLAS, cuDNN; vLLM) ni una tabla de \
+         torch.cuda.memory_summary().",
+    );
+    if has(b"resource_exhausted") || has(b"resourceexhaustederror") {
+        why.push_str(
+            " Sí aparece RESOURCE_EXHAUSTED, que es como JAX y TensorFlow dicen que se quedaron \
+             sin memoria; no conozco su formato y no voy a adivinar sus cifras.",
+        );
+    } else if has(b"out of memory") || has(b"outofmemory") {
+        why.push_str(
+            " Sí aparece «out of memory», pero en un formato que no conozco: no voy a adivinar \
+             sus cifras.",
+        );
+    }
+    r.add(
+        if r.has(CauseId::CpuRam) { 20 } else { 50 },
+        CauseId::Unrecognized,
+        "No reconozco este mensaje",
+        why,
+        "Pega el error completo, desde la línea «Traceback» hasta el final (la última línea es \
+         la que importa), o la salida de print(torch.cuda.memory_summary()) justo después del \
+         error."
+            .to_owned(),
+        GUIDE_STRATEGIES,
+    );
+}

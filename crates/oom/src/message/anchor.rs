@@ -1,0 +1,168 @@
+//! The phrases that open a message, and a forward-only search for them.
+
+use crate::scan::Text;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// "CUDA out of memory", "HIP out of memory", "CUDA error: out of memory", …
+    OutOfMemory,
+    /// "Tried to allocate": inside a message, or the start of one whose head was lost.
+    TriedToAllocate,
+    /// "torch.OutOfMemoryError" with nothing recognisable after it.
+    ErrorName,
+    CublasAlloc,
+    CudnnAlloc,
+    /// Only an OOM when the message speaks of a workspace.
+    CudnnNotSupported,
+    /// "Unable to find a valid cuDNN algorithm to run convolution".
+    CudnnNoAlgorithm,
+    /// `CUDA_ERROR_OUT_OF_MEMORY`, `cudaErrorMemoryAllocation`.
+    CudaErrorCode,
+    /// vLLM: "max seq len (N)".
+    VllmMaxSeqLen,
+    /// vLLM: "No available memory for the cache blocks."
+    VllmNoCacheMemory,
+    /// "PyTorch CUDA memory summary, device ID N".
+    SummaryHeader,
+}
+
+const ANCHORS: &[(&[u8], Anchor)] = &[
+    (b"out of memory", Anchor::OutOfMemory),
+    (b"outofmemoryerror", Anchor::ErrorName),
+    (b"tried to allocate", Anchor::TriedToAllocate),
+    (b"cublas_status_alloc_failed", Anchor::CublasAlloc),
+    (b"cudnn_status_alloc_failed", Anchor::CudnnAlloc),
+    (b"cudnn_status_not_supported", Anchor::CudnnNotSupported),
+    (
+        b"unable to find a valid cudnn algorithm",
+        Anchor::CudnnNoAlgorithm,
+    ),
+    (b"cuda_error_out_of_memory", Anchor::CudaErrorCode),
+    (b"cudaerrormemoryallocation", Anchor::CudaErrorCode),
+    (b"max seq len~(", Anchor::VllmMaxSeqLen),
+    (
+        b"no available memory for the cache blocks",
+        Anchor::VllmNoCacheMemory,
+    ),
+    (b"memory summary, device id", Anchor::SummaryHeader),
+];
+
+/// An anchor found at `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hit {
+    pub start: usize,
+    pub end: usize,
+    pub anchor: Anchor,
+}
+
+/// The next anchor in `from..end`. An anchor starts a word: the byte before it is not a
+/// letter or digit ("timeout of memory" is not "out of memory").
+pub(crate) fn next(t: &Text, from: usize, end: usize) -> Option<Hit> {
+    let mut i = from;
+    while i < end {
+        let b = t.at(i)?.to_ascii_lowercase();
+        if matches!(b, b'o' | b't' | b'c' | b'u' | b'm' | b'n')
+            && !(i > 0 && t.at(i - 1).is_some_and(|p| p.is_ascii_alphanumeric()))
+        {
+            for &(phrase, anchor) in ANCHORS {
+                if phrase.first() == Some(&b)
+                    && let Some(e) = t.match_at(i, end, phrase)
+                {
+                    return Some(Hit {
+                        start: i,
+                        end: e,
+                        anchor,
+                    });
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where spans end: the next anchor that opens a message of its own ("Tried to
+/// allocate" belongs to the message before it). Remembers its last answer, so a run of
+/// queries with growing `from` scans the text once.
+#[derive(Debug, Default)]
+pub(crate) struct SpanEnds {
+    /// The last header found, and the position its search started from.
+    last: Option<(usize, Option<usize>)>,
+}
+
+impl SpanEnds {
+    pub(crate) fn next_after(&mut self, t: &Text, from: usize) -> Option<usize> {
+        if let Some((searched_from, found)) = self.last {
+            match found {
+                Some(h) if searched_from <= from && h >= from => return Some(h),
+                None if searched_from <= from => return None,
+                _ => {}
+            }
+        }
+        let mut pos = from;
+        let found = loop {
+            match next(t, pos, t.len()) {
+                Some(hit) if hit.anchor == Anchor::TriedToAllocate => pos = hit.end,
+                Some(hit) => break Some(hit.start),
+                None => break None,
+            }
+        };
+        self.last = Some((from, found));
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn finds_each_anchor() {
+        for (text, anchor) in [
+            ("CUDA out of memory.", Anchor::OutOfMemory),
+            ("torch.OutOfMemoryError: x", Anchor::ErrorName),
+            ("Tried to allocate 2 MiB", Anchor::TriedToAllocate),
+            ("CUBLAS_STATUS_ALLOC_FAILED when", Anchor::CublasAlloc),
+            ("cuDNN error: CUDNN_STATUS_ALLOC_FAILED", Anchor::CudnnAlloc),
+            ("CUDNN_STATUS_NOT_SUPPORTED.", Anchor::CudnnNotSupported),
+            (
+                "Unable to find a valid cuDNN algorithm to run",
+                Anchor::CudnnNoAlgorithm,
+            ),
+            ("CUDA_ERROR_OUT_OF_MEMORY: out", Anchor::CudaErrorCode),
+            ("The model's max seq len (2048) is", Anchor::VllmMaxSeqLen),
+            (
+                "No available memory for the cache blocks.",
+                Anchor::VllmNoCacheMemory,
+            ),
+            (
+                "PyTorch CUDA memory summary, device ID 0",
+                Anchor::SummaryHeader,
+            ),
+        ] {
+            let t = Text::new(text);
+            assert_eq!(
+                next(&t, 0, t.len()).map(|h| h.anchor),
+                Some(anchor),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn anchors_start_words() {
+        let t = Text::new("timeout of memory; xCUBLAS_STATUS_ALLOC_FAILED");
+        assert_eq!(next(&t, 0, t.len()), None);
+    }
+
+    #[test]
+    fn span_ends_skip_tried_to_allocate_and_remember() {
+        let t = Text::new("CUDA out of memory. Tried to allocate 1 MiB. HIP out of memory.");
+        let mut ends = SpanEnds::default();
+        assert_eq!(ends.next_after(&t, 18), Some(49));
+        assert_eq!(ends.next_after(&t, 30), Some(49));
+        assert_eq!(ends.next_after(&t, 50), None);
+        assert_eq!(ends.next_after(&t, 60), None);
+    }
+}

@@ -1,0 +1,204 @@
+//! Finding and decoding every OOM message in a paste.
+//!
+//! A paste is searched for *anchors*: short phrases every family prints ("out of
+//! memory", "CUBLAS_STATUS_ALLOC_FAILED", "max seq len (", "memory summary, device ID").
+//! Each anchor opens a message whose fields are searched for in a *span*: from the
+//! anchor's line to the next anchor (or [`WINDOW`] bytes), so two messages in one paste
+//! never lend each other numbers. Fields are searched independently, in any order, so a
+//! message cut short keeps what it has and reports itself `truncated`.
+//!
+//! Cost: one forward scan for anchors, one for span ends (cached, so it never goes
+//! back), and a bounded amount of work per message; at most [`MAX_MESSAGES`] are kept.
+
+mod allocator;
+mod anchor;
+mod others;
+
+use crate::model::{Decoded, Kind};
+use crate::scan::Text;
+use anchor::{Anchor, Hit, SpanEnds};
+
+/// The most messages decoded from one paste.
+pub const MAX_MESSAGES: usize = 32;
+/// The longest span a message's fields are searched in.
+const WINDOW: usize = 8 * 1024;
+/// The longest excerpt kept per message.
+const EXCERPT: usize = 2000;
+
+/// Messages found, in paste order, and whether the paste held more than were kept.
+#[derive(Debug)]
+pub(crate) struct Found {
+    pub messages: Vec<Decoded>,
+    pub more: bool,
+}
+
+/// Where a message's text lies: `start` (its line, for the excerpt and the exception
+/// name), `hit` (its anchor) and `end` (its span end).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Span {
+    pub start: usize,
+    pub hit: Hit,
+    pub end: usize,
+}
+
+/// Finds every message in cleaned text.
+pub(crate) fn find_all(text: &str) -> Found {
+    let t = Text::new(text);
+    let mut spans = SpanEnds::default();
+    let mut messages = Vec::new();
+    let mut pos = 0;
+    let mut floor = 0;
+    while let Some(hit) = anchor::next(&t, pos, t.len()) {
+        if messages.len() == MAX_MESSAGES {
+            return Found {
+                messages,
+                more: true,
+            };
+        }
+        let end = spans
+            .next_after(&t, hit.end)
+            .unwrap_or(t.len())
+            .min(hit.start.saturating_add(WINDOW));
+        let start = t.line_start(hit.start).max(floor);
+        let span = Span { start, hit, end };
+        match decode(&t, span) {
+            Some((mut d, consumed)) => {
+                let consumed = consumed.max(hit.end);
+                d.excerpt = t.slice_lossy(start, consumed.min(start + EXCERPT));
+                messages.push(d);
+                pos = consumed;
+                floor = consumed;
+            }
+            None => pos = hit.end,
+        }
+    }
+    Found {
+        messages,
+        more: false,
+    }
+}
+
+/// Decodes the message an anchor opens: the message and where its text ends.
+fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let exception = exception_name(t, span);
+    let (mut d, consumed) = match span.hit.anchor {
+        Anchor::OutOfMemory => out_of_memory(t, span)?,
+        Anchor::TriedToAllocate => allocator::headless(t, span)?,
+        Anchor::ErrorName => others::error_name_only(t, span)?,
+        Anchor::CublasAlloc => others::bare(Kind::CublasOom, span),
+        Anchor::CudnnAlloc | Anchor::CudnnNoAlgorithm => others::bare(Kind::CudnnOom, span),
+        Anchor::CudnnNotSupported => others::cudnn_not_supported(t, span)?,
+        Anchor::CudaErrorCode => others::bare(Kind::DriverOom, span),
+        Anchor::VllmMaxSeqLen => others::vllm_max_seq_len(t, span)?,
+        Anchor::VllmNoCacheMemory => others::bare(Kind::VllmKvCache, span),
+        Anchor::SummaryHeader => crate::summary::parse(t, span.hit.end)?,
+    };
+    if d.exception.is_none() {
+        d.exception = exception;
+    }
+    Some((d, consumed))
+}
+
+/// "… out of memory": which family, from the words just before it.
+fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let before = t.line_before(span.hit.start, 80);
+    let before = before.trim_end();
+    let driver = before.ends_with("cuda error:")
+        || before.ends_with("cuda driver error:")
+        || before.ends_with("hip error:")
+        || before.ends_with("cuda failure '")
+        || before.contains("runtime error (2)");
+    if driver {
+        return Some(others::bare(Kind::DriverOom, span));
+    }
+    if before.ends_with("allowed memory. (") || before.ends_with("allowed memory.(") {
+        return Some(allocator::malloc_async(t, span));
+    }
+    if before.ends_with("mps backend") {
+        return Some(others::mps(t, span));
+    }
+    let kind = if before.ends_with("hip") {
+        Kind::HipOom
+    } else if before.ends_with("xpu") {
+        Kind::XpuOom
+    } else if before.ends_with("cuda") {
+        Kind::PytorchOom
+    } else {
+        // Another device's copy of PyTorch's allocator ("NPU out of memory. Tried to
+        // allocate …") still speaks its format; anything else is not ours to explain.
+        let near = span.hit.end.saturating_add(40).min(span.end);
+        t.find(span.hit.end, near, b"tried to allocate")?;
+        Kind::PytorchOom
+    };
+    Some(allocator::parse(t, kind, span))
+}
+
+/// The exception type printed before a message on its line: "torch.OutOfMemoryError".
+fn exception_name(t: &Text, span: Span) -> Option<String> {
+    let line = t.slice_lossy(span.start, span.hit.start.max(span.start));
+    line.split(' ')
+        .filter_map(|tok| tok.strip_suffix(':'))
+        .find(|tok| {
+            tok.len() > 5
+                && (tok.ends_with("Error") || tok.ends_with("Exception"))
+                && tok
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+        })
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn two_messages_do_not_share_fields() {
+        let text = "CUDA out of memory. Tried to allocate 2.00 MiB\n\
+                    CUDA out of memory. Tried to allocate 4.00 MiB (GPU 1; 8.00 GiB total capacity;";
+        let found = find_all(text);
+        assert_eq!(found.messages.len(), 2);
+        let [a, b] = found.messages.as_slice() else {
+            panic!()
+        };
+        assert_eq!(a.requested_bytes, Some(2 << 20));
+        assert_eq!(a.total_bytes, None);
+        assert_eq!(a.gpu_index, None);
+        assert_eq!(b.requested_bytes, Some(4 << 20));
+        assert_eq!(b.gpu_index, Some(1));
+    }
+
+    #[test]
+    fn exception_names() {
+        let found = find_all("torch.OutOfMemoryError: CUDA out of memory.");
+        assert_eq!(found.messages.len(), 1);
+        assert_eq!(
+            found.messages[0].exception.as_deref(),
+            Some("torch.OutOfMemoryError")
+        );
+        let found = find_all("RuntimeError: CUDA error: out of memory");
+        assert_eq!(found.messages[0].kind, Kind::DriverOom);
+        assert_eq!(found.messages[0].exception.as_deref(), Some("RuntimeError"));
+    }
+
+    #[test]
+    fn foreign_out_of_memory_is_not_ours() {
+        for text in [
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1 bytes.",
+            "java.lang.OutOfMemoryError: Java heap space",
+            "except torch.cuda.OutOfMemoryError:",
+            "timeout of memory",
+        ] {
+            assert!(find_all(text).messages.is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_cap_is_reported() {
+        let text = "CUDA out of memory.\n".repeat(MAX_MESSAGES + 3);
+        let found = find_all(&text);
+        assert_eq!(found.messages.len(), MAX_MESSAGES);
+        assert!(found.more);
+    }
+}

@@ -1,0 +1,193 @@
+//! The families outside the CUDA caching allocator: CUDA and library errors, Apple's MPS
+//! allocator and vLLM's KV-cache check.
+//!
+//! - MPS (`aten/src/ATen/mps/MPSAllocator.mm`): `MPS backend out of memory (MPS
+//!   allocated: A, other allocations: O[, max allowed: M]). Tried to allocate X on
+//!   private|shared pool.` Its own `format_size` writes KB/MB/GB but divides by 1024.
+//! - vLLM: `The model's max seq len (N) is larger than the maximum number of tokens that
+//!   can be stored in KV cache (M).` and, in the V1 engine, `To serve at least one request
+//!   with the model's max seq len (N), (X GiB KV cache is needed, which is larger than the
+//!   available KV cache memory (Y GiB). Based on the available memory, the estimated
+//!   maximum model length is E.`
+
+use super::{Span, anchor};
+use crate::model::{Decoded, Kind, KvCacheShortfall};
+use crate::scan::Text;
+use crate::size::SiPrefixes;
+
+/// A message with no numbers: the anchor is all there is.
+pub(super) fn bare(kind: Kind, span: Span) -> (Decoded, usize) {
+    (Decoded::new(kind), span.hit.end)
+}
+
+/// "torch.OutOfMemoryError:" with no message we recognise after it (the rest was cut
+/// off, or it is a wording we do not know). Not in code (`except …OutOfMemoryError:`),
+/// not another runtime's class (`java.lang.OutOfMemoryError`).
+pub(super) fn error_name_only(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let line = t.line_before(span.hit.start, 200);
+    let package = line.rsplit(' ').next().unwrap_or("");
+    if !matches!(package, "" | "torch." | "torch.cuda.") || line.contains("except") {
+        return None;
+    }
+    let after = t.skip_ws(span.hit.end, span.end);
+    if t.at(after) != Some(b':') {
+        return None;
+    }
+    // Followed closely by a message we know: that message will carry the name.
+    let near = span.hit.end.saturating_add(120).min(t.len());
+    if anchor::next(t, span.hit.end, near).is_some() {
+        return None;
+    }
+    let mut d = Decoded::new(Kind::PytorchOom);
+    d.truncated = true;
+    d.exception = Some(t.slice_lossy(span.hit.start.saturating_sub(package.len()), span.hit.end));
+    Some((d, t.line_end(span.hit.end).min(span.end.max(span.hit.end))))
+}
+
+/// `CUDNN_STATUS_NOT_SUPPORTED` is an OOM only when its message blames a workspace.
+pub(super) fn cudnn_not_supported(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let end = span.hit.end.saturating_add(300).min(span.end);
+    let (_, e) = t.find(span.start, end, b"workspace")?;
+    Some((Decoded::new(Kind::CudnnOom), e.max(span.hit.end)))
+}
+
+/// Apple's Metal allocator.
+pub(super) fn mps(t: &Text, span: Span) -> (Decoded, usize) {
+    const SI: SiPrefixes = SiPrefixes::Binary;
+    let mut d = Decoded::new(Kind::MpsOom);
+    let (from, end) = (span.hit.start, span.end);
+    let mut consumed = span.hit.end;
+    let mut size_after = |phrase: &[u8]| {
+        let (_, e) = t.find(from, end, phrase)?;
+        let (v, e) = t.size_after(e, end, SI)?;
+        consumed = consumed.max(e);
+        Some(v)
+    };
+    d.allocated_bytes = size_after(b"mps allocated~:");
+    d.other_allocations_bytes = size_after(b"other allocations~:");
+    d.total_bytes = size_after(b"max allowed~:");
+    d.requested_bytes = size_after(b"tried to allocate");
+    for pool in ["private", "shared"] {
+        let phrase = format!("on {pool} pool");
+        if let Some((_, e)) = t.find(from, end, phrase.as_bytes()) {
+            d.pool = Some(pool.to_owned());
+            consumed = consumed.max(e);
+        }
+    }
+    if let Some((_, e)) = t.find(from, end, b"may cause system failure).") {
+        consumed = consumed.max(e);
+    }
+    d.truncated = d.requested_bytes.is_none() || d.pool.is_none();
+    (d, consumed)
+}
+
+/// vLLM's "max seq len (N)" check, in either wording.
+pub(super) fn vllm_max_seq_len(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    const SI: SiPrefixes = SiPrefixes::Decimal;
+    let end = span.hit.end.saturating_add(600).min(span.end);
+    let mut kv = KvCacheShortfall::default();
+    let mut consumed = span.hit.end;
+    if let Some((n, e)) = t.int_after(span.hit.end, end) {
+        kv.max_seq_len = Some(n);
+        consumed = e;
+    }
+    let mut find = |phrase: &[u8]| {
+        let found = t.find(span.hit.end, end, phrase);
+        if let Some((_, e)) = found {
+            consumed = consumed.max(e);
+        }
+        found
+    };
+    let old = find(b"maximum number of tokens that can be stored in kv cache~(");
+    if let Some((_, e)) = old {
+        kv.max_kv_tokens = t.int_after(e, end).map(|(n, _)| n);
+    }
+    let needed = find(b"kv cache is needed");
+    if let Some((s, _)) = needed {
+        kv.needed_bytes = t.size_before(s, span.hit.end, SI);
+    }
+    if let Some((_, e)) = find(b"available kv cache memory~(") {
+        kv.available_bytes = t.size_after(e, end, SI).map(|(v, _)| v);
+    }
+    if let Some((_, e)) = find(b"estimated maximum model length is") {
+        kv.estimated_max_len = t.int_after(e, end).map(|(n, _)| n);
+    }
+    find(b"when initializing the engine.");
+    let head = t.line_before(span.hit.start, 200);
+    let serve_wording = head.contains("to serve at least one request");
+    if old.is_none() && needed.is_none() && !serve_wording {
+        return None;
+    }
+    let mut d = Decoded::new(Kind::VllmKvCache);
+    d.truncated = (old.is_some() && kv.max_kv_tokens.is_none())
+        || (old.is_none() && kv.available_bytes.is_none());
+    d.kv_cache = Some(kv);
+    Some((d, consumed))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::message::find_all;
+    use crate::model::Kind;
+
+    #[test]
+    fn mps_sizes_are_binary() {
+        let m = &find_all(
+            "RuntimeError: MPS backend out of memory (MPS allocated: 1.00 GB, other allocations: \
+             2.00 MB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool. Use \
+             PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations \
+             (may cause system failure).",
+        )
+        .messages[0];
+        assert_eq!(m.kind, Kind::MpsOom);
+        assert_eq!(m.allocated_bytes, Some(1 << 30));
+        assert_eq!(m.other_allocations_bytes, Some(2 << 20));
+        assert_eq!(m.requested_bytes, Some(256 << 20));
+        assert_eq!(m.pool.as_deref(), Some("private"));
+        assert!(!m.truncated);
+        assert!(m.excerpt.ends_with("system failure)."));
+    }
+
+    #[test]
+    fn vllm_both_wordings() {
+        let m = &find_all(
+            "ValueError: The model's max seq len (32768) is larger than the maximum number of \
+             tokens that can be stored in KV cache (18224). Try increasing",
+        )
+        .messages[0];
+        let kv = m.kv_cache.as_ref().unwrap();
+        assert_eq!(
+            (kv.max_seq_len, kv.max_kv_tokens),
+            (Some(32768), Some(18224))
+        );
+        let m = &find_all(
+            "ValueError: To serve at least one request with the models's max seq len (131072), \
+             (16.00 GiB KV cache is needed, which is larger than the available KV cache memory \
+             (8.37 GiB). Based on the available memory, the estimated maximum model length is \
+             68544.",
+        )
+        .messages[0];
+        let kv = m.kv_cache.as_ref().unwrap();
+        assert_eq!(kv.needed_bytes, Some(16 << 30));
+        assert_eq!(kv.available_bytes, Some(8_987_219_067));
+        assert_eq!(kv.estimated_max_len, Some(68544));
+        assert!(!m.truncated);
+    }
+
+    #[test]
+    fn cudnn_not_supported_needs_a_workspace() {
+        assert!(find_all("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.").messages.is_empty());
+        let m = &find_all("CUDNN_STATUS_NOT_SUPPORTED: could not allocate the 2.00 GiB workspace")
+            .messages[0];
+        assert_eq!(m.kind, Kind::CudnnOom);
+    }
+
+    #[test]
+    fn error_name_alone() {
+        let m = &find_all("torch.OutOfMemoryError: Allocation on dev").messages[0];
+        assert_eq!(m.kind, Kind::PytorchOom);
+        assert!(m.truncated);
+        assert_eq!(m.exception.as_deref(), Some("torch.OutOfMemoryError"));
+    }
+}

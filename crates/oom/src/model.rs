@@ -1,0 +1,221 @@
+//! What a message or table says, decoded into numbers: the JSON contract of
+//! `vramlab explain` (DESIGN.md, "Interface contracts").
+//!
+//! Every field is always serialised; what the text did not say is `null`, never a guess.
+//! Byte counts are `u64` bytes. A field is only derived (never estimated) from others:
+//! `reserved_total_bytes = allocated + reserved_unallocated` for PyTorch 2.1+ messages and
+//! `reserved_unallocated_bytes = reserved_total − allocated` for 1.4–2.0 ones.
+
+use serde::{Deserialize, Serialize};
+
+use crate::summary::SummaryTable;
+
+/// Which family a message belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// PyTorch's CUDA caching allocator ("CUDA out of memory. Tried to allocate …").
+    PytorchOom,
+    /// CUDA itself failed ("CUDA error: out of memory"), outside the allocator's books.
+    DriverOom,
+    /// A `torch.cuda.memory_summary()` table.
+    MemorySummary,
+    /// Apple's Metal backend ("MPS backend out of memory").
+    MpsOom,
+    /// ROCm builds of PyTorch ("HIP out of memory").
+    HipOom,
+    /// Intel GPUs ("XPU out of memory").
+    XpuOom,
+    /// cuBLAS could not allocate its handle or workspace.
+    CublasOom,
+    /// cuDNN could not allocate a workspace.
+    CudnnOom,
+    /// vLLM cannot fit one request of `max_model_len` tokens in its KV cache.
+    VllmKvCache,
+    /// Nothing recognisable.
+    Unknown,
+}
+
+/// The PyTorch release line a CUDA/HIP allocator message's wording belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Era {
+    /// 1.0–1.3 (2018–2019): "… free; V cached)".
+    #[serde(rename = "2018")]
+    V2018,
+    /// 1.4–2.0: "… reserved in total by PyTorch)".
+    #[serde(rename = "1.4-2.0")]
+    V14To20,
+    /// 2.1 and later: "GPU n has a total capacity of … of which … is free."
+    #[serde(rename = "2.1+")]
+    V21Plus,
+}
+
+/// Which PyTorch allocator wrote the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Allocator {
+    /// The default caching allocator (`PYTORCH_CUDA_ALLOC_CONF=backend:native`).
+    Native,
+    /// `backend:cudaMallocAsync`: the driver's stream-ordered pool ("Allocation on device
+    /// 0 would exceed allowed memory. (out of memory)").
+    CudaMallocAsync,
+}
+
+/// One `Process P has M memory in use.` line of a 2.1+ message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessUse {
+    pub pid: u64,
+    pub bytes: u64,
+    /// No "this process has" line was printed and this process holds at least what
+    /// PyTorch reserved: inside a container NVML reports the host's pid, so this is
+    /// most probably the process that failed, not another one.
+    pub likely_self: bool,
+}
+
+/// vLLM's start-up check that one request of `max_model_len` tokens fits in the KV cache.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvCacheShortfall {
+    /// "max seq len (N)": the model's `max_model_len`.
+    pub max_seq_len: Option<u64>,
+    /// Older wording: tokens the KV cache can hold.
+    pub max_kv_tokens: Option<u64>,
+    /// Newer wording: bytes one full-length request needs.
+    pub needed_bytes: Option<u64>,
+    /// Newer wording: bytes left for the KV cache.
+    pub available_bytes: Option<u64>,
+    /// Newer wording: "the estimated maximum model length is N".
+    pub estimated_max_len: Option<u64>,
+}
+
+/// One message (or table) decoded. See the module documentation for the rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decoded {
+    pub kind: Kind,
+    /// The exception type printed before the message ("torch.OutOfMemoryError").
+    pub exception: Option<String>,
+    /// Which allocator wrote it, when the wording says so.
+    pub allocator: Option<Allocator>,
+    /// "Tried to allocate X": already rounded to the allocator's block size.
+    pub requested_bytes: Option<u64>,
+    /// The GPU's total memory ("total capacity"; MPS: "max allowed").
+    pub total_bytes: Option<u64>,
+    /// Free memory on the GPU according to CUDA when the allocation failed.
+    pub free_bytes: Option<u64>,
+    /// "Including non-PyTorch memory, this process has M memory in use."
+    pub process_in_use_bytes: Option<u64>,
+    /// Memory in live tensors ("already allocated", "is allocated by PyTorch").
+    pub allocated_bytes: Option<u64>,
+    /// Memory PyTorch reserved from CUDA but no tensor uses.
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// Everything PyTorch reserved from CUDA.
+    pub reserved_total_bytes: Option<u64>,
+    /// "with C allocated in private pools (e.g., CUDA Graphs)".
+    pub private_pools_bytes: Option<u64>,
+    /// "A allowed": the limit set with `set_per_process_memory_fraction`.
+    pub allowed_bytes: Option<u64>,
+    /// MPS: "other allocations" (Metal memory outside PyTorch's tensors).
+    pub other_allocations_bytes: Option<u64>,
+    pub gpu_index: Option<u32>,
+    pub pytorch_era: Option<Era>,
+    pub other_processes: Vec<ProcessUse>,
+    /// MPS: which pool the allocation was for ("private" or "shared").
+    pub pool: Option<String>,
+    /// vLLM's KV-cache check.
+    pub kv_cache: Option<KvCacheShortfall>,
+    /// memory_summary: "Peak Usage" of allocated memory.
+    pub peak_allocated_bytes: Option<u64>,
+    /// memory_summary: "Peak Usage" of reserved memory.
+    pub peak_reserved_bytes: Option<u64>,
+    /// memory_summary: "Non-releasable memory", current.
+    pub non_releasable_bytes: Option<u64>,
+    /// memory_summary: "cudaMalloc retries".
+    pub cuda_malloc_retries: Option<u64>,
+    /// memory_summary: "CUDA OOMs".
+    pub cuda_ooms: Option<u64>,
+    /// memory_summary: every row that was read.
+    pub summary: Option<SummaryTable>,
+    /// The text ends before the message does (a field its format always prints is
+    /// missing), so absent numbers may only be cut off.
+    pub truncated: bool,
+    /// The message as read (cleaned, at most 2000 bytes).
+    pub excerpt: String,
+}
+
+impl Decoded {
+    pub(crate) fn new(kind: Kind) -> Self {
+        Decoded {
+            kind,
+            exception: None,
+            allocator: None,
+            requested_bytes: None,
+            total_bytes: None,
+            free_bytes: None,
+            process_in_use_bytes: None,
+            allocated_bytes: None,
+            reserved_unallocated_bytes: None,
+            reserved_total_bytes: None,
+            private_pools_bytes: None,
+            allowed_bytes: None,
+            other_allocations_bytes: None,
+            gpu_index: None,
+            pytorch_era: None,
+            other_processes: Vec::new(),
+            pool: None,
+            kv_cache: None,
+            peak_allocated_bytes: None,
+            peak_reserved_bytes: None,
+            non_releasable_bytes: None,
+            cuda_malloc_retries: None,
+            cuda_ooms: None,
+            summary: None,
+            truncated: false,
+            excerpt: String::new(),
+        }
+    }
+
+    /// How many numbers were decoded: the richer of two messages explains more.
+    pub fn number_count(&self) -> usize {
+        let kv = self.kv_cache.as_ref().map_or(0, |k| {
+            [
+                k.max_seq_len,
+                k.max_kv_tokens,
+                k.needed_bytes,
+                k.available_bytes,
+                k.estimated_max_len,
+            ]
+            .iter()
+            .flatten()
+            .count()
+        });
+        [
+            self.requested_bytes,
+            self.total_bytes,
+            self.free_bytes,
+            self.process_in_use_bytes,
+            self.allocated_bytes,
+            self.reserved_unallocated_bytes,
+            self.reserved_total_bytes,
+            self.private_pools_bytes,
+            self.allowed_bytes,
+            self.other_allocations_bytes,
+            self.peak_allocated_bytes,
+            self.peak_reserved_bytes,
+            self.non_releasable_bytes,
+            self.cuda_malloc_retries,
+            self.cuda_ooms,
+        ]
+        .iter()
+        .flatten()
+        .count()
+            + kv
+            + self.other_processes.len()
+    }
+
+    /// Bytes of processes other than (probably) this one.
+    pub fn other_processes_bytes(&self) -> u64 {
+        self.other_processes
+            .iter()
+            .filter(|p| !p.likely_self)
+            .fold(0u64, |acc, p| acc.saturating_add(p.bytes))
+    }
+}
