@@ -11,6 +11,7 @@
 // The estimator island's view type is deep; rendering it needs more than 128 query levels.
 #![recursion_limit = "256"]
 
+pub mod allocator_table;
 pub mod assets;
 pub mod config;
 pub mod error;

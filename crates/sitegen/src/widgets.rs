@@ -6,7 +6,7 @@
 //! shipping a broken widget.
 
 use leptos::prelude::*;
-use ui::islands::{Estimator, GpuCheck, WeightsCalculator};
+use ui::islands::{AllocatorLab, Estimator, GpuCheck, WeightsCalculator};
 
 use crate::shortcode::Shortcode;
 
@@ -25,6 +25,8 @@ pub const KNOWN: &[(&str, &[&str])] = &[
         &["modelo", "gpu", "modo", "formato", "lote", "contexto"],
     ),
     ("validacion", &[]),
+    ("laboratorio-asignador", &["escenario"]),
+    ("ahorro-expandable", &[]),
     ("prueba-webgpu", &[]),
 ];
 
@@ -136,6 +138,29 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             Ok(island(render(move || {
                 view! { <WeightsCalculator params=params dtype=dtype /> }.into_any()
             })))
+        }
+        "laboratorio-asignador" => {
+            check_attrs(sc, &["escenario"])?;
+            let id = sc.attr("escenario").unwrap_or("training");
+            let scenario = allocator::scenarios::Scenario::from_id(id).ok_or_else(|| {
+                let ids: Vec<&str> = allocator::scenarios::Scenario::ALL
+                    .iter()
+                    .map(|s| s.id())
+                    .collect();
+                format!("escenario=\"{id}\": usa {}", ids.join(", "))
+            })?;
+            let scenario_id = scenario.id().to_owned();
+            Ok(island(render(move || {
+                view! { <AllocatorLab scenario_id=scenario_id /> }.into_any()
+            })))
+        }
+        "ahorro-expandable" => {
+            check_attrs(sc, &[])?;
+            Ok(Widget {
+                html: crate::allocator_table::savings_table()?,
+                island: false,
+                tools: false,
+            })
         }
         "prueba-webgpu" => {
             check_attrs(sc, &[])?;

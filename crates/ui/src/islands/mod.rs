@@ -6,11 +6,13 @@
 //! and catalogs); they ship in the `hydrate-tools` bundle, which pages load only when
 //! they contain one. Everything else is in the light `hydrate` bundle.
 
+mod allocator_lab;
 #[cfg(feature = "tools")]
 mod estimator;
 mod gpu_check;
 mod weights;
 
+pub use allocator_lab::AllocatorLab;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
 pub use gpu_check::GpuCheck;

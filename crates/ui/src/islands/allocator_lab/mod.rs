@@ -1,0 +1,163 @@
+//! The caching-allocator lab: a teaching scenario replayed through the `allocator`
+//! simulator, step by step, with the device memory drawn as segments and blocks.
+//!
+//! The reader scrubs or plays the trace, changes the capacity, and toggles
+//! `expandable_segments:True` to watch the same trace stop failing. All the state
+//! lives in signals; every frame is `replay::replay`, a pure function with tests.
+
+mod draw;
+mod replay;
+
+use allocator::scenarios::Scenario;
+use leptos::prelude::*;
+use vram::ByteSize;
+
+use replay::{Frame, config, next_oom, scenario};
+
+#[island]
+pub fn AllocatorLab(
+    /// Scenario id (`training`, `kv-cache`, `mixed`).
+    scenario_id: String,
+) -> impl IntoView {
+    let initial = scenario(&scenario_id);
+    let chosen = RwSignal::new(initial.id().to_owned());
+    let expandable = RwSignal::new(false);
+    let capacity_text = RwSignal::new(ByteSize(initial.demo_capacity()).binary());
+    let step = RwSignal::new(0usize);
+    let playing = RwSignal::new(false);
+
+    let trace = Memo::new(move |_| chosen.with(|id| scenario(id).trace()));
+    let capacity = Memo::new(move |_| {
+        capacity_text.with(|t| ByteSize::parse(t).map(|b| b.0).map_err(|e| e.to_string()))
+    });
+    let frame: Memo<Result<Frame, String>> = Memo::new(move |_| {
+        let cap = capacity.get()?;
+        let c = config(cap, expandable.get());
+        trace.with(|t| replay::replay(t, &c, step.get()))
+    });
+    let total = move || trace.with(|t| t.events.len());
+
+    let scenario_options = Scenario::ALL
+        .iter()
+        .map(|s| {
+            let id = s.id();
+            view! { <option value=id selected=move || chosen.with(|c| c == id)>{s.title()}</option> }
+        })
+        .collect_view();
+    let on_scenario = move |ev| {
+        let s = scenario(&event_target_value(&ev));
+        playing.set(false);
+        chosen.set(s.id().to_owned());
+        capacity_text.set(ByteSize(s.demo_capacity()).binary());
+        step.set(0);
+    };
+    let go_to_oom = move |_| {
+        let Ok(cap) = capacity.get_untracked() else {
+            return;
+        };
+        let c = config(cap, expandable.get_untracked());
+        let from = step.get_untracked();
+        let to = trace.with_untracked(|t| next_oom(t, &c, from));
+        step.set(to.unwrap_or_else(|| total()));
+    };
+    let stride = move || (total() / 150).max(1);
+
+    #[cfg(target_arch = "wasm32")]
+    play::drive(playing, step, frame, stride);
+
+    let description = move || chosen.with(|id| scenario(id).description());
+    view! {
+        <div class="calc alloc-lab" role="group" aria-label="Laboratorio del asignador de memoria">
+            <p class="calc-hint">{description}</p>
+            <div class="calc-fields">
+                <label><span>"Escenario"</span>
+                    <select name="escenario" on:change=on_scenario>{scenario_options}</select>
+                </label>
+                <label><span>"Memoria que puede reservar el proceso"</span>
+                    <input name="capacidad" type="text" value=capacity_text.get_untracked()
+                        prop:value=move || capacity_text.get()
+                        aria-invalid=move || capacity.with(Result::is_err).to_string()
+                        on:input=move |ev| capacity_text.set(event_target_value(&ev).chars().take(32).collect()) />
+                    {move || capacity.get().err().map(|e| view! { <small class="field-error">{e}</small> })}
+                </label>
+                <label class="check">
+                    <input type="checkbox" name="expandable"
+                        prop:checked=move || expandable.get()
+                        on:change=move |ev| expandable.set(event_target_checked(&ev)) />
+                    <span><code>"expandable_segments:True"</code></span>
+                </label>
+            </div>
+            <div class="alloc-controls">
+                <button type="button" name="reiniciar" on:click=move |_| { playing.set(false); step.set(0); }>"« Inicio"</button>
+                <button type="button" name="atras" on:click=move |_| step.update(|s| *s = s.saturating_sub(stride()))>"◀ Atrás"</button>
+                <button type="button" name="reproducir" aria-pressed=move || playing.get().to_string()
+                    on:click=move |_| playing.update(|p| *p = !*p)>
+                    {move || if playing.get() { "Pausa" } else { "▶ Reproducir" }}
+                </button>
+                <button type="button" name="adelante" on:click=move |_| step.update(|s| *s = (*s + stride()).min(total()))>"Adelante ▶"</button>
+                <button type="button" name="siguiente-oom" on:click=go_to_oom>"Hasta el siguiente OOM »"</button>
+            </div>
+            <label class="alloc-scrub"><span>{move || format!("Evento {} de {}", step.get(), total())}</span>
+                <input type="range" name="paso" min="0" max=move || total().to_string()
+                    prop:value=move || step.get().to_string()
+                    on:input=move |ev| {
+                        playing.set(false);
+                        step.set(event_target_value(&ev).parse().unwrap_or(0));
+                    } />
+            </label>
+            <output aria-live="polite">
+                {move || match frame.get() {
+                    Err(e) => view! { <p class="calc-error" role="alert">{e}</p> }.into_any(),
+                    Ok(f) => draw::frame_view(&f).into_any(),
+                }}
+            </output>
+        </div>
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod play {
+    //! Playback: a timer advances the step until the end of the trace or an OOM.
+
+    use super::Frame;
+    use leptos::prelude::*;
+    use std::time::Duration;
+
+    pub fn drive(
+        playing: RwSignal<bool>,
+        step: RwSignal<usize>,
+        frame: Memo<Result<Frame, String>>,
+        stride: impl Fn() -> usize + Copy + 'static,
+    ) {
+        let handle: StoredValue<Option<IntervalHandle>, LocalStorage> =
+            StoredValue::new_local(None);
+        Effect::new(move |_| {
+            if let Some(h) = handle.get_value() {
+                h.clear();
+                handle.set_value(None);
+            }
+            if !playing.get() {
+                return;
+            }
+            // Advance first, then look: playback stops at the end and on an OOM that
+            // happened within the events just played (so "play" resumes past it).
+            let tick = move || {
+                let n = stride();
+                let total = frame.with_untracked(|f| f.as_ref().map_or(0, |f| f.total));
+                step.update(|s| *s = (*s + n).min(total));
+                let stop = frame.with_untracked(|f| match f {
+                    Ok(f) => {
+                        f.step >= f.total || f.oom.as_ref().is_some_and(|(at, _)| at + n > f.step)
+                    }
+                    Err(_) => true,
+                });
+                if stop {
+                    playing.set(false);
+                }
+            };
+            if let Ok(h) = set_interval_with_handle(tick, Duration::from_millis(80)) {
+                handle.set_value(Some(h));
+            }
+        });
+    }
+}

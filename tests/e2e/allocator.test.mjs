@@ -1,0 +1,65 @@
+// The caching-allocator lab: stepping to an OOM, expandable segments, playback, bad input.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+
+const shared = useBrowser();
+
+test("the lab reaches an OOM that expandable segments avoid", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("memoria-reservada/"));
+  await waitForIslands(page);
+  const lab = page.locator(".alloc-lab");
+  const stat = (name) => lab.locator(`.alloc-stats div:has(dt:text-is("${name}")) dd`);
+
+  assert.equal(await stat("Reservada").innerText(), "0 B");
+  await lab.locator("button[name=siguiente-oom]").click();
+  const oom = lab.locator(".alloc-oom");
+  await oom.waitFor();
+  assert.match(await oom.innerText(), /CUDA out of memory\. Tried to allocate .* reserved by PyTorch but unallocated/s);
+  assert.equal(await stat("CUDA OOMs").innerText(), "1");
+  assert.ok(Number(await stat("cudaMalloc retries").innerText()) >= 1);
+  assert.ok((await lab.locator(".alloc-map rect.blk-cached").count()) > 0, "cached holes are drawn");
+  await screenshot(page, "laboratorio-oom");
+
+  // Same trace, same capacity, expandable segments: no OOM, to the very end.
+  await lab.locator("input[name=expandable]").check();
+  await oom.waitFor({ state: "detached" });
+  await lab.locator("button[name=siguiente-oom]").click();
+  await page.waitForFunction(() => {
+    const m = document.querySelector(".alloc-scrub span").textContent.match(/Evento (\d+) de (\d+)/);
+    return m && m[1] === m[2];
+  });
+  assert.equal(await stat("CUDA OOMs").innerText(), "0");
+  assert.match(await lab.locator(".alloc-segments").innerText(), /expandible/);
+
+  // Playback from the start stops by itself at the first OOM of the default allocator.
+  await lab.locator("input[name=expandable]").uncheck();
+  await lab.locator("button[name=reiniciar]").click();
+  await lab.locator("button[name=reproducir]").click();
+  await oom.waitFor({ timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector(".alloc-lab button[name=reproducir]").getAttribute("aria-pressed") === "false");
+
+  // Bad capacity: a Spanish message under the field and instead of the drawing.
+  await lab.locator("input[name=capacidad]").fill("mucha");
+  await lab.getByRole("alert").waitFor();
+  assert.equal(await lab.locator("input[name=capacidad]").getAttribute("aria-invalid"), "true");
+  await lab.locator("input[name=capacidad]").fill("64 GiB");
+  await lab.locator(".alloc-map").waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("the expandable-segments savings are measured at build time", async () => {
+  const context = await shared.browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(url("memoria-reservada/"));
+  const rows = page.locator("table.alloc-savings tbody tr");
+  assert.equal(await rows.count(), 3);
+  assert.match(await rows.first().innerText(), /GiB.*%/s);
+  // The lab's first frame is in the static HTML too.
+  assert.match(await page.locator(".alloc-lab .alloc-stats").innerText(), /Reservada/);
+  await context.close();
+});
