@@ -200,22 +200,24 @@ impl<'a> Text<'a> {
         self.slice_lossy(j, i).to_ascii_lowercase()
     }
 
-    /// The start of the line that holds `i`.
-    pub(crate) fn line_start(&self, i: usize) -> usize {
+    /// The start of the line that holds `i`, but not before `floor`.
+    pub(crate) fn line_start(&self, i: usize, floor: usize) -> usize {
         let mut j = i.min(self.len());
-        while j > 0 && self.at(j - 1) != Some(b'\n') {
+        while j > floor && self.at(j - 1) != Some(b'\n') {
             j -= 1;
         }
         j
     }
 
-    /// The end of the line that holds `i` (the index of its `'\n'`, or the text's end).
-    pub(crate) fn line_end(&self, i: usize) -> usize {
+    /// The end of the line that holds `i` (the index of its `'\n'`, or the text's end),
+    /// but not after `limit`.
+    pub(crate) fn line_end(&self, i: usize, limit: usize) -> usize {
+        let limit = limit.min(self.len());
         let mut j = i;
-        while j < self.len() && self.at(j) != Some(b'\n') {
+        while j < limit && self.at(j) != Some(b'\n') {
             j += 1;
         }
-        j
+        j.max(i.min(limit))
     }
 
     /// `start..end` as text, with both ends moved inwards to character boundaries.
@@ -298,8 +300,10 @@ mod tests {
     #[test]
     fn lines_and_slices() {
         let t = Text::new("uno\ndos tres\ncuatro");
-        assert_eq!(t.line_start(6), 4);
-        assert_eq!(t.line_end(6), 12);
+        assert_eq!(t.line_start(6, 0), 4);
+        assert_eq!(t.line_start(6, 5), 5);
+        assert_eq!(t.line_end(6, 99), 12);
+        assert_eq!(t.line_end(6, 8), 8);
         assert_eq!(t.line_before(8, 99), "dos ");
         let t = Text::new("añb");
         assert_eq!(t.slice_lossy(2, 4), "b");

@@ -79,7 +79,7 @@ pub(crate) fn scan(
     };
     let unit_start = text.skip_ws(after_number, end);
     let (factor, after_unit) = unit(text, unit_start, end, si).ok_or_else(|| {
-        let e = text.line_end(unit_start).min(unit_start + 12).min(end);
+        let e = text.line_end(unit_start, end.min(unit_start + 12));
         if text.at(unit_start).is_some_and(|b| b.is_ascii_alphabetic()) && unit_start < end {
             SizeError::UnknownUnit(clip(&text.slice_lossy(unit_start, e)))
         } else {

@@ -22,6 +22,8 @@ use anchor::{Anchor, Hit, SpanEnds};
 pub const MAX_MESSAGES: usize = 32;
 /// The longest span a message's fields are searched in.
 const WINDOW: usize = 8 * 1024;
+/// How far back from its anchor a message's line may start.
+const LOOKBEHIND: usize = 512;
 /// The longest excerpt kept per message.
 const EXCERPT: usize = 2000;
 
@@ -59,7 +61,7 @@ pub(crate) fn find_all(text: &str) -> Found {
             .next_after(&t, hit.end)
             .unwrap_or(t.len())
             .min(hit.start.saturating_add(WINDOW));
-        let start = t.line_start(hit.start).max(floor);
+        let start = t.line_start(hit.start, floor.max(hit.start.saturating_sub(LOOKBEHIND)));
         let span = Span { start, hit, end };
         match decode(&t, span) {
             Some((mut d, consumed)) => {

@@ -41,7 +41,7 @@ pub(super) fn error_name_only(t: &Text, span: Span) -> Option<(Decoded, usize)> 
     let mut d = Decoded::new(Kind::PytorchOom);
     d.truncated = true;
     d.exception = Some(t.slice_lossy(span.hit.start.saturating_sub(package.len()), span.hit.end));
-    Some((d, t.line_end(span.hit.end).min(span.end.max(span.hit.end))))
+    Some((d, t.line_end(span.hit.end, span.end)))
 }
 
 /// `CUDNN_STATUS_NOT_SUPPORTED` is an OOM only when its message blames a workspace.

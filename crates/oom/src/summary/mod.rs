@@ -77,14 +77,14 @@ impl SummaryTable {
 pub(crate) fn parse(t: &Text, title_end: usize) -> Option<(Decoded, usize)> {
     let mut table = SummaryTable {
         device: t
-            .int_after(title_end, t.line_end(title_end))
+            .int_after(title_end, t.line_end(title_end, t.len()))
             .and_then(|(d, _)| u32::try_from(d).ok()),
         cuda_ooms: None,
         cuda_malloc_retries: None,
         rows: Vec::new(),
         abbreviated: true,
     };
-    let mut consumed = t.line_end(title_end);
+    let mut consumed = t.line_end(title_end, t.len());
     let mut closed = false;
     let mut pos = consumed;
     for _ in 0..MAX_LINES {
@@ -92,7 +92,7 @@ pub(crate) fn parse(t: &Text, title_end: usize) -> Option<(Decoded, usize)> {
             break;
         }
         let start = pos + 1;
-        let end = t.line_end(start);
+        let end = t.line_end(start, t.len());
         let line = t.slice_lossy(start, end);
         let line = line.trim();
         if !line.starts_with(['|', '=', '-'])
