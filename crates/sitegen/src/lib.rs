@@ -96,10 +96,23 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     let widget_ctx = widgets::WidgetContext {
         gpu_js: asset("pkg/gpu_web.js"),
         gpu_wasm: asset("pkg/gpu_web_bg.wasm"),
+        base: base.clone(),
+        pages: page_paths(&opts.content.join("es")),
     };
 
     let pages = load_pages(&opts.content.join("es"), &base, &widget_ctx)?;
     check_links(&pages)?;
+    fail_on(
+        pages
+            .iter()
+            .filter(|p| p.body.needs_tools && p.body.needs_diag)
+            .map(|p| ContentError {
+                file: p.file.clone(),
+                line: 1,
+                message: "una página no puede tener a la vez el estimador y una herramienta de diagnóstico (cada una usa su propio paquete); ponlas en páginas distintas".into(),
+            })
+            .collect(),
+    )?;
 
     let asset_urls = AssetUrls {
         stylesheet: asset("style.css"),
@@ -114,7 +127,18 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         hydrate_wasm: asset("pkg/hydrate_tools_bg.wasm"),
         ..asset_urls.clone()
     };
+    // Pages with a diagnostics island (allocator lab, OOM explainer) load their own.
+    let diag_urls = AssetUrls {
+        hydrate_js: asset("pkg/hydrate_diag.js"),
+        hydrate_wasm: asset("pkg/hydrate_diag_bg.wasm"),
+        ..asset_urls.clone()
+    };
     for (needed, urls, name) in [
+        (
+            pages.iter().any(|p| p.body.needs_diag),
+            &diag_urls,
+            "hydrate-diag",
+        ),
         (
             pages.iter().any(|p| p.body.has_islands),
             &asset_urls,
@@ -181,6 +205,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             has_islands: page.body.has_islands,
             assets: if page.body.needs_tools {
                 tools_urls.clone()
+            } else if page.body.needs_diag {
+                diag_urls.clone()
             } else {
                 asset_urls.clone()
             },
@@ -208,6 +234,29 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         pages.iter().map(|p| page_url(&p.front.slug)),
     )?;
     Ok(report)
+}
+
+/// Paths of every page ("/" for the front page), read from the front matter alone so
+/// widgets can link to pages rendered after them. Unreadable files are skipped here and
+/// reported by [`load_pages`].
+fn page_paths(dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .filter_map(|p| fs::read_to_string(p).ok())
+        .filter_map(|source| {
+            front_matter::split(&source).ok().map(|s| {
+                if s.front.slug.is_empty() {
+                    "/".to_owned()
+                } else {
+                    format!("/{}/", s.front.slug)
+                }
+            })
+        })
+        .collect()
 }
 
 fn load_pages(dir: &Path, base: &str, widget_ctx: &widgets::WidgetContext) -> Result<Vec<Page>> {

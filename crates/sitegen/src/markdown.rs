@@ -39,6 +39,8 @@ pub struct Rendered {
     pub has_islands: bool,
     /// Some island needs the heavy `hydrate-tools` bundle.
     pub needs_tools: bool,
+    /// Some island needs the `hydrate-diag` bundle.
+    pub needs_diag: bool,
 }
 
 /// Renders `body` (whose first line is file line `idx`'s first line). Errors carry the
@@ -87,6 +89,7 @@ pub fn render(
                     }
                     out.has_islands |= widget.island;
                     out.needs_tools |= widget.tools;
+                    out.needs_diag |= widget.diag;
                     events.push(Event::Html(format!("{}\n", widget.html).into()));
                 } else {
                     events.push(Event::Start(Tag::Paragraph));
@@ -249,6 +252,7 @@ mod tests {
         WidgetContext {
             gpu_js: "/pkg/g.js".into(),
             gpu_wasm: "/pkg/g.wasm".into(),
+            ..WidgetContext::default()
         }
     }
 

@@ -6,7 +6,7 @@
 //! shipping a broken widget.
 
 use leptos::prelude::*;
-use ui::islands::{AllocatorLab, Estimator, GpuCheck, WeightsCalculator};
+use ui::islands::{AllocatorLab, Estimator, GpuCheck, OomExplainer, WeightsCalculator};
 
 use crate::shortcode::Shortcode;
 
@@ -15,6 +15,10 @@ use crate::shortcode::Shortcode;
 pub struct WidgetContext {
     pub gpu_js: String,
     pub gpu_wasm: String,
+    /// The site's base path ("/" or "/sub/").
+    pub base: String,
+    /// Paths of every page ("/", "/memoria-reservada/"), for links islands build.
+    pub pages: Vec<String>,
 }
 
 /// Every shortcode name with its attributes, for error messages and documentation.
@@ -27,6 +31,7 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("validacion", &[]),
     ("laboratorio-asignador", &["escenario"]),
     ("ahorro-expandable", &[]),
+    ("explicador-oom", &["ejemplo"]),
     ("prueba-webgpu", &[]),
 ];
 
@@ -37,6 +42,8 @@ pub struct Widget {
     pub html: String,
     pub island: bool,
     pub tools: bool,
+    /// A diagnostics island (needs the `hydrate-diag` bundle).
+    pub diag: bool,
 }
 
 fn island(html: String) -> Widget {
@@ -44,6 +51,16 @@ fn island(html: String) -> Widget {
         html,
         island: true,
         tools: false,
+        diag: false,
+    }
+}
+
+fn diag_island(html: String) -> Widget {
+    Widget {
+        html,
+        island: true,
+        tools: false,
+        diag: true,
     }
 }
 
@@ -52,6 +69,7 @@ fn tools_island(html: String) -> Widget {
         html,
         island: true,
         tools: true,
+        diag: false,
     }
 }
 
@@ -124,6 +142,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 html: validation_table(),
                 island: false,
                 tools: false,
+                diag: false,
             })
         }
         "pesos" => {
@@ -150,8 +169,22 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 format!("escenario=\"{id}\": usa {}", ids.join(", "))
             })?;
             let scenario_id = scenario.id().to_owned();
-            Ok(island(render(move || {
+            Ok(diag_island(render(move || {
                 view! { <AllocatorLab scenario_id=scenario_id /> }.into_any()
+            })))
+        }
+        "explicador-oom" => {
+            check_attrs(sc, &["ejemplo"])?;
+            let example = match sc.attr("ejemplo").unwrap_or("ninguno") {
+                "ninguno" => String::new(),
+                "fragmentacion" => EXAMPLE_FRAGMENTATION.to_owned(),
+                other => {
+                    return Err(format!("ejemplo=\"{other}\": usa ninguno o fragmentacion"));
+                }
+            };
+            let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
+            Ok(diag_island(render(move || {
+                view! { <OomExplainer example=example base=base pages=pages /> }.into_any()
             })))
         }
         "ahorro-expandable" => {
@@ -160,6 +193,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 html: crate::allocator_table::savings_table()?,
                 island: false,
                 tools: false,
+                diag: false,
             })
         }
         "prueba-webgpu" => {
@@ -181,6 +215,10 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
         }
     }
 }
+
+/// The explainer's worked example: a PyTorch 2.1+ message where the cache holds more
+/// than the request, so fragmentation ranks first.
+const EXAMPLE_FRAGMENTATION: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 22.41 GiB memory in use. Of the allocated memory 18.02 GiB is allocated by PyTorch, and 3.87 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
 
 /// The estimator's published comparisons, computed at build time so the page can
 /// never disagree with the engine.
@@ -241,6 +279,7 @@ mod tests {
         WidgetContext {
             gpu_js: "/pkg/gpu_web.1.js".into(),
             gpu_wasm: "/pkg/gpu_web_bg.1.wasm".into(),
+            ..WidgetContext::default()
         }
     }
 

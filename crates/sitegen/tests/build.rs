@@ -25,6 +25,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "hydrate_bg.wasm",
         "hydrate_tools.js",
         "hydrate_tools_bg.wasm",
+        "hydrate_diag.js",
+        "hydrate_diag_bg.wasm",
         "gpu_web.js",
         "gpu_web_bg.wasm",
     ] {

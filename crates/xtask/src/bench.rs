@@ -16,6 +16,8 @@ pub const HYDRATE_BUDGET: u64 = 200 * 1000;
 /// Budget for the tools bundle of pages with the estimator (the same figure the
 /// embeddable widget has to meet).
 pub const TOOLS_BUDGET: u64 = 250 * 1000;
+/// Budget for the diagnostics bundle (allocator lab, OOM explainer).
+pub const DIAG_BUDGET: u64 = 250 * 1000;
 
 #[derive(Debug, Serialize)]
 struct FileSize {
@@ -31,6 +33,8 @@ struct Report {
     hydrate_budget_bytes: u64,
     /// The bundle of pages with heavy islands (the estimator).
     tools_bundle_gzip_bytes: u64,
+    /// The bundle of pages with the diagnostics islands.
+    diag_bundle_gzip_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
 }
@@ -92,6 +96,7 @@ pub fn run() -> Result<()> {
     collect(&built.dist, &built.dist, &mut files)?;
     let report = Report {
         tools_bundle_gzip_bytes: bundle(&files, &["hydrate_tools", "hydrate_tools_bg"]),
+        diag_bundle_gzip_bytes: bundle(&files, &["hydrate_diag", "hydrate_diag_bg"]),
         hydrate_bundle_gzip_bytes: bundle(&files, &["hydrate", "hydrate_bg"])
             + files
                 .iter()
@@ -128,11 +133,14 @@ pub fn run() -> Result<()> {
     md.push_str(&format!(
         "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({verdict} the {} byte budget).\n\
          Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes (budget {}).\n\
+         Diagnostics bundle (allocator lab, OOM explainer; wasm + js), gzipped: {} bytes (budget {}).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n",
         report.hydrate_bundle_gzip_bytes,
         HYDRATE_BUDGET,
         report.tools_bundle_gzip_bytes,
         TOOLS_BUDGET,
+        report.diag_bundle_gzip_bytes,
+        DIAG_BUDGET,
         report.gpu_bundle_gzip_bytes
     ));
     md.push_str("\n## Estimator update (native, median of repeats; budget 16 ms per frame)\n\n| case | median µs | min µs | max µs |\n| --- | ---: | ---: | ---: |\n");

@@ -10,10 +10,11 @@ pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
 /// The wasm bundles: (crate, artefact stem, wasm-bindgen output name).
 /// Each is built in its own cargo invocation so `ui`'s features do not unify between
-/// the light `hydrate` bundle and `hydrate-tools`.
+/// the light `hydrate` bundle, `hydrate-tools` and `hydrate-diag`.
 pub const BUNDLES: &[(&str, &str)] = &[
     ("hydrate", "hydrate"),
     ("hydrate-tools", "hydrate_tools"),
+    ("hydrate-diag", "hydrate_diag"),
     ("gpu-web", "gpu_web"),
 ];
 

@@ -4,16 +4,25 @@
 //!
 //! Islands behind the `tools` feature are heavy (the estimator links the whole engine
 //! and catalogs); they ship in the `hydrate-tools` bundle, which pages load only when
-//! they contain one. Everything else is in the light `hydrate` bundle.
+//! they contain one. The diagnostics islands (allocator lab, OOM explainer) are behind
+//! `diag` and ship in `hydrate-diag`. Everything else is in the light `hydrate` bundle.
 
+#[cfg(feature = "diag")]
 mod allocator_lab;
 #[cfg(feature = "tools")]
 mod estimator;
+#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "diag")))]
+mod file_text;
 mod gpu_check;
+#[cfg(feature = "diag")]
+mod oom_explainer;
 mod weights;
 
+#[cfg(feature = "diag")]
 pub use allocator_lab::AllocatorLab;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
 pub use gpu_check::GpuCheck;
+#[cfg(feature = "diag")]
+pub use oom_explainer::OomExplainer;
 pub use weights::WeightsCalculator;

@@ -1,42 +1,10 @@
-//! The estimator's browser half (wasm32 only): reading a chosen config.json, and the
-//! two-way sync between the inputs and the page's query string and localStorage.
+//! The estimator's browser half (wasm32 only): the two-way sync between the inputs
+//! and the page's query string and localStorage.
 
 use leptos::prelude::*;
 use vram::Architecture;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use super::compute::{CUSTOM, Inputs, import_summary};
-
-/// Reads the first chosen file with `File.text()`, size-checked first.
-pub fn read_first(
-    ev: leptos::ev::Event,
-    import: impl Fn(String) + 'static,
-    error: RwSignal<Option<String>>,
-) {
-    let file = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        .and_then(|input| input.files())
-        .and_then(|files| files.get(0));
-    let Some(file) = file else { return };
-    if file.size() > vram::hf_config::MAX_CONFIG_BYTES as f64 {
-        error.set(Some(
-            "El archivo es demasiado grande para ser un config.json (máximo 1 MiB).".into(),
-        ));
-        return;
-    }
-    wasm_bindgen_futures::spawn_local(async move {
-        match JsFuture::from(file.text())
-            .await
-            .ok()
-            .and_then(|v| v.as_string())
-        {
-            Some(text) => import(text),
-            None => error.set(Some("No se pudo leer el archivo.".into())),
-        }
-    });
-}
 
 const STORAGE_KEY: &str = "vramlab.estimador";
 

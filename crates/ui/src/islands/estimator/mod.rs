@@ -173,7 +173,7 @@ pub fn Estimator(
     };
     let on_file = move |ev: leptos::ev::Event| {
         #[cfg(target_arch = "wasm32")]
-        browser::read_first(ev, import, import_error);
+        super::file_text::read_first(ev, hf_config::MAX_CONFIG_BYTES, import, import_error);
         #[cfg(not(target_arch = "wasm32"))]
         let _ = ev;
     };

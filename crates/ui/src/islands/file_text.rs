@@ -1,0 +1,41 @@
+//! Reading a file the reader chose, as text, in the browser (wasm32 only): the size is
+//! checked before anything is read, and the file never leaves the machine.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// Reads the first file of an `<input type=file>` change event with `File.text()`.
+pub fn read_first(
+    ev: leptos::ev::Event,
+    max_bytes: usize,
+    on_text: impl Fn(String) + 'static,
+    error: RwSignal<Option<String>>,
+) {
+    let file = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .and_then(|input| input.files())
+        .and_then(|files| files.get(0));
+    let Some(file) = file else { return };
+    if file.size() > max_bytes as f64 {
+        error.set(Some(format!(
+            "El archivo es demasiado grande (máximo {}).",
+            vram::ByteSize(max_bytes as u64).binary()
+        )));
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        match JsFuture::from(file.text())
+            .await
+            .ok()
+            .and_then(|v| v.as_string())
+        {
+            Some(text) => {
+                error.set(None);
+                on_text(text);
+            }
+            None => error.set(Some("No se pudo leer el archivo.".into())),
+        }
+    });
+}
