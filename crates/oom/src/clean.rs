@@ -14,12 +14,17 @@
 pub(crate) fn clean(input: &str) -> String {
     let mut out = String::with_capacity(input.len());
     let mut line = String::new();
+    let mut push = |raw: &str| {
+        let raw = raw.strip_suffix("\\r").unwrap_or(raw);
+        line.clear();
+        strip_controls(raw, &mut line);
+        push_collapsed(strip_prefixes(&line), &mut out);
+    };
     for physical in input.split(['\n', '\r']) {
-        for raw in physical.split("\\n") {
-            let raw = raw.strip_suffix("\\r").unwrap_or(raw);
-            line.clear();
-            strip_controls(raw, &mut line);
-            push_collapsed(strip_prefixes(&line), &mut out);
+        if physical.contains('\\') {
+            physical.split("\\n").for_each(&mut push);
+        } else {
+            push(physical);
         }
     }
     out
@@ -110,6 +115,13 @@ const LEVELS: &[&str] = &[
 /// Removes log prefixes from the start of a line.
 fn strip_prefixes(line: &str) -> &str {
     let mut s = line.trim_start();
+    // Every prefix starts with one of these; most lines start otherwise.
+    let may_have_prefix = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_digit() || c.is_ascii_uppercase() || "[<(>#".contains(c))
+    };
+    if !may_have_prefix(s) {
+        return s;
+    }
     let mut chained = false;
     for _ in 0..16 {
         let next = bracketed(s)

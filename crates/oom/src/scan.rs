@@ -98,17 +98,34 @@ impl<'a> Text<'a> {
     /// First match of `phrase` in `from..end`: `(start, end)`.
     pub(crate) fn find(&self, from: usize, end: usize, phrase: &[u8]) -> Option<(usize, usize)> {
         let first = *phrase.first()?;
+        let upper = first.to_ascii_uppercase();
         let end = end.min(self.len());
         let mut i = from;
-        while i < end {
-            if self.lower_at(i, end) == Some(first)
-                && let Some(e) = self.match_at(i, end, phrase)
-            {
-                return Some((i, e));
+        while let Some(k) = self
+            .bytes
+            .get(i..end)?
+            .iter()
+            .position(|&b| b == first || b == upper)
+        {
+            let at = i + k;
+            if let Some(e) = self.match_at(at, end, phrase) {
+                return Some((at, e));
             }
-            i += 1;
+            i = at + 1;
         }
         None
+    }
+
+    /// The first byte in `from..end` for which `pred` holds.
+    pub(crate) fn position(
+        &self,
+        from: usize,
+        end: usize,
+        pred: impl Fn(u8) -> bool,
+    ) -> Option<usize> {
+        let end = end.min(self.len());
+        let k = self.bytes.get(from..end)?.iter().position(|&b| pred(b))?;
+        Some(from + k)
     }
 
     /// A decimal integer after optional whitespace: `(value, end)`.
@@ -190,14 +207,19 @@ impl<'a> Text<'a> {
         i
     }
 
-    /// Up to `max` bytes before `i`, on the same line, as a lowercase `String`.
-    pub(crate) fn line_before(&self, i: usize, max: usize) -> String {
+    /// Up to `max` bytes before `i`, across line breaks, lowercase and without any
+    /// whitespace: "CUDA er" / "ror: " reads "cudaerror:" whether the wrap cut a word or
+    /// replaced a space.
+    pub(crate) fn compact_before(&self, i: usize, max: usize) -> String {
         let i = i.min(self.len());
-        let mut j = i;
-        while j > 0 && i - j < max && self.at(j - 1) != Some(b'\n') {
-            j -= 1;
-        }
-        self.slice_lossy(j, i).to_ascii_lowercase()
+        let bytes = self.bytes.get(i.saturating_sub(max)..i).unwrap_or_default();
+        let compact: Vec<u8> = bytes
+            .iter()
+            .filter(|&&b| !is_ws(b))
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        // A cut multi-byte character at the start becomes U+FFFD; only ASCII is compared.
+        String::from_utf8_lossy(&compact).into_owned()
     }
 
     /// The start of the line that holds `i`, but not before `floor`.
@@ -304,7 +326,8 @@ mod tests {
         assert_eq!(t.line_start(6, 5), 5);
         assert_eq!(t.line_end(6, 99), 12);
         assert_eq!(t.line_end(6, 8), 8);
-        assert_eq!(t.line_before(8, 99), "dos ");
+        let t = Text::new("CUDA er\nror: out");
+        assert_eq!(t.compact_before(13, 99), "cudaerror:");
         let t = Text::new("añb");
         assert_eq!(t.slice_lossy(2, 4), "b");
         assert_eq!(t.slice_lossy(0, 2), "a");

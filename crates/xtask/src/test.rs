@@ -15,6 +15,8 @@ const WASM_CRATES: &[&str] = &[
     "ui",
     "hydrate",
     "hydrate-tools",
+    "hydrate-diag",
+    "allocator",
     "gpu-web",
 ];
 

@@ -73,10 +73,7 @@ pub(super) fn parse(t: &Text, kind: Kind, span: Span) -> (Decoded, usize) {
 /// A message whose head was lost: it starts at "Tried to allocate". Only a size after
 /// it makes it a message.
 pub(super) fn headless(t: &Text, span: Span) -> Option<(Decoded, usize)> {
-    if t.line_before(span.hit.start, 16)
-        .trim_end()
-        .ends_with("you")
-    {
+    if span.compact_before(t, 16).ends_with("you") {
         // "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes."
         return None;
     }
@@ -284,7 +281,7 @@ fn processes(r: &mut Reader, d: &mut Decoded) {
 pub(super) fn malloc_async(t: &Text, span: Span) -> (Decoded, usize) {
     let mut d = Decoded::new(Kind::PytorchOom);
     d.allocator = Some(Allocator::CudaMallocAsync);
-    if let Some((_, e)) = t.find(span.start, span.hit.start, b"allocation on device") {
+    if let Some((_, e)) = t.find(span.start(t), span.hit.start, b"allocation on device") {
         d.gpu_index = t
             .int_after(e, span.hit.start)
             .and_then(|(g, _)| u32::try_from(g).ok());

@@ -59,24 +59,26 @@ pub(crate) struct Hit {
 /// letter or digit ("timeout of memory" is not "out of memory").
 pub(crate) fn next(t: &Text, from: usize, end: usize) -> Option<Hit> {
     let mut i = from;
-    while i < end {
-        let b = t.at(i)?.to_ascii_lowercase();
-        if matches!(b, b'o' | b't' | b'c' | b'u' | b'm' | b'n')
-            && !(i > 0 && t.at(i - 1).is_some_and(|p| p.is_ascii_alphanumeric()))
-        {
+    // `b | 0x20` lowercases ASCII letters and maps no other byte onto these.
+    while let Some(at) = t.position(i, end, |b| {
+        matches!(b | 0x20, b'o' | b't' | b'c' | b'u' | b'm' | b'n')
+    }) {
+        let b = t.at(at)?.to_ascii_lowercase();
+        let starts_word = !(at > 0 && t.at(at - 1).is_some_and(|p| p.is_ascii_alphanumeric()));
+        if starts_word {
             for &(phrase, anchor) in ANCHORS {
-                if phrase.first() == Some(&b)
-                    && let Some(e) = t.match_at(i, end, phrase)
-                {
-                    return Some(Hit {
-                        start: i,
-                        end: e,
-                        anchor,
-                    });
+                if phrase.first() == Some(&b) {
+                    if let Some(e) = t.match_at(at, end, phrase) {
+                        return Some(Hit {
+                            start: at,
+                            end: e,
+                            anchor,
+                        });
+                    }
                 }
             }
         }
-        i += 1;
+        i = at + 1;
     }
     None
 }

@@ -23,7 +23,7 @@ pub const MAX_MESSAGES: usize = 32;
 /// The longest span a message's fields are searched in.
 const WINDOW: usize = 8 * 1024;
 /// How far back from its anchor a message's line may start.
-const LOOKBEHIND: usize = 512;
+const LOOKBEHIND: usize = 160;
 /// The longest excerpt kept per message.
 const EXCERPT: usize = 2000;
 
@@ -34,13 +34,31 @@ pub(crate) struct Found {
     pub more: bool,
 }
 
-/// Where a message's text lies: `start` (its line, for the excerpt and the exception
-/// name), `hit` (its anchor) and `end` (its span end).
+/// Where a message's text lies: `floor` (the end of the message before it), `hit` (its
+/// anchor) and `end` (its span end).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Span {
-    pub start: usize,
+    pub floor: usize,
     pub hit: Hit,
     pub end: usize,
+}
+
+impl Span {
+    /// The start of the anchor's line (for the excerpt and the exception name), not
+    /// before `floor` nor more than [`LOOKBEHIND`] bytes back.
+    pub(super) fn start(&self, t: &Text) -> usize {
+        t.line_start(
+            self.hit.start,
+            self.floor.max(self.hit.start.saturating_sub(LOOKBEHIND)),
+        )
+    }
+
+    /// Up to `max` bytes before the anchor, within this message, compacted (see
+    /// [`Text::compact_before`]).
+    pub(super) fn compact_before(&self, t: &Text, max: usize) -> String {
+        let from = self.floor.max(self.hit.start.saturating_sub(max));
+        t.compact_before(self.hit.start, self.hit.start.saturating_sub(from))
+    }
 }
 
 /// Finds every message in cleaned text.
@@ -61,11 +79,11 @@ pub(crate) fn find_all(text: &str) -> Found {
             .next_after(&t, hit.end)
             .unwrap_or(t.len())
             .min(hit.start.saturating_add(WINDOW));
-        let start = t.line_start(hit.start, floor.max(hit.start.saturating_sub(LOOKBEHIND)));
-        let span = Span { start, hit, end };
+        let span = Span { floor, hit, end };
         match decode(&t, span) {
             Some((mut d, consumed)) => {
                 let consumed = consumed.max(hit.end);
+                let start = span.start(&t);
                 d.excerpt = t.slice_lossy(start, consumed.min(start + EXCERPT));
                 messages.push(d);
                 pos = consumed;
@@ -82,7 +100,6 @@ pub(crate) fn find_all(text: &str) -> Found {
 
 /// Decodes the message an anchor opens: the message and where its text ends.
 fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
-    let exception = exception_name(t, span);
     let (mut d, consumed) = match span.hit.anchor {
         Anchor::OutOfMemory => out_of_memory(t, span)?,
         Anchor::TriedToAllocate => allocator::headless(t, span)?,
@@ -96,27 +113,27 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::SummaryHeader => crate::summary::parse(t, span.hit.end)?,
     };
     if d.exception.is_none() {
-        d.exception = exception;
+        d.exception = exception_name(t, span);
     }
     Some((d, consumed))
 }
 
 /// "… out of memory": which family, from the words just before it.
 fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
-    let before = t.line_before(span.hit.start, 80);
-    let before = before.trim_end();
-    let driver = before.ends_with("cuda error:")
-        || before.ends_with("cuda driver error:")
-        || before.ends_with("hip error:")
-        || before.ends_with("cuda failure '")
-        || before.contains("runtime error (2)");
+    // Compared without whitespace, so a line wrapped inside these words still matches.
+    let before = span.compact_before(t, 60);
+    let driver = before.ends_with("cudaerror:")
+        || before.ends_with("cudadrivererror:")
+        || before.ends_with("hiperror:")
+        || before.ends_with("cudafailure'")
+        || before.contains("runtimeerror(2)");
     if driver {
         return Some(others::bare(Kind::DriverOom, span));
     }
-    if before.ends_with("allowed memory. (") || before.ends_with("allowed memory.(") {
+    if before.ends_with("allowedmemory.(") {
         return Some(allocator::malloc_async(t, span));
     }
-    if before.ends_with("mps backend") {
+    if before.ends_with("mpsbackend") {
         return Some(others::mps(t, span));
     }
     let kind = if before.ends_with("hip") {
@@ -137,7 +154,7 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
 
 /// The exception type printed before a message on its line: "torch.OutOfMemoryError".
 fn exception_name(t: &Text, span: Span) -> Option<String> {
-    let line = t.slice_lossy(span.start, span.hit.start.max(span.start));
+    let line = t.slice_lossy(span.start(t), span.hit.start);
     line.split(' ')
         .filter_map(|tok| tok.strip_suffix(':'))
         .find(|tok| {

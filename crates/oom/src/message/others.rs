@@ -24,9 +24,19 @@ pub(super) fn bare(kind: Kind, span: Span) -> (Decoded, usize) {
 /// off, or it is a wording we do not know). Not in code (`except …OutOfMemoryError:`),
 /// not another runtime's class (`java.lang.OutOfMemoryError`).
 pub(super) fn error_name_only(t: &Text, span: Span) -> Option<(Decoded, usize)> {
-    let line = t.line_before(span.hit.start, 200);
-    let package = line.rsplit(' ').next().unwrap_or("");
-    if !matches!(package, "" | "torch." | "torch.cuda.") || line.contains("except") {
+    let before = span.compact_before(t, 80);
+    let (package, rest) = if let Some(rest) = before.strip_suffix("torch.cuda.") {
+        ("torch.cuda.", rest)
+    } else if let Some(rest) = before.strip_suffix("torch.") {
+        ("torch.", rest)
+    } else {
+        ("", before.as_str())
+    };
+    if rest.ends_with('.')
+        || rest.ends_with("except")
+        || rest.ends_with("except(")
+        || rest.ends_with(',')
+    {
         return None;
     }
     let after = t.skip_ws(span.hit.end, span.end);
@@ -40,14 +50,14 @@ pub(super) fn error_name_only(t: &Text, span: Span) -> Option<(Decoded, usize)> 
     }
     let mut d = Decoded::new(Kind::PytorchOom);
     d.truncated = true;
-    d.exception = Some(t.slice_lossy(span.hit.start.saturating_sub(package.len()), span.hit.end));
+    d.exception = Some(format!("{package}OutOfMemoryError"));
     Some((d, t.line_end(span.hit.end, span.end)))
 }
 
 /// `CUDNN_STATUS_NOT_SUPPORTED` is an OOM only when its message blames a workspace.
 pub(super) fn cudnn_not_supported(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     let end = span.hit.end.saturating_add(300).min(span.end);
-    let (_, e) = t.find(span.start, end, b"workspace")?;
+    let (_, e) = t.find(span.start(t), end, b"workspace")?;
     Some((Decoded::new(Kind::CudnnOom), e.max(span.hit.end)))
 }
 
@@ -113,9 +123,12 @@ pub(super) fn vllm_max_seq_len(t: &Text, span: Span) -> Option<(Decoded, usize)>
         kv.estimated_max_len = t.int_after(e, end).map(|(n, _)| n);
     }
     find(b"when initializing the engine.");
-    let head = t.line_before(span.hit.start, 200);
-    let serve_wording = head.contains("to serve at least one request");
-    if old.is_none() && needed.is_none() && !serve_wording {
+    if old.is_none()
+        && needed.is_none()
+        && !span
+            .compact_before(t, 200)
+            .contains("toserveatleastonerequest")
+    {
         return None;
     }
     let mut d = Decoded::new(Kind::VllmKvCache);

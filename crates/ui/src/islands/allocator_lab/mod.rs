@@ -58,7 +58,7 @@ pub fn AllocatorLab(
         let c = config(cap, expandable.get_untracked());
         let from = step.get_untracked();
         let to = trace.with_untracked(|t| next_oom(t, &c, from));
-        step.set(to.unwrap_or_else(|| total()));
+        step.set(to.unwrap_or_else(total));
     };
     let stride = move || (total() / 150).max(1);
 
