@@ -67,14 +67,14 @@ pub(crate) fn next(t: &Text, from: usize, end: usize) -> Option<Hit> {
         let starts_word = !(at > 0 && t.at(at - 1).is_some_and(|p| p.is_ascii_alphanumeric()));
         if starts_word {
             for &(phrase, anchor) in ANCHORS {
-                if phrase.first() == Some(&b) {
-                    if let Some(e) = t.match_at(at, end, phrase) {
-                        return Some(Hit {
-                            start: at,
-                            end: e,
-                            anchor,
-                        });
-                    }
+                if phrase.first() == Some(&b)
+                    && let Some(e) = t.match_at(at, end, phrase)
+                {
+                    return Some(Hit {
+                        start: at,
+                        end: e,
+                        anchor,
+                    });
                 }
             }
         }
