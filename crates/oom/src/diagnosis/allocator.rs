@@ -537,3 +537,246 @@ fn notes(d: &Decoded, r: &mut Ranking) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnosis::{Diagnosis, diagnose};
+    use crate::model::ProcessUse;
+
+    /// A 2.1+ CUDA message on a 24 GiB GPU with nothing else said.
+    fn msg() -> Decoded {
+        let mut d = Decoded::new(Kind::PytorchOom);
+        d.pytorch_era = Some(Era::V21Plus);
+        d.total_bytes = Some(24 * GIB);
+        d
+    }
+
+    fn ids(d: &Decoded) -> Vec<CauseId> {
+        let Diagnosis { causes, .. } = diagnose(d);
+        causes.iter().map(|c| c.id).collect()
+    }
+
+    fn first(d: &Decoded) -> CauseId {
+        ids(d).first().copied().unwrap_or(CauseId::Unrecognized)
+    }
+
+    #[test]
+    fn a_request_larger_than_the_gpu() {
+        let mut d = msg();
+        d.requested_bytes = Some(130 * GIB);
+        d.free_bytes = Some(20 * GIB);
+        assert_eq!(ids(&d), [CauseId::TooBig]);
+        let text = &diagnose(&d).causes[0].explanation;
+        assert!(
+            text.contains("130,00 GiB") && text.contains("error de forma"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn memory_fraction_with_room_is_the_only_cause() {
+        let mut d = msg();
+        d.requested_bytes = Some(2 * GIB);
+        d.free_bytes = Some(12 * GIB);
+        d.allowed_bytes = Some(12 * GIB);
+        d.reserved_total_bytes = Some(11 * GIB);
+        assert_eq!(ids(&d), [CauseId::MemoryFraction]);
+        // Under the limit: not the cause.
+        d.allowed_bytes = Some(20 * GIB);
+        assert!(!ids(&d).contains(&CauseId::MemoryFraction));
+    }
+
+    #[test]
+    fn named_other_processes() {
+        let mut d = msg();
+        d.requested_bytes = Some(GIB);
+        d.free_bytes = Some(100 * MIB);
+        d.process_in_use_bytes = Some(12 * GIB);
+        d.other_processes = vec![ProcessUse {
+            pid: 7,
+            bytes: 10 * GIB,
+            likely_self: false,
+        }];
+        assert_eq!(first(&d), CauseId::OtherProcess);
+        assert!(
+            diagnose(&d).causes[0]
+                .explanation
+                .contains("PID 7 (10,00 GiB)")
+        );
+        // The same process marked as this one is not "another process".
+        d.other_processes[0].likely_self = true;
+        d.other_processes[0].bytes = 23 * GIB;
+        d.process_in_use_bytes = None;
+        assert!(!ids(&d).contains(&CauseId::OtherProcess));
+    }
+
+    #[test]
+    fn unexplained_gap_in_a_21_message() {
+        let mut d = msg();
+        d.requested_bytes = Some(GIB);
+        d.free_bytes = Some(100 * MIB);
+        d.process_in_use_bytes = Some(8 * GIB);
+        assert_eq!(first(&d), CauseId::OtherProcess);
+        d.process_in_use_bytes = Some(23 * GIB);
+        assert!(!ids(&d).contains(&CauseId::OtherProcess));
+    }
+
+    #[test]
+    fn memory_outside_pytorch_in_an_old_message() {
+        let mut d = msg();
+        d.pytorch_era = Some(Era::V14To20);
+        d.requested_bytes = Some(GIB);
+        d.free_bytes = Some(400 * MIB);
+        d.reserved_total_bytes = Some(6 * GIB);
+        assert_eq!(first(&d), CauseId::OtherProcess);
+        // A normal CUDA context is a note, not a cause.
+        d.reserved_total_bytes = Some(23 * GIB);
+        assert!(!ids(&d).contains(&CauseId::OtherProcess));
+        assert!(
+            diagnose(&d)
+                .notes
+                .iter()
+                .any(|n| n.contains("contexto CUDA"))
+        );
+    }
+
+    #[test]
+    fn fragmentation_when_holes_cover_the_request() {
+        let mut d = msg();
+        d.requested_bytes = Some(764 * MIB);
+        d.free_bytes = Some(400 * MIB);
+        d.reserved_unallocated_bytes = Some(3 * GIB);
+        assert_eq!(first(&d), CauseId::Fragmentation);
+        let fix = &diagnose(&d).causes[0].fix;
+        assert!(fix.contains("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+        // A few holes on a big GPU: still listed, but after "too big".
+        d.reserved_unallocated_bytes = Some(300 * MIB);
+        d.requested_bytes = Some(100 * MIB);
+        d.free_bytes = Some(50 * MIB);
+        d.total_bytes = Some(80 * GIB);
+        assert_eq!(ids(&d), [CauseId::TooBig, CauseId::Fragmentation]);
+    }
+
+    #[test]
+    fn fragmentation_when_free_plus_holes_would_do() {
+        let mut d = msg();
+        d.requested_bytes = Some(1536 * MIB);
+        d.free_bytes = Some(1044 * MIB);
+        d.reserved_unallocated_bytes = Some(635 * MIB);
+        assert_eq!(ids(&d), [CauseId::TooBig, CauseId::Fragmentation]);
+        assert!(diagnose(&d).causes[1].explanation.contains("sí bastarían"));
+    }
+
+    #[test]
+    fn no_fragmentation_when_cuda_had_room_or_holes_are_tiny() {
+        let mut d = msg();
+        d.requested_bytes = Some(GIB);
+        d.free_bytes = Some(2 * GIB);
+        d.reserved_unallocated_bytes = Some(4 * GIB);
+        assert!(!ids(&d).contains(&CauseId::Fragmentation));
+        d.free_bytes = Some(0);
+        d.reserved_unallocated_bytes = Some(10 * MIB);
+        assert!(!ids(&d).contains(&CauseId::Fragmentation));
+    }
+
+    #[test]
+    fn fragmentation_fix_follows_the_release() {
+        assert!(
+            fragmentation_fix(Kind::PytorchOom, Some(Era::V14To20))
+                .contains("max_split_size_mb:128")
+        );
+        assert!(
+            fragmentation_fix(Kind::PytorchOom, Some(Era::V2018)).contains("Actualiza PyTorch")
+        );
+        assert!(
+            fragmentation_fix(Kind::HipOom, Some(Era::V21Plus)).contains("PYTORCH_HIP_ALLOC_CONF")
+        );
+        assert!(fragmentation_fix(Kind::XpuOom, None).contains("torch.xpu.empty_cache()"));
+    }
+
+    #[test]
+    fn private_pools() {
+        let mut d = msg();
+        d.requested_bytes = Some(2 * GIB);
+        d.free_bytes = Some(GIB);
+        d.private_pools_bytes = Some(5 * GIB);
+        assert!(ids(&d).contains(&CauseId::PrivatePools));
+        d.private_pools_bytes = Some(100 * MIB);
+        assert!(!ids(&d).contains(&CauseId::PrivatePools));
+    }
+
+    #[test]
+    fn memory_outside_pytorch_in_this_process() {
+        let mut d = msg();
+        d.requested_bytes = Some(GIB);
+        d.free_bytes = Some(0);
+        d.process_in_use_bytes = Some(20 * GIB);
+        d.reserved_total_bytes = Some(14 * GIB);
+        assert!(ids(&d).contains(&CauseId::NonPytorchMemory));
+        d.reserved_total_bytes = Some(19 * GIB);
+        assert!(!ids(&d).contains(&CauseId::NonPytorchMemory));
+    }
+
+    #[test]
+    fn free_memory_at_report_time() {
+        let mut d = msg();
+        d.requested_bytes = Some(GIB);
+        d.free_bytes = Some(5 * GIB);
+        assert_eq!(ids(&d), [CauseId::FreeAtReport]);
+    }
+
+    #[test]
+    fn too_big_says_how_much_to_cut() {
+        let mut d = msg();
+        d.requested_bytes = Some(3 * GIB);
+        d.free_bytes = Some(GIB);
+        d.allocated_bytes = Some(20 * GIB);
+        assert_eq!(ids(&d), [CauseId::TooBig]);
+        let text = &diagnose(&d).causes[0].explanation;
+        assert!(text.contains("Faltan al menos 2,00 GiB"), "{text}");
+        // Without the request (truncated), a hedged "probably".
+        d.requested_bytes = None;
+        assert_eq!(
+            diagnose(&d).causes[0].title,
+            "La carga probablemente no cabe"
+        );
+    }
+
+    #[test]
+    fn small_requests() {
+        let mut d = msg();
+        d.requested_bytes = Some(2 * MIB);
+        d.free_bytes = Some(MIB);
+        d.allocated_bytes = Some(23 * GIB);
+        assert_eq!(ids(&d), [CauseId::TooBig, CauseId::SmallRequest]);
+        d.requested_bytes = Some(21 * MIB);
+        assert!(!ids(&d).contains(&CauseId::SmallRequest));
+    }
+
+    #[test]
+    fn notes_for_old_wording_containers_windows_and_async() {
+        let mut d = msg();
+        d.pytorch_era = Some(Era::V2018);
+        d.requested_bytes = Some(2 * MIB);
+        assert!(diagnose(&d).notes.iter().any(|n| n.contains("«cached»")));
+        let mut d = msg();
+        d.allocated_bytes = Some(30 * GIB);
+        assert!(diagnose(&d).notes.iter().any(|n| n.contains("Windows")));
+        let mut d = msg();
+        d.other_processes = vec![ProcessUse {
+            pid: 9,
+            bytes: 20 * GIB,
+            likely_self: true,
+        }];
+        assert!(diagnose(&d).notes.iter().any(|n| n.contains("contenedor")));
+        let mut d = msg();
+        d.allocator = Some(Allocator::CudaMallocAsync);
+        assert!(
+            diagnose(&d)
+                .notes
+                .iter()
+                .any(|n| n.contains("cudaMallocAsync"))
+        );
+    }
+}

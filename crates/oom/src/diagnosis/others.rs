@@ -294,3 +294,116 @@ pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
         GUIDE_STRATEGIES,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnosis::diagnose;
+    use crate::model::KvCacheShortfall;
+
+    const GIB: u64 = 1 << 30;
+
+    fn ids(d: &Decoded) -> Vec<CauseId> {
+        diagnose(d).causes.iter().map(|c| c.id).collect()
+    }
+
+    #[test]
+    fn driver_errors() {
+        let mut d = Decoded::new(Kind::DriverOom);
+        assert_eq!(ids(&d), [CauseId::DriverContext, CauseId::OtherProcess]);
+        assert!(
+            diagnose(&d).causes[0]
+                .fix
+                .contains("CUDA_LAUNCH_BLOCKING=1")
+        );
+        d.excerpt = "cuda runtime error (2) : out of memory".into();
+        assert!(diagnose(&d).notes.iter().any(|n| n.contains("PyTorch 0.4")));
+    }
+
+    #[test]
+    fn library_workspaces() {
+        let d = Decoded::new(Kind::CublasOom);
+        assert_eq!(ids(&d), [CauseId::LibraryWorkspace]);
+        assert!(diagnose(&d).causes[0].explanation.contains("cuBLAS"));
+        let mut d = Decoded::new(Kind::CudnnOom);
+        d.excerpt = "Unable to find a valid cuDNN algorithm to run convolution".into();
+        let text = diagnose(&d).causes[0].explanation.clone();
+        assert!(text.contains("también aparece con versiones"), "{text}");
+    }
+
+    #[test]
+    fn mps_limit() {
+        let mut d = Decoded::new(Kind::MpsOom);
+        d.total_bytes = Some(18 * GIB);
+        d.allocated_bytes = Some(17 * GIB);
+        d.other_allocations_bytes = Some(GIB / 2);
+        d.requested_bytes = Some(GIB);
+        assert_eq!(ids(&d), [CauseId::MpsWatermark, CauseId::TooBig]);
+        assert!(
+            diagnose(&d).causes[0]
+                .fix
+                .contains("PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0")
+        );
+        d.requested_bytes = Some(20 * GIB);
+        assert_eq!(ids(&d)[0], CauseId::TooBig);
+        d.allocated_bytes = Some(GIB);
+        d.requested_bytes = Some(GIB);
+        assert_eq!(ids(&d), [CauseId::TooBig]);
+    }
+
+    #[test]
+    fn vllm_budget() {
+        let mut d = Decoded::new(Kind::VllmKvCache);
+        d.kv_cache = Some(KvCacheShortfall {
+            max_seq_len: Some(32768),
+            max_kv_tokens: Some(18224),
+            ..KvCacheShortfall::default()
+        });
+        assert_eq!(ids(&d), [CauseId::KvCacheBudget]);
+        let c = &diagnose(&d).causes[0];
+        assert!(c.fix.contains("--max-model-len 18224"), "{}", c.fix);
+        assert!(
+            c.explanation.contains("18\u{a0}224 tokens"),
+            "{}",
+            c.explanation
+        );
+        d.kv_cache = Some(KvCacheShortfall {
+            max_seq_len: Some(131072),
+            needed_bytes: Some(16 * GIB),
+            available_bytes: Some(8 * GIB),
+            estimated_max_len: Some(68544),
+            ..KvCacheShortfall::default()
+        });
+        let c = &diagnose(&d).causes[0];
+        assert!(c.fix.contains("--max-model-len 68544"));
+        assert!(c.explanation.contains("16,00 GiB") && c.explanation.contains("8,00 GiB"));
+        d.kv_cache = None;
+        assert!(diagnose(&d).causes[0].explanation.contains("ni un bloque"));
+    }
+
+    #[test]
+    fn unrecognized_text_says_what_it_saw() {
+        let mut r = Ranking::default();
+        unrecognized(
+            "DefaultCPUAllocator: not enough memory: you tried to allocate 1 bytes.",
+            &mut r,
+        );
+        let d = r.finish();
+        assert_eq!(d.causes[0].id, CauseId::CpuRam);
+        assert_eq!(d.causes[1].id, CauseId::Unrecognized);
+        let mut r = Ranking::default();
+        unrecognized("XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory", &mut r);
+        assert!(
+            r.finish().causes[0]
+                .explanation
+                .contains("JAX y TensorFlow")
+        );
+        let mut r = Ranking::default();
+        unrecognized("something out of memory", &mut r);
+        assert!(
+            r.finish().causes[0]
+                .explanation
+                .contains("no voy a adivinar")
+        );
+    }
+}

@@ -166,3 +166,66 @@ fn notes(d: &Decoded, r: &mut Ranking) {
             .to_owned(),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnosis::diagnose;
+
+    fn table(allocated: u64, peak: u64, reserved: u64, non_releasable: u64) -> Decoded {
+        let mut d = Decoded::new(Kind::MemorySummary);
+        d.allocated_bytes = Some(allocated);
+        d.peak_allocated_bytes = Some(peak);
+        d.reserved_total_bytes = Some(reserved);
+        d.peak_reserved_bytes = Some(reserved);
+        d.non_releasable_bytes = Some(non_releasable);
+        d.cuda_malloc_retries = Some(0);
+        d.cuda_ooms = Some(0);
+        d
+    }
+
+    fn ids(d: &Decoded) -> Vec<CauseId> {
+        diagnose(d).causes.iter().map(|c| c.id).collect()
+    }
+
+    #[test]
+    fn quiet_table() {
+        assert_eq!(
+            ids(&table(10 * GIB, 10 * GIB, 10 * GIB + 200 * MIB, 50 * MIB)),
+            [CauseId::NoPressure]
+        );
+    }
+
+    #[test]
+    fn non_releasable_memory_is_fragmentation() {
+        let d = table(7 * GIB, 7 * GIB, 10 * GIB, 3 * GIB);
+        assert_eq!(ids(&d), [CauseId::Fragmentation]);
+        assert!(
+            diagnose(&d).causes[0]
+                .fix
+                .contains("expandable_segments:True")
+        );
+    }
+
+    #[test]
+    fn retries_peaks_and_cache() {
+        let mut d = table(7 * GIB, 7 * GIB, 8 * GIB, 10 * MIB);
+        d.cuda_malloc_retries = Some(4);
+        assert_eq!(ids(&d), [CauseId::AllocRetries]);
+        assert!(diagnose(&d).causes[0].explanation.contains("4 veces"));
+        let d = table(10 * GIB, 30 * GIB, 32 * GIB, 100 * MIB);
+        assert_eq!(ids(&d), [CauseId::PeakUsage, CauseId::CacheHeld]);
+    }
+
+    #[test]
+    fn ooms_are_noted() {
+        let mut d = table(GIB, GIB, GIB, 0);
+        d.cuda_ooms = Some(1);
+        assert!(
+            diagnose(&d)
+                .notes
+                .iter()
+                .any(|n| n.contains("1 error de memoria"))
+        );
+    }
+}
