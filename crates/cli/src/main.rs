@@ -7,6 +7,7 @@
 mod catalog_cmd;
 mod errors;
 mod estimate_cmd;
+mod explain_cmd;
 mod simulate_cmd;
 mod table;
 
@@ -43,6 +44,9 @@ enum Command {
     /// Lista las GPU del catálogo.
     #[command(help_template = HELP_TEMPLATE)]
     Gpus(catalog_cmd::Args),
+    /// Explica un error de memoria (OutOfMemoryError) o una tabla de torch.cuda.memory_summary().
+    #[command(help_template = HELP_TEMPLATE)]
+    Explain(explain_cmd::Args),
     /// Simula el asignador de memoria de PyTorch sobre una traza de reservas.
     #[command(help_template = HELP_TEMPLATE)]
     Simulate(simulate_cmd::Args),
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Estimate(args) => estimate_cmd::run(&args),
         Command::Models(args) => catalog_cmd::models(&args),
         Command::Gpus(args) => catalog_cmd::gpus(&args),
+        Command::Explain(args) => explain_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
     };
     match result {
