@@ -133,7 +133,7 @@ fn headline(d: &Decoded) -> String {
         Kind::CudnnOom => "cuDNN se quedó sin memoria",
         Kind::VllmKvCache => "vLLM: la caché KV no basta",
         Kind::MemorySummary => "Tabla de torch.cuda.memory_summary()",
-        Kind::Unknown => "No reconozco este texto como un error de memoria",
+        Kind::Unknown => "No reconozco este texto como un error de memoria de GPU",
     };
     let mut line = what.to_owned();
     if let Some(era) = d.pytorch_era {

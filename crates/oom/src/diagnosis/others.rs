@@ -1,7 +1,6 @@
 //! Rules for the families without the caching allocator's numbers: CUDA and library
 //! errors, MPS, vLLM, and text nothing recognised.
 
-use super::allocator::reduce_fix;
 use super::{
     CauseId, GUIDE_ANATOMY, GUIDE_ESTIMATOR, GUIDE_OTHER_PROCESS, GUIDE_STRATEGIES, Ranking,
 };
@@ -91,6 +90,11 @@ pub(super) fn library(d: &Decoded, r: &mut Ranking) {
     );
 }
 
+const MPS_REDUCE: &str = "Reduce lo que ocupa el paso que falla: un lote más pequeño (con \
+                          acumulación de gradientes), secuencias o imágenes más pequeñas, \
+                          float16 o bfloat16, gradient checkpointing, LoRA en lugar de un \
+                          ajuste completo.";
+
 pub(super) fn mps(d: &Decoded, r: &mut Ranking) {
     let fix = "Reduce el lote o la resolución, usa float16 o bfloat16, libera con \
                torch.mps.empty_cache() entre fases y cierra otras aplicaciones: en un Mac la \
@@ -152,7 +156,11 @@ pub(super) fn mps(d: &Decoded, r: &mut Ranking) {
                 "Este paso necesita más memoria de la que MPS puede dar{}.",
                 req.map_or(String::new(), |q| format!(": pedía {} más", b(q)))
             ),
-            format!("{fix} {}", reduce_fix()),
+            if r.has(CauseId::MpsWatermark) {
+                MPS_REDUCE.to_owned()
+            } else {
+                format!("{fix} {MPS_REDUCE}")
+            },
             GUIDE_STRATEGIES,
         );
     }
@@ -267,8 +275,8 @@ pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
         );
     }
     let mut why = String::from(
-        "No reconozco este mensaje: no encontré ningún error de memoria conocido (PyTorch con \
-         CUDA, ROCm, MPS o XPU; CUDA, cuBLAS, cuDNN; vLLM) ni una tabla de \
+        "No reconozco este mensaje: no encontré ningún error de memoria de GPU conocido \
+         (PyTorch con CUDA, ROCm, MPS o XPU; CUDA, cuBLAS, cuDNN; vLLM) ni una tabla de \
          torch.cuda.memory_summary().",
     );
     if has(b"resource_exhausted") || has(b"resourceexhaustederror") {
