@@ -5,8 +5,6 @@
 //! text both exit 0 (the latter with `"kind": "unknown"`); only input that cannot be
 //! read (missing file, over 64 MiB) is an error, exit 2.
 
-use std::io::Read;
-
 use oom::{Decoded, Era, Explanation, Kind};
 use vram::ByteSize;
 
@@ -37,40 +35,9 @@ pub fn run(args: &Args) -> Result<String, String> {
     Ok(human(&explanation))
 }
 
-fn shown(path: &str) -> String {
-    if path == "-" {
-        "la entrada estándar".into()
-    } else {
-        vram::units::clip(path)
-    }
-}
-
 /// The paste from a file or stdin, decoded lossily (logs are not always UTF-8).
 fn read(path: &str) -> Result<String, String> {
-    let name = shown(path);
-    let mut bytes = Vec::new();
-    let result = if path == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-    } else {
-        std::fs::File::open(path).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
-    };
-    result.map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no existe".to_string(),
-            std::io::ErrorKind::PermissionDenied => "no hay permiso para leerlo".to_string(),
-            std::io::ErrorKind::IsADirectory => "es un directorio".to_string(),
-            _ => format!("error de E/S ({e})"),
-        };
-        format!("no se puede leer {name}: {why}")
-    })?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(format!(
-            "{name} pasa de 64 MiB; pega solo el final del registro, donde está el error"
-        ));
-    }
+    let bytes = crate::input::read_capped(path, MAX_INPUT_BYTES, "")?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

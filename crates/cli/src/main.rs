@@ -8,6 +8,7 @@ mod catalog_cmd;
 mod errors;
 mod estimate_cmd;
 mod explain_cmd;
+mod input;
 mod simulate_cmd;
 mod table;
 

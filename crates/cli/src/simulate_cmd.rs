@@ -1,7 +1,7 @@
 //! `vramlab simulate`: a JSON-lines trace (or a built-in scenario) through the
 //! simulated PyTorch caching allocator → peaks, OOMs, retries and fragmentation.
 
-use std::io::Read;
+use crate::input::shown;
 
 use allocator::scenarios::Scenario;
 use allocator::{Config, Report, Trace, parse_trace, simulate};
@@ -115,39 +115,10 @@ enum Source {
     Trace(String),
 }
 
-fn shown(path: &str) -> String {
-    if path == "-" {
-        "entrada estándar".into()
-    } else {
-        vram::units::clip(path)
-    }
-}
-
-/// The trace text from a file or stdin, with Spanish I/O errors.
+/// The trace text from a file or stdin.
 fn read(path: &str) -> Result<String, String> {
-    let name = shown(path);
-    let mut bytes = Vec::new();
-    let result = if path == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_TRACE_BYTES + 1)
-            .read_to_end(&mut bytes)
-    } else {
-        std::fs::File::open(path).and_then(|f| f.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes))
-    };
-    result.map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no existe".to_string(),
-            std::io::ErrorKind::PermissionDenied => "no hay permiso para leerlo".to_string(),
-            std::io::ErrorKind::IsADirectory => "es un directorio".to_string(),
-            _ => format!("error de E/S ({e})"),
-        };
-        format!("no se puede leer la traza {name}: {why}")
-    })?;
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        return Err(format!("la traza {name} pasa de 512 MiB; recórtala"));
-    }
-    String::from_utf8(bytes).map_err(|_| format!("la traza {name} no es texto UTF-8"))
+    let bytes = crate::input::read_capped(path, MAX_TRACE_BYTES, "la traza")?;
+    String::from_utf8(bytes).map_err(|_| format!("la traza {} no es texto UTF-8", shown(path)))
 }
 
 fn human(report: &Report, trace: &Trace, source: &Source, config: &Config) -> String {
