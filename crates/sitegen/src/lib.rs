@@ -333,6 +333,26 @@ fn check_links(pages: &[Page]) -> Result<()> {
         })
         .collect();
     let mut errors = Vec::new();
+    // The OOM explainer's causes link into the guide: each target must exist.
+    for target in oom::diagnosis::GUIDE_PATHS {
+        let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+        let problem = match ids.get(path) {
+            None => Some(format!(
+                "el explicador de OOM enlaza a «{target}», y esa página no existe"
+            )),
+            Some(page_ids) if !anchor.is_empty() && !page_ids.iter().any(|a| a == anchor) => Some(
+                format!("el explicador de OOM enlaza a «{target}», y esa ancla no existe"),
+            ),
+            Some(_) => None,
+        };
+        if let Some(message) = problem {
+            errors.push(ContentError {
+                file: PathBuf::from("crates/oom/src/diagnosis/mod.rs"),
+                line: 1,
+                message,
+            });
+        }
+    }
     for page in pages {
         let own = format!("/{}/", page.front.slug).replace("//", "/");
         for link in &page.body.links {

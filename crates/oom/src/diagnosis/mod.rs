@@ -86,6 +86,18 @@ pub(crate) const GUIDE_STRATEGIES: &str = "/estrategias/";
 pub(crate) const GUIDE_ESTIMATOR: &str = "/estimador/";
 pub(crate) const GUIDE_ANATOMY: &str = "/anatomia-vram/";
 
+/// Every guide path a cause can link to. The site's build fails if one of them is not
+/// a page (and anchor) of the guide, so a diagnosis never links to nothing.
+pub const GUIDE_PATHS: &[&str] = &[
+    GUIDE_FRAGMENTATION,
+    GUIDE_RESERVED,
+    GUIDE_OTHER_PROCESS,
+    GUIDE_CUDA_GRAPHS,
+    GUIDE_STRATEGIES,
+    GUIDE_ESTIMATOR,
+    GUIDE_ANATOMY,
+];
+
 /// Causes collected with their scores.
 #[derive(Debug, Default)]
 pub(crate) struct Ranking {
