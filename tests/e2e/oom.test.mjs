@@ -48,3 +48,18 @@ test("the explainer decodes pastes of every era and says when it does not know",
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("the debugging chapter reads a memory_summary table", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("depurar-memoria/"));
+  await waitForIslands(page);
+  const box = page.locator(".oom-explainer");
+  assert.match(await box.locator(".oom-kind").innerText(), /memory_summary/);
+  const numbers = await box.locator(".oom-numbers").innerText();
+  assert.match(numbers, /cudaMalloc retries\s+12/);
+  assert.match(numbers, /No liberable/);
+  assert.match(await box.locator(".oom-cause").first().innerText(), /reintent|caché/i);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

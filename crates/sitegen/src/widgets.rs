@@ -178,8 +178,11 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             let example = match sc.attr("ejemplo").unwrap_or("ninguno") {
                 "ninguno" => String::new(),
                 "fragmentacion" => EXAMPLE_FRAGMENTATION.to_owned(),
+                "resumen" => EXAMPLE_SUMMARY.to_owned(),
                 other => {
-                    return Err(format!("ejemplo=\"{other}\": usa ninguno o fragmentacion"));
+                    return Err(format!(
+                        "ejemplo=\"{other}\": usa ninguno, fragmentacion o resumen"
+                    ));
                 }
             };
             let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
@@ -219,6 +222,10 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
 /// The explainer's worked example: a PyTorch 2.1+ message where the cache holds more
 /// than the request, so fragmentation ranks first.
 const EXAMPLE_FRAGMENTATION: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 22.41 GiB memory in use. Of the allocated memory 18.02 GiB is allocated by PyTorch, and 3.87 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+
+/// A `torch.cuda.memory_summary()` table (PyTorch 2.x, abbreviated): one of the `oom`
+/// corpus fixtures, so the example is known to parse.
+const EXAMPLE_SUMMARY: &str = include_str!("../../oom/tests/summaries/summary_v2_abbreviated.txt");
 
 /// The estimator's published comparisons, computed at build time so the page can
 /// never disagree with the engine.
