@@ -1,0 +1,182 @@
+//! Hostile input: refused opcodes, forged lengths, caps, and no panics on any bytes.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use proptest::prelude::*;
+use snapshot::pickle::{Limits, PickleError, unpickle, unpickle_with};
+use snapshot::{ReadError, parse};
+
+#[test]
+fn forged_huge_string_is_an_error_without_allocating() {
+    // BINUNICODE8 claiming 2^60 bytes: must fail before reserving anything.
+    let mut bytes = vec![0x80, 4, 0x8d];
+    bytes.extend((1u64 << 60).to_le_bytes());
+    bytes.extend(b"abc.");
+    let err = unpickle(&bytes).unwrap_err();
+    assert_eq!(
+        err,
+        PickleError::Truncated {
+            name: "BINUNICODE8",
+            offset: 2,
+            needed: 1 << 60,
+            left: 4
+        }
+    );
+    assert!(err.to_string().contains("BINUNICODE8"));
+}
+
+#[test]
+fn forged_frame_and_long4_are_errors() {
+    let mut frame = vec![0x80, 4, 0x95];
+    frame.extend(u64::MAX.to_le_bytes());
+    assert!(matches!(
+        unpickle(&frame),
+        Err(PickleError::Truncated { .. })
+    ));
+    let long4 = [0x80, 4, 0x8b, 0xff, 0xff, 0xff, 0xff, 1, b'.'];
+    assert!(matches!(
+        unpickle(&long4),
+        Err(PickleError::Truncated { .. })
+    ));
+}
+
+#[test]
+fn code_execution_opcodes_are_refused() {
+    // What `pickle.dumps(os.system)`-style payloads start with.
+    for (bytes, name) in [
+        (
+            &b"\x80\x04\x8c\x02os\x8c\x06system\x93."[..],
+            "STACK_GLOBAL",
+        ),
+        (&b"cos\nsystem\n(S'ls'\ntR."[..], "GLOBAL"),
+        (&b"\x80\x02N)R."[..], "REDUCE"),
+        (&b"\x80\x02}b."[..], "BUILD"),
+        (&b"(i__main__\nX\n."[..], "INST"),
+        (&b"\x80\x02N)\x81."[..], "NEWOBJ"),
+        (&b"P1\n."[..], "PERSID"),
+    ] {
+        match unpickle(bytes) {
+            Err(PickleError::Refused { name: got, .. }) => assert_eq!(got, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let err = parse(b"\x80\x04\x8c\x02os\x8c\x06system\x93.").unwrap_err();
+    assert!(matches!(err, ReadError::Pickle(_)));
+    assert!(err.to_string().contains("STACK_GLOBAL (byte 14)"), "{err}");
+}
+
+#[test]
+fn shared_lists_cannot_explode_the_reader() {
+    // segments = [S]*1000 where S["blocks"] = [B]*1000: 10^6 blocks from 4 KB.
+    let mut b = vec![0x80, 4, b'}', 0x94, 0x8c, 8];
+    b.extend(b"segments");
+    b.extend([0x94, b']', 0x94, b'(', b'}', 0x94, 0x8c, 6]);
+    b.extend(b"blocks");
+    b.extend([0x94, b']', 0x94, b'(', b'}', 0x94, 0x8c, 4]);
+    b.extend(b"size");
+    b.extend([0x94, b'K', 1, b's']);
+    for _ in 0..999 {
+        b.extend([b'h', 6]);
+    }
+    b.extend([b'e', b's']);
+    for _ in 0..999 {
+        b.extend([b'h', 3]);
+    }
+    b.extend([b'e', b's', b'.']);
+    let doc = snapshot::decode(&b).unwrap();
+    assert!(
+        doc.len() < 20,
+        "sharing is not copying: {} nodes",
+        doc.len()
+    );
+    assert_eq!(
+        snapshot::from_document_with(&doc, 100_000),
+        Err(ReadError::Budget { cap: 100_000 })
+    );
+    // Under the default budget it is simply a million one-byte blocks.
+    let snap = snapshot::from_document(&doc).unwrap();
+    assert_eq!(snap.segments.len(), 1000);
+    assert_eq!(snap.segments[999].blocks.len(), 1000);
+}
+
+#[test]
+fn nesting_is_capped() {
+    let bytes: Vec<u8> = std::iter::repeat_n(b'(', 5000).collect();
+    assert_eq!(unpickle(&bytes), Err(PickleError::TooDeep { cap: 1000 }));
+}
+
+#[test]
+fn memo_is_capped() {
+    let mut bytes = vec![0x80, 4, b'N'];
+    for n in 0..10u32 {
+        bytes.push(b'r');
+        bytes.extend(n.to_le_bytes());
+    }
+    bytes.push(b'.');
+    let limits = Limits {
+        max_memo: 5,
+        ..Limits::default()
+    };
+    assert_eq!(
+        unpickle_with(&bytes, limits),
+        Err(PickleError::MemoFull { cap: 5 })
+    );
+}
+
+fn valid() -> Vec<u8> {
+    common::dumps(&common::sample())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let _ = parse(&bytes);
+        let mut pickled = vec![0x80, 4];
+        pickled.extend(&bytes);
+        let _ = parse(&pickled);
+    }
+
+    #[test]
+    fn mutated_pickles_never_panic(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let mut bytes = valid();
+        for (at, byte) in edits {
+            let n = at.index(bytes.len());
+            bytes[n] = byte;
+        }
+        if truncate {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        if let Ok(snap) = parse(&bytes) {
+            let _ = snapshot::analyze(&snap, 10);
+        }
+    }
+
+    #[test]
+    fn caps_hold(bytes in proptest::collection::vec(any::<u8>(), 0..2048), cap in 1usize..64) {
+        let limits = Limits { max_values: cap, max_memo: cap, max_depth: cap };
+        let mut pickled = vec![0x80, 4];
+        pickled.extend(&bytes);
+        if let Ok(doc) = unpickle_with(&pickled, limits) {
+            prop_assert!(doc.len() <= cap);
+        }
+    }
+
+    #[test]
+    fn mutated_json_never_panics(edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
+        let mut bytes = common::to_json(&common::sample()).into_bytes();
+        for (at, byte) in edits {
+            let n = at.index(bytes.len());
+            bytes[n] = byte;
+        }
+        if let Ok(snap) = parse(&bytes) {
+            let _ = snapshot::analyze(&snap, 10);
+        }
+    }
+}
