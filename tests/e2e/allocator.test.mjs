@@ -22,6 +22,9 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
   assert.equal(await stat("CUDA OOMs").innerText(), "1");
   assert.ok(Number(await stat("cudaMalloc retries").innerText()) >= 1);
   assert.ok((await lab.locator(".alloc-map rect.blk-cached").count()) > 0, "cached holes are drawn");
+  // The chart of the whole run marks the OOMs (the demo capacity has several).
+  assert.equal(await lab.locator(".alloc-chart polyline").count(), 2);
+  assert.ok((await lab.locator(".alloc-chart .alloc-oom-mark").count()) >= 1);
   await screenshot(page, "laboratorio-oom");
 
   // Same trace, same capacity, expandable segments: no OOM, to the very end.
@@ -41,6 +44,12 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
   await lab.locator("button[name=reproducir]").click();
   await oom.waitFor({ timeout: 60_000 });
   await page.waitForFunction(() => document.querySelector(".alloc-lab button[name=reproducir]").getAttribute("aria-pressed") === "false");
+
+  // The capacity slider rewrites the field: far more memory, no OOM in the chart.
+  await lab.locator("input[name=capacidad-rango]").fill("17248");
+  await page.waitForFunction(() => document.querySelector(".alloc-lab input[name=capacidad]").value.startsWith("16,84"));
+  await lab.locator(".alloc-chart").waitFor();
+  assert.equal(await lab.locator(".alloc-chart .alloc-oom-mark").count(), 0);
 
   // Bad capacity: a Spanish message under the field and instead of the drawing.
   await lab.locator("input[name=capacidad]").fill("mucha");

@@ -5,7 +5,7 @@ use allocator::{BlockState, Pool, SegmentInfo};
 use leptos::prelude::*;
 use vram::ByteSize;
 
-use super::replay::Frame;
+use super::replay::{Frame, Timeline};
 use crate::numbers::fixed;
 
 /// Segments drawn one per row; the rest are summarised.
@@ -55,6 +55,47 @@ fn map(f: &Frame) -> impl IntoView + use<> {
             <rect class="blk-device" x="0" y="0" width="1000" height="30" />
             {rects}
         </svg>
+    }
+}
+
+/// Allocated and reserved memory over the whole trace, the capacity, the OOMs and
+/// where the replay is now.
+pub fn chart(t: &Timeline, capacity: u64, step: usize, total: usize) -> impl IntoView + use<> {
+    let (w, h) = (300.0, 80.0);
+    let top = capacity.max(1) as f64;
+    let n = total.max(1) as f64;
+    let x = |event: u64| 2.0 + event as f64 / n * (w - 4.0);
+    let y = |bytes: u64| h - 2.0 - bytes as f64 / top * (h - 10.0);
+    let line = |pick: fn(&(u64, u64, u64)) -> u64| {
+        t.points
+            .iter()
+            .map(|p| format!("{},{}", fixed(x(p.0), 1), fixed(y(pick(p)), 1)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let ooms = t
+        .ooms
+        .iter()
+        .map(|&e| view! { <line class="alloc-oom-mark" x1=fixed(x(e), 1) x2=fixed(x(e), 1) y1="6" y2=fixed(h - 2.0, 0) /> })
+        .collect_view();
+    let now = fixed(x(step as u64), 1);
+    view! {
+        <figure class="alloc-chart">
+            <svg viewBox=format!("0 0 {} {}", fixed(w, 0), fixed(h, 0)) role="img"
+                aria-label="Memoria asignada y reservada a lo largo de la traza, con la capacidad y los OOM">
+                <line class="cap-line" x1="2" x2=fixed(w - 2.0, 0) y1=fixed(y(capacity), 1) y2=fixed(y(capacity), 1) />
+                {ooms}
+                <polyline class="curve-reserved" points=line(|p| p.2) />
+                <polyline class="curve-allocated" points=line(|p| p.1) />
+                <line class="alloc-now" x1=now.clone() x2=now y1="2" y2=fixed(h - 2.0, 0) />
+            </svg>
+            <figcaption>
+                <span class="key blk-used"></span>"Asignada "
+                <span class="key blk-cached"></span>"Reservada "
+                <span class="key key-cap"></span>"Capacidad "
+                <span class="key key-oom"></span>"OOM · la línea fina marca el evento actual"
+            </figcaption>
+        </figure>
     }
 }
 

@@ -12,7 +12,7 @@ use allocator::scenarios::Scenario;
 use leptos::prelude::*;
 use vram::ByteSize;
 
-use replay::{Frame, config, next_oom, scenario};
+use replay::{Frame, config, next_oom, scenario, timeline};
 
 #[island]
 pub fn AllocatorLab(
@@ -36,6 +36,14 @@ pub fn AllocatorLab(
         trace.with(|t| replay::replay(t, &c, step.get()))
     });
     let total = move || trace.with(|t| t.events.len());
+    // The whole run for the chart: recomputed when the trace or the allocator changes,
+    // not on every step.
+    let history = Memo::new(move |_| {
+        let cap = capacity.get().ok()?;
+        let c = config(cap, expandable.get());
+        trace.with(|t| timeline(t, &c).ok())
+    });
+    let scenario_capacity = move || chosen.with(|id| scenario(id).demo_capacity());
 
     let scenario_options = Scenario::ALL
         .iter()
@@ -80,6 +88,18 @@ pub fn AllocatorLab(
                         on:input=move |ev| capacity_text.set(event_target_value(&ev).chars().take(32).collect()) />
                     {move || capacity.get().err().map(|e| view! { <small class="field-error">{e}</small> })}
                 </label>
+                <label><span>"Ajuste fino de la capacidad"</span>
+                    <input type="range" name="capacidad-rango"
+                        min=move || (scenario_capacity() / 2 >> 20).to_string()
+                        max=move || (scenario_capacity() * 3 / 2 >> 20).to_string()
+                        step="16"
+                        prop:value=move || capacity.get().map(|b| (b >> 20).to_string()).unwrap_or_default()
+                        on:input=move |ev| {
+                            if let Ok(mib) = event_target_value(&ev).parse::<u64>() {
+                                capacity_text.set(ByteSize(mib << 20).binary());
+                            }
+                        } />
+                </label>
                 <label class="check">
                     <input type="checkbox" name="expandable"
                         prop:checked=move || expandable.get()
@@ -108,7 +128,11 @@ pub fn AllocatorLab(
             <output aria-live="polite">
                 {move || match frame.get() {
                     Err(e) => view! { <p class="calc-error" role="alert">{e}</p> }.into_any(),
-                    Ok(f) => draw::frame_view(&f).into_any(),
+                    Ok(f) => view! {
+                        {history.get().map(|t| draw::chart(&t, f.capacity, f.step, f.total))}
+                        {draw::frame_view(&f)}
+                    }
+                    .into_any(),
                 }}
             </output>
         </div>

@@ -79,6 +79,30 @@ pub fn replay(trace: &Trace, config: &Config, step: usize) -> Result<Frame, Stri
     })
 }
 
+/// The whole trace's memory over time, for the chart: (event, allocated, reserved)
+/// points at the simulator's bounded resolution, and the events where an OOM happened.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    pub points: Vec<(u64, u64, u64)>,
+    pub ooms: Vec<u64>,
+}
+
+pub fn timeline(trace: &Trace, config: &Config) -> Result<Timeline, String> {
+    let report = allocator::simulate(trace, config).map_err(|e| e.to_string())?;
+    let mut t = Timeline::default();
+    for e in report.events {
+        match e {
+            allocator::Event::Point {
+                event,
+                allocated_bytes,
+                reserved_bytes,
+            } => t.points.push((event + 1, allocated_bytes, reserved_bytes)),
+            allocator::Event::Oom { event, .. } => t.ooms.push(event + 1),
+        }
+    }
+    Ok(t)
+}
+
 /// The first step after `from` at which the allocator runs out of memory.
 pub fn next_oom(trace: &Trace, config: &Config, from: usize) -> Option<usize> {
     let mut a = Allocator::new(config.clone()).ok()?;
@@ -123,6 +147,27 @@ mod tests {
             assert_eq!(end.step, trace.events.len());
             assert!(end.oom.is_none());
         }
+    }
+
+    #[test]
+    fn timeline_agrees_with_the_replay() {
+        let s = Scenario::Training;
+        let (trace, c) = (s.trace(), config(s.demo_capacity(), false));
+        let t = timeline(&trace, &c).unwrap();
+        assert!(!t.points.is_empty());
+        // The first OOM of the chart is the one stepping finds, and the chart never
+        // shows more reserved memory than the capacity.
+        assert_eq!(
+            t.ooms.first().copied(),
+            next_oom(&trace, &c, 0).map(|s| s as u64)
+        );
+        assert!(t.points.iter().all(|&(_, a, r)| a <= r && r <= c.capacity));
+        assert!(
+            timeline(&trace, &config(s.demo_capacity(), true))
+                .unwrap()
+                .ooms
+                .is_empty()
+        );
     }
 
     #[test]
