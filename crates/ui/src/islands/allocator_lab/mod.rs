@@ -90,8 +90,8 @@ pub fn AllocatorLab(
                 </label>
                 <label><span>"Ajuste fino de la capacidad"</span>
                     <input type="range" name="capacidad-rango"
-                        min=move || (scenario_capacity() / 2 >> 20).to_string()
-                        max=move || (scenario_capacity() * 3 / 2 >> 20).to_string()
+                        min=move || ((scenario_capacity() / 2) >> 20).to_string()
+                        max=move || ((scenario_capacity() * 3 / 2) >> 20).to_string()
                         step="16"
                         prop:value=move || capacity.get().map(|b| (b >> 20).to_string()).unwrap_or_default()
                         on:input=move |ev| {
