@@ -10,6 +10,7 @@ mod estimate_cmd;
 mod explain_cmd;
 mod input;
 mod simulate_cmd;
+mod snapshot_cmd;
 mod table;
 
 use clap::{Parser, Subcommand};
@@ -51,6 +52,9 @@ enum Command {
     /// Simula el asignador de memoria de PyTorch sobre una traza de reservas.
     #[command(help_template = HELP_TEMPLATE)]
     Simulate(simulate_cmd::Args),
+    /// Analiza un snapshot de torch.cuda.memory._dump_snapshot() (pickle o JSON) sin ejecutarlo.
+    #[command(help_template = HELP_TEMPLATE)]
+    Snapshot(snapshot_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Gpus(args) => catalog_cmd::gpus(&args),
         Command::Explain(args) => explain_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
+        Command::Snapshot(args) => snapshot_cmd::run(&args),
     };
     match result {
         Ok(text) => {
