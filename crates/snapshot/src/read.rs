@@ -271,15 +271,44 @@ impl<'d> Reader<'d> {
                 Some(name) => BlockState::from_name(name),
                 None => BlockState::Other(String::new()),
             };
+            let mut requested_size = self.u64(get("requested_size"), key("requested_size"))?;
+            let mut frames = self.frames(get("frames"), key("frames"))?;
+            if get("frames").is_none() {
+                // PyTorch ≤ 2.0 kept them in `history[0]` (`frames`, `real_size`).
+                if let Some((f, real)) = self.legacy_history(get("history"), key("history"))? {
+                    frames = f;
+                    requested_size = requested_size.or(real);
+                }
+            }
             out.push(Block {
                 address,
                 size,
-                requested_size: self.u64(get("requested_size"), key("requested_size"))?,
+                requested_size,
                 state,
-                frames: self.frames(get("frames"), key("frames"))?,
+                frames,
             });
         }
         Ok(out)
+    }
+
+    /// `history[0]`'s frames and `real_size`, if the block has a history.
+    fn legacy_history(
+        &mut self,
+        id: Option<NodeId>,
+        path: Path,
+    ) -> Result<Option<(Frames, Option<u64>)>, ReadError> {
+        let Some(id) = id.filter(|&id| !self.is_none(Some(id))) else {
+            return Ok(None);
+        };
+        let Some(&first) = self.list(id, path)?.first() else {
+            return Ok(None);
+        };
+        let path = Path::Index(&path, 0);
+        let fields = self.dict(first, path)?;
+        let get = |name: &str| fields.iter().rev().find(|(k, _)| *k == name).map(|f| f.1);
+        let frames = self.frames(get("frames"), Path::Key(&path, "frames"))?;
+        let real = self.u64(get("real_size"), Path::Key(&path, "real_size"))?;
+        Ok(Some((frames, real)))
     }
 
     fn traces(&mut self, id: NodeId, path: Path) -> Result<Vec<Vec<TraceEntry>>, ReadError> {

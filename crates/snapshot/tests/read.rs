@@ -168,3 +168,30 @@ fn big_addresses_use_long1() {
         0xffff_ffff_ffff_0000
     );
 }
+
+#[test]
+fn legacy_history_gives_frames_and_real_size() {
+    // PyTorch ≤ 2.0: no `frames` on blocks, `history: [{addr, real_size, frames}]`.
+    let block = dict(vec![
+        ("size", i(2048)),
+        ("state", s("active_allocated")),
+        (
+            "history",
+            Py::List(vec![dict(vec![
+                ("addr", i(4096)),
+                ("real_size", i(2000)),
+                ("frames", common::frames(77)),
+            ])]),
+        ),
+    ]);
+    let seg = dict(vec![
+        ("address", i(4096)),
+        ("total_size", i(2048)),
+        ("blocks", Py::List(vec![block])),
+    ]);
+    let snap = parse(&dumps(&dict(vec![("segments", Py::List(vec![seg]))]))).unwrap();
+    let b = &snap.segments[0].blocks[0];
+    assert_eq!(b.requested_size, Some(2000));
+    assert_eq!(b.frames.len(), 3);
+    assert_eq!(b.frames[2].line, Some(77));
+}
