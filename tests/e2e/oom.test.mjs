@@ -63,3 +63,61 @@ test("the debugging chapter reads a memory_summary table", async () => {
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("the snapshot viewer opens a real Python pickle and refuses a malicious one", async () => {
+  const { mkdtempSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const { execFileSync } = await import("node:child_process");
+  const dir = mkdtempSync(join(tmpdir(), "vramlab-snap-"));
+  const good = join(dir, "memoria.pickle");
+  const evil = join(dir, "malicioso.pickle");
+  // Written by Python's own pickle, with the structure _dump_snapshot() uses.
+  execFileSync("python3", ["-c", `
+import pickle, sys, os
+frames = [{"filename": "train.py", "line": 42, "name": "forward"},
+          {"filename": "/usr/lib/python3/site-packages/torch/nn/modules/module.py", "line": 1736, "name": "_call_impl"}]
+mib = 1 << 20
+seg = lambda addr, blocks: {"device": 0, "address": addr, "total_size": sum(b["size"] for b in blocks),
+    "allocated_size": sum(b["size"] for b in blocks if b["state"] == "active_allocated"),
+    "active_size": 0, "requested_size": 0, "stream": 0, "segment_type": "large",
+    "segment_pool_id": (0, 0), "is_expandable": False, "frames": [], "blocks": blocks}
+blocks = []
+addr = 1 << 32
+for i in range(6):
+    blocks.append({"address": addr, "size": 2 * mib, "requested_size": 2 * mib - 100,
+                   "state": "active_allocated" if i % 2 == 0 else "inactive", "frames": frames})
+    addr += 2 * mib
+big = {"address": 1 << 40, "size": 512 * mib, "requested_size": 512 * mib, "state": "active_allocated", "frames": frames}
+snap = {"segments": [seg(1 << 32, blocks), seg(1 << 40, [big])],
+        "device_traces": [[{"action": "alloc", "addr": 1 << 40, "size": 512 * mib, "stream": 0, "frames": frames},
+                           {"action": "oom", "addr": 0, "size": 1024 * mib, "stream": 0, "device_free": 12 * mib, "frames": frames}]]}
+pickle.dump(snap, open(sys.argv[1], "wb"), protocol=4)
+class Boom:
+    def __reduce__(self):
+        return (os.system, ("echo hacked",))
+pickle.dump({"segments": [Boom()]}, open(sys.argv[2], "wb"))
+`, good, evil]);
+
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("depurar-memoria/"));
+  await waitForIslands(page);
+  const viewer = page.locator(".snapshot-viewer");
+  await viewer.locator("input[name=snapshot]").setInputFiles(good);
+  await viewer.locator(".snap-name").waitFor();
+  const stats = await viewer.locator(".alloc-stats").innerText();
+  assert.match(stats, /Reservada\s+524,00 MiB/);
+  assert.match(stats, /Asignada\s+518,00 MiB/);
+  assert.match(await viewer.locator(".snap-top tbody tr").first().innerText(), /512,00 MiB[\s\S]*train\.py:42 en forward/);
+  assert.match(await viewer.locator(".snap-traces").innerText(), /1 OOM/);
+  assert.ok((await viewer.locator(".alloc-segments rect.blk-cached").count()) >= 3);
+  await screenshot(page, "visor-snapshot");
+
+  await viewer.locator("input[name=snapshot]").setInputFiles(evil);
+  const alert = viewer.locator("[role=alert]");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /malicioso\.pickle/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

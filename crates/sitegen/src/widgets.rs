@@ -6,7 +6,9 @@
 //! shipping a broken widget.
 
 use leptos::prelude::*;
-use ui::islands::{AllocatorLab, Estimator, GpuCheck, OomExplainer, WeightsCalculator};
+use ui::islands::{
+    AllocatorLab, Estimator, GpuCheck, OomExplainer, SnapshotViewer, WeightsCalculator,
+};
 
 use crate::shortcode::Shortcode;
 
@@ -32,6 +34,7 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("laboratorio-asignador", &["escenario"]),
     ("ahorro-expandable", &[]),
     ("explicador-oom", &["ejemplo"]),
+    ("visor-snapshot", &[]),
     ("prueba-webgpu", &[]),
 ];
 
@@ -188,6 +191,12 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
             Ok(diag_island(render(move || {
                 view! { <OomExplainer example=example base=base pages=pages /> }.into_any()
+            })))
+        }
+        "visor-snapshot" => {
+            check_attrs(sc, &[])?;
+            Ok(diag_island(render(|| {
+                view! { <SnapshotViewer /> }.into_any()
             })))
         }
         "ahorro-expandable" => {

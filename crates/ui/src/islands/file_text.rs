@@ -5,6 +5,45 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+fn first_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .and_then(|input| input.files())
+        .and_then(|files| files.get(0))
+}
+
+fn too_big(max_bytes: usize) -> String {
+    format!(
+        "El archivo es demasiado grande (máximo {}).",
+        vram::ByteSize(max_bytes as u64).binary()
+    )
+}
+
+/// Reads the first chosen file as bytes (`Blob.arrayBuffer()`), with its name.
+#[cfg(feature = "diag")]
+pub fn read_first_bytes(
+    ev: leptos::ev::Event,
+    max_bytes: usize,
+    on_bytes: impl Fn(String, Vec<u8>) + 'static,
+    error: RwSignal<Option<String>>,
+) {
+    let Some(file) = first_file(&ev) else { return };
+    if file.size() > max_bytes as f64 {
+        error.set(Some(too_big(max_bytes)));
+        return;
+    }
+    let name: String = file.name().chars().take(120).collect();
+    wasm_bindgen_futures::spawn_local(async move {
+        match JsFuture::from(file.array_buffer()).await {
+            Ok(buf) => {
+                error.set(None);
+                on_bytes(name, js_sys::Uint8Array::new(&buf).to_vec());
+            }
+            Err(_) => error.set(Some("No se pudo leer el archivo.".into())),
+        }
+    });
+}
+
 /// Reads the first file of an `<input type=file>` change event with `File.text()`.
 pub fn read_first(
     ev: leptos::ev::Event,
@@ -12,17 +51,9 @@ pub fn read_first(
     on_text: impl Fn(String) + 'static,
     error: RwSignal<Option<String>>,
 ) {
-    let file = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        .and_then(|input| input.files())
-        .and_then(|files| files.get(0));
-    let Some(file) = file else { return };
+    let Some(file) = first_file(&ev) else { return };
     if file.size() > max_bytes as f64 {
-        error.set(Some(format!(
-            "El archivo es demasiado grande (máximo {}).",
-            vram::ByteSize(max_bytes as u64).binary()
-        )));
+        error.set(Some(too_big(max_bytes)));
         return;
     }
     wasm_bindgen_futures::spawn_local(async move {

@@ -4,7 +4,7 @@
 //!
 //! Islands behind the `tools` feature are heavy (the estimator links the whole engine
 //! and catalogs); they ship in the `hydrate-tools` bundle, which pages load only when
-//! they contain one. The diagnostics islands (allocator lab, OOM explainer) are behind
+//! they contain one. The diagnostics islands (allocator lab, OOM explainer, snapshot viewer) are behind
 //! `diag` and ship in `hydrate-diag`. Everything else is in the light `hydrate` bundle.
 
 #[cfg(feature = "diag")]
@@ -16,6 +16,8 @@ mod file_text;
 mod gpu_check;
 #[cfg(feature = "diag")]
 mod oom_explainer;
+#[cfg(feature = "diag")]
+mod snapshot_viewer;
 mod weights;
 
 #[cfg(feature = "diag")]
@@ -25,4 +27,6 @@ pub use estimator::Estimator;
 pub use gpu_check::GpuCheck;
 #[cfg(feature = "diag")]
 pub use oom_explainer::OomExplainer;
+#[cfg(feature = "diag")]
+pub use snapshot_viewer::SnapshotViewer;
 pub use weights::WeightsCalculator;
