@@ -171,7 +171,7 @@ fn frame_lines(frames: &[Frame], total: usize) -> String {
     }
     if total > frames.len() {
         out.push_str(&format!(
-            "     (+{} marcos de PyTorch o C++ ocultos)\n",
+            "     (+{} marcos más: de PyTorch, de C++ o más externos)\n",
             total - frames.len()
         ));
     }
@@ -189,7 +189,9 @@ fn allocations(list: &[Allocation]) -> String {
     };
     for (n, a) in list.iter().enumerate() {
         let requested = match a.requested_size {
-            Some(r) if r != a.size => format!(", pedido {}", ByteSize(r).binary()),
+            Some(r) if ByteSize(r).binary() != ByteSize(a.size).binary() => {
+                format!(", pedido {}", ByteSize(r).binary())
+            }
             _ => String::new(),
         };
         out.push_str(&format!(
