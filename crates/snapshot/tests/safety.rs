@@ -180,3 +180,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn deep_json_is_an_error_not_a_stack_overflow() {
+    let mut text = "[".repeat(100_000);
+    text.push_str(&"]".repeat(100_000));
+    let err = parse(text.as_bytes()).unwrap_err();
+    assert!(matches!(err, ReadError::Json(_)), "{err}");
+}
+
+#[test]
+fn unknown_opcodes_and_trailing_bytes() {
+    assert_eq!(
+        unpickle(b"\x80\x04\xff."),
+        Err(PickleError::UnknownOpcode {
+            code: 0xff,
+            offset: 2
+        })
+    );
+    // Python's pickle.loads stops at STOP and ignores what follows.
+    assert!(unpickle(b"\x80\x04N.garbage").is_ok());
+    assert!(matches!(
+        unpickle(b"\x80\x09N."),
+        Err(PickleError::Protocol { protocol: 9, .. })
+    ));
+}
