@@ -8,6 +8,7 @@ use std::process::ExitCode;
 const HELP_WORDS: &[(&str, &str)] = &[
     ("Usage:", "Uso:"),
     ("Options:", "Opciones:"),
+    ("Arguments:", "Argumentos:"),
     ("Commands:", "Órdenes:"),
     ("[OPTIONS]", "[OPCIONES]"),
     ("<COMMAND>", "<ORDEN>"),
@@ -50,7 +51,7 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             eprintln!(
-                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab models» o «vramlab gpus» (--help para más)"
+                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab models» o «vramlab gpus» (--help para más)"
             );
             return ExitCode::from(2);
         }
