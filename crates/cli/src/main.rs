@@ -11,6 +11,7 @@ mod explain_cmd;
 mod input;
 mod simulate_cmd;
 mod snapshot_cmd;
+mod snapshot_trace;
 mod table;
 
 use clap::{Parser, Subcommand};

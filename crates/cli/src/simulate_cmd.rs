@@ -16,10 +16,16 @@ pub struct Args {
     #[arg(
         long,
         allow_hyphen_values = true,
-        required_unless_present = "scenario",
-        conflicts_with = "scenario"
+        required_unless_present_any = ["scenario", "snapshot"],
+        conflicts_with_all = ["scenario", "snapshot"]
     )]
     pub trace: Option<String>,
+    /// Reproduce el historial grabado de un snapshot (torch.cuda.memory._dump_snapshot()).
+    #[arg(long, allow_hyphen_values = true, conflicts_with = "scenario")]
+    pub snapshot: Option<String>,
+    /// GPU del historial del snapshot (por defecto, 0).
+    #[arg(long, default_value_t = 0, requires = "snapshot")]
+    pub device: usize,
     /// Escenario incorporado en lugar de una traza: training, kv-cache o mixed.
     #[arg(long, value_parser = scenario)]
     pub scenario: Option<Scenario>,
@@ -77,8 +83,17 @@ fn divisions(s: &str) -> Result<u32, String> {
 }
 
 pub fn run(args: &Args) -> Result<String, String> {
+    let mut skipped_frees = 0;
     let (trace, source, default_capacity) = match (&args.trace, args.scenario) {
         (_, Some(s)) => (s.trace(), Source::Scenario(s), Some(s.demo_capacity())),
+        (None, None) if args.snapshot.is_some() => {
+            let path = args.snapshot.clone().unwrap_or_default();
+            let bytes = crate::input::read_capped(&path, 1 << 30, "el snapshot")?;
+            let snap = snapshot::parse(&bytes).map_err(|e| format!("{}: {e}", shown(&path)))?;
+            let (trace, skipped) = crate::snapshot_trace::from_snapshot(&snap, args.device)?;
+            skipped_frees = skipped;
+            (trace, Source::Trace(path), None)
+        }
         (Some(path), None) => (
             parse_trace(&read(path)?).map_err(|e| format!("{}: {e}", shown(path)))?,
             Source::Trace(path.clone()),
@@ -96,7 +111,13 @@ pub fn run(args: &Args) -> Result<String, String> {
         garbage_collection_threshold: args.garbage_collection_threshold,
         roundup_power2_divisions: args.roundup_power2_divisions,
     };
-    let report = simulate(&trace, &config).map_err(|e| e.to_string())?;
+    let mut report = simulate(&trace, &config).map_err(|e| e.to_string())?;
+    if skipped_frees > 0 {
+        report.warnings_total += 1;
+        report.warnings.push(format!(
+            "{skipped_frees} liberaciones del historial eran de bloques reservados antes de que empezara la grabación: esos bloques no se simulan, así que la capacidad debe dejarles sitio"
+        ));
+    }
     if args.json {
         let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         value["source"] = match &source {

@@ -256,3 +256,75 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+#[test]
+fn a_snapshot_history_replays_with_other_settings() {
+    // A recorded history: growing 12 MiB-ish tensors with a small one kept alive each
+    // time, the pattern that fragments 20 MiB segments.
+    let mut entries = Vec::new();
+    let mut addr = 1u64 << 32;
+    for i in 0..40u64 {
+        let big = (6 + i % 5) << 20;
+        entries.push(format!(
+            r#"{{"action": "alloc", "addr": {addr}, "size": {big}}}"#
+        ));
+        entries.push(format!(
+            r#"{{"action": "alloc", "addr": {}, "size": 1048576}}"#,
+            addr + big
+        ));
+        entries.push(format!(
+            r#"{{"action": "free_completed", "addr": {addr}, "size": {big}}}"#
+        ));
+        addr += 64 << 20;
+    }
+    entries.push(r#"{"action": "free_completed", "addr": 12345, "size": 512}"#.to_owned());
+    let json = format!(
+        r#"{{"segments": [], "device_traces": [[{}]]}}"#,
+        entries.join(",")
+    );
+    let dir = std::env::temp_dir().join(format!("vramlab-simsnap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("snap.json");
+    std::fs::write(&file, json).unwrap();
+    let path = file.to_str().unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_vramlab"))
+        .args([
+            "simulate",
+            "--snapshot",
+            path,
+            "--capacity",
+            "8GiB",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["events_total"].as_u64(), Some(120));
+    assert!(
+        v["warnings"].to_string().contains("antes de que empezara"),
+        "{}",
+        v["warnings"]
+    );
+
+    // No recorded history for that GPU: one Spanish line, exit 2.
+    let out = Command::new(env!("CARGO_BIN_EXE_vramlab"))
+        .args([
+            "simulate",
+            "--snapshot",
+            path,
+            "--device",
+            "2",
+            "--capacity",
+            "8GiB",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GPU 2"));
+}
