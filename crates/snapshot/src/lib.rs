@@ -23,6 +23,7 @@
 //! Pure: no I/O, no clocks; builds for wasm32. No input panics.
 
 pub mod analysis;
+pub mod history;
 pub mod json;
 pub mod model;
 pub mod pickle;
@@ -30,6 +31,7 @@ mod read;
 mod value;
 
 pub use analysis::{Analysis, analyze};
+pub use history::{TensorEvent, tensor_events};
 pub use model::{
     Action, Block, BlockState, Frame, Frames, Segment, SegmentType, Snapshot, TraceEntry,
 };
