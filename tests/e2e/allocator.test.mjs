@@ -51,6 +51,30 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
   await lab.locator(".alloc-chart").waitFor();
   assert.equal(await lab.locator(".alloc-chart .alloc-oom-mark").count(), 0);
 
+  // The reader's own JSON-lines trace replaces the scenario; a broken one is a message.
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const dir = mkdtempSync(join(tmpdir(), "vramlab-trace-"));
+  const own = join(dir, "mi-traza.jsonl");
+  const lines = [];
+  for (let i = 1; i <= 30; i++) {
+    lines.push(JSON.stringify({ op: "alloc", id: i, bytes: (3 + (i % 4)) * 1048576 }));
+    if (i % 3 !== 0) lines.push(JSON.stringify({ op: "free", id: i }));
+  }
+  writeFileSync(own, lines.join("\n") + "\n");
+  await lab.locator("input[name=traza]").setInputFiles(own);
+  await lab.locator(".calc-hint", { hasText: "mi-traza.jsonl" }).waitFor();
+  await page.waitForFunction(() => /Evento 0 de 50/.test(document.querySelector(".alloc-scrub span").textContent));
+  const broken = join(dir, "rota.jsonl");
+  writeFileSync(broken, '{"op":"volar","id":1}\n');
+  await lab.locator("input[name=traza]").setInputFiles(broken);
+  const loadAlert = lab.locator("[role=alert]", { hasText: "rota.jsonl" });
+  await loadAlert.waitFor();
+  assert.match(await loadAlert.innerText(), /línea 1/);
+  await lab.locator("input[name=traza]").setInputFiles(own);
+  await loadAlert.waitFor({ state: "detached" });
+
   // Bad capacity: a Spanish message under the field and instead of the drawing.
   await lab.locator("input[name=capacidad]").fill("mucha");
   await lab.getByRole("alert").waitFor();

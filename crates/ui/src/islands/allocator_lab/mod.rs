@@ -26,7 +26,14 @@ pub fn AllocatorLab(
     let step = RwSignal::new(0usize);
     let playing = RwSignal::new(false);
 
-    let trace = Memo::new(move |_| chosen.with(|id| scenario(id).trace()));
+    // The reader's own trace or snapshot, when loaded, replaces the scenario.
+    let custom: RwSignal<Option<(String, allocator::Trace)>> = RwSignal::new(None);
+    let load_error: RwSignal<Option<String>> = RwSignal::new(None);
+    let trace = Memo::new(move |_| {
+        custom
+            .with(|c| c.as_ref().map(|(_, t)| t.clone()))
+            .unwrap_or_else(|| chosen.with(|id| scenario(id).trace()))
+    });
     let capacity = Memo::new(move |_| {
         capacity_text.with(|t| ByteSize::parse(t).map(|b| b.0).map_err(|e| e.to_string()))
     });
@@ -55,6 +62,7 @@ pub fn AllocatorLab(
     let on_scenario = move |ev| {
         let s = scenario(&event_target_value(&ev));
         playing.set(false);
+        custom.set(None);
         chosen.set(s.id().to_owned());
         capacity_text.set(ByteSize(s.demo_capacity()).binary());
         step.set(0);
@@ -73,7 +81,33 @@ pub fn AllocatorLab(
     #[cfg(target_arch = "wasm32")]
     play::drive(playing, step, frame, stride);
 
-    let description = move || chosen.with(|id| scenario(id).description());
+    let description = move || match custom
+        .with(|c| c.as_ref().map(|(n, t)| (n.clone(), t.events.len())))
+    {
+        Some((name, n)) => format!(
+            "Tu archivo {name}: {n} eventos. Ajusta la capacidad a la memoria que tenía libre tu proceso."
+        ),
+        None => chosen.with(|id| scenario(id).description()).to_owned(),
+    };
+    let on_file = move |ev: leptos::ev::Event| {
+        #[cfg(target_arch = "wasm32")]
+        super::file_text::read_first_bytes(
+            ev,
+            256 << 20,
+            move |name, bytes| match replay::load(&name, &bytes) {
+                Ok(t) => {
+                    playing.set(false);
+                    load_error.set(None);
+                    custom.set(Some((name, t)));
+                    step.set(0);
+                }
+                Err(e) => load_error.set(Some(e)),
+            },
+            load_error,
+        );
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = ev;
+    };
     view! {
         <div class="calc alloc-lab" role="group" aria-label="Laboratorio del asignador de memoria">
             <p class="calc-hint">{description}</p>
@@ -100,6 +134,9 @@ pub fn AllocatorLab(
                             }
                         } />
                 </label>
+                <label><span>"O tu propia traza o snapshot"</span>
+                    <input type="file" name="traza" accept=".jsonl,.json,.pickle,.pkl,application/octet-stream" on:change=on_file />
+                </label>
                 <label class="check">
                     <input type="checkbox" name="expandable"
                         prop:checked=move || expandable.get()
@@ -107,6 +144,7 @@ pub fn AllocatorLab(
                     <span><code>"expandable_segments:True"</code></span>
                 </label>
             </div>
+            {move || load_error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
             <div class="alloc-controls">
                 <button type="button" name="reiniciar" on:click=move |_| { playing.set(false); step.set(0); }>"« Inicio"</button>
                 <button type="button" name="atras" on:click=move |_| step.update(|s| *s = s.saturating_sub(stride()))>"◀ Atrás"</button>
