@@ -125,21 +125,20 @@ pub fn run() -> Result<()> {
             f.file, f.raw_bytes, f.gzip_bytes
         ));
     }
-    let verdict = if report.hydrate_bundle_gzip_bytes <= HYDRATE_BUDGET {
-        "within"
-    } else {
-        "OVER"
-    };
+    let verdict = |bytes: u64, budget: u64| if bytes <= budget { "within" } else { "OVER" };
     md.push_str(&format!(
-        "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({verdict} the {} byte budget).\n\
-         Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes (budget {}).\n\
-         Diagnostics bundle (allocator lab, OOM explainer; wasm + js), gzipped: {} bytes (budget {}).\n\
+        "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({} the {} byte budget).\n\
+         Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
+         Diagnostics bundle (allocator lab, OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n",
         report.hydrate_bundle_gzip_bytes,
+        verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
         HYDRATE_BUDGET,
         report.tools_bundle_gzip_bytes,
+        verdict(report.tools_bundle_gzip_bytes, TOOLS_BUDGET),
         TOOLS_BUDGET,
         report.diag_bundle_gzip_bytes,
+        verdict(report.diag_bundle_gzip_bytes, DIAG_BUDGET),
         DIAG_BUDGET,
         report.gpu_bundle_gzip_bytes
     ));
