@@ -42,6 +42,10 @@ fn missing_packages(browser: bool) -> Vec<&'static str> {
     if !has_program("npm") {
         missing.extend(["nodejs", "npm"]);
     }
+    // The snapshot viewer's browser test writes its pickles with CPython's own pickle.
+    if browser && !has_program("python3") {
+        missing.push("python3");
+    }
     missing
 }
 
