@@ -92,7 +92,9 @@ pub fn guide_href(base: &str, pages: &[String], path: &str) -> Option<String> {
 
 fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl IntoView {
     let d = &e.primary;
-    let table = rows(d)
+    let numbers = rows(d);
+    let has_numbers = !numbers.is_empty();
+    let table = numbers
         .into_iter()
         .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td>{v}</td></tr> })
         .collect_view();
@@ -136,7 +138,7 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
         {era}
         {truncated}
         {others}
-        {(!rows(d).is_empty()).then(|| view! {
+        {has_numbers.then(|| view! {
             <table class="calc-table oom-numbers"><caption>"Las cifras del mensaje"</caption><tbody>{table}</tbody></table>
         })}
         <ol class="oom-causes">{causes}</ol>
