@@ -1,0 +1,208 @@
+//! Tile sizes chosen from the adapter's limits, and the WGSL text each run compiles:
+//! a small generated header (storage type, head dimension, tile constants) followed by
+//! the kernel files, which are the same text on native and on the web.
+
+use crate::shape::{Dtype, Kernel};
+
+pub const COMMON: &str = include_str!("kernels/common.wgsl");
+pub const INIT: &str = include_str!("kernels/init.wgsl");
+pub const NAIVE: &str = include_str!("kernels/naive.wgsl");
+pub const TILED: &str = include_str!("kernels/tiled.wgsl");
+
+/// The adapter facts that size the tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    /// `max_compute_workgroup_storage_size`, bytes.
+    pub workgroup_storage: u32,
+    /// `max_compute_invocations_per_workgroup`.
+    pub invocations: u32,
+    /// `max_compute_workgroup_size_x`.
+    pub size_x: u32,
+}
+
+impl Caps {
+    /// WebGPU's guaranteed minimums: every adapter offers at least this.
+    pub const WEBGPU_DEFAULT: Caps = Caps {
+        workgroup_storage: 16_384,
+        invocations: 256,
+        size_x: 256,
+    };
+
+    pub fn from_limits(limits: &wgpu::Limits) -> Caps {
+        Caps {
+            workgroup_storage: limits.max_compute_workgroup_storage_size,
+            invocations: limits.max_compute_invocations_per_workgroup,
+            size_x: limits.max_compute_workgroup_size_x,
+        }
+    }
+}
+
+/// The tiled kernel's tiling: BR query rows and BC keys per tile; each invocation owns
+/// RPT rows and a 1/TPR share of the columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TilePlan {
+    pub head_dim: u32,
+    pub br: u32,
+    pub bc: u32,
+    pub rpt: u32,
+    pub tpr: u32,
+}
+
+/// The most f32 values one invocation keeps in registers (scores, output accumulator,
+/// running max and sum); past this, GPUs spill to memory.
+const MAX_REGISTERS: u32 = 80;
+
+impl TilePlan {
+    pub fn workgroup_size(&self) -> u32 {
+        self.br / self.rpt * self.tpr
+    }
+
+    /// Workgroup memory, bytes, exactly as `tiled.wgsl` declares it.
+    pub fn workgroup_bytes(&self) -> u32 {
+        let stride = self.head_dim + 1;
+        4 * (self.br * stride + self.bc * stride + self.br * self.bc + 2 * self.br * self.tpr)
+    }
+
+    fn registers(&self) -> u32 {
+        self.rpt * (self.bc / self.tpr + self.head_dim / self.tpr + 3)
+    }
+
+    pub fn fits(&self, caps: &Caps) -> bool {
+        let wg = self.workgroup_size();
+        self.br % self.rpt == 0
+            && self.bc % self.tpr == 0
+            && self.head_dim % self.tpr == 0
+            && (32..=caps.invocations.min(caps.size_x)).contains(&wg)
+            && self.workgroup_bytes() <= caps.workgroup_storage
+            && self.registers() <= MAX_REGISTERS
+    }
+
+    /// Preference: the largest tile area (each K/V tile staged once serves BR rows),
+    /// then the most FMAs per workgroup-memory read in both products, then a workgroup
+    /// near 128 invocations.
+    fn score(&self) -> (u32, u32, i64) {
+        let cpt = self.bc / self.tpr;
+        let opt = self.head_dim / self.tpr;
+        let intensity =
+            100 * self.rpt * cpt / (self.rpt + cpt) + 100 * self.rpt * opt / (self.rpt + opt);
+        let wg = i64::from(self.workgroup_size());
+        (self.br * self.bc, intensity, -(wg - 128).abs())
+    }
+
+    /// Every plan this crate knows for `head_dim`, fitting or not.
+    pub fn candidates(head_dim: u32) -> impl Iterator<Item = TilePlan> {
+        [128u32, 64, 32, 16, 8].into_iter().flat_map(move |br| {
+            [64u32, 32, 16, 8].into_iter().flat_map(move |bc| {
+                [1u32, 2, 4, 8].into_iter().flat_map(move |rpt| {
+                    [4u32, 8, 16, 32].into_iter().map(move |tpr| TilePlan {
+                        head_dim,
+                        br,
+                        bc,
+                        rpt,
+                        tpr,
+                    })
+                })
+            })
+        })
+    }
+
+    /// The best plan that fits `caps`, or `None` when even the smallest does not (an
+    /// adapter below WebGPU's minimums).
+    pub fn choose(head_dim: u32, caps: &Caps) -> Option<TilePlan> {
+        Self::candidates(head_dim)
+            .filter(|p| p.fits(caps))
+            .max_by_key(TilePlan::score)
+    }
+}
+
+fn header(dtype: Dtype, head_dim: u32) -> String {
+    let (enable, elem) = match dtype {
+        Dtype::F32 => ("", "f32"),
+        Dtype::F16 => ("enable f16;\n", "f16"),
+    };
+    format!("{enable}alias elem = {elem};\nconst D: u32 = {head_dim}u;\n")
+}
+
+/// The init kernel (fills Q, K, V) for a storage type and head dimension.
+pub fn init_source(dtype: Dtype, head_dim: u32) -> String {
+    format!("{}{COMMON}{INIT}", header(dtype, head_dim))
+}
+
+/// The WGSL of `kernel`. `plan` sizes the tiled kernel and is ignored by the naive one.
+pub fn kernel_source(kernel: Kernel, dtype: Dtype, plan: &TilePlan) -> String {
+    let head = header(dtype, plan.head_dim);
+    match kernel {
+        Kernel::Naive => format!("{head}{COMMON}{NAIVE}"),
+        Kernel::Tiled => format!(
+            "{head}const BR: u32 = {}u;\nconst BC: u32 = {}u;\nconst RPT: u32 = {}u;\nconst TPR: u32 = {}u;\n{COMMON}{TILED}",
+            plan.br, plan.bc, plan.rpt, plan.tpr
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAVAPIPE: Caps = Caps {
+        workgroup_storage: 32_768,
+        invocations: 1024,
+        size_x: 1024,
+    };
+    /// What NVIDIA's Vulkan driver reports (48 KiB of shared memory per workgroup).
+    const NVIDIA: Caps = Caps {
+        workgroup_storage: 49_152,
+        invocations: 1024,
+        size_x: 1024,
+    };
+
+    #[test]
+    fn every_head_dim_up_to_192_has_a_plan_within_webgpu_minimums() {
+        for d in (16..=256).step_by(16) {
+            for caps in [Caps::WEBGPU_DEFAULT, LAVAPIPE, NVIDIA] {
+                // d = 256 needs two 257-float rows (16,448 B) even at BR = BC = 8: more
+                // than WebGPU's 16 KiB minimum, so such adapters get a clear refusal.
+                if d == 256 && caps == Caps::WEBGPU_DEFAULT {
+                    assert_eq!(TilePlan::choose(d, &caps), None);
+                    continue;
+                }
+                let p = TilePlan::choose(d, &caps).unwrap_or_else(|| panic!("d={d} {caps:?}"));
+                assert!(p.workgroup_bytes() <= caps.workgroup_storage, "{p:?}");
+                assert!(p.workgroup_size() <= caps.invocations, "{p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn more_workgroup_memory_gives_larger_tiles() {
+        for d in [64, 128] {
+            let small = TilePlan::choose(d, &Caps::WEBGPU_DEFAULT).unwrap();
+            let large = TilePlan::choose(d, &NVIDIA).unwrap();
+            assert!(large.br * large.bc > small.br * small.bc, "{small:?} {large:?}");
+        }
+    }
+
+    #[test]
+    fn an_adapter_below_the_minimums_gets_no_plan() {
+        let tiny = Caps {
+            workgroup_storage: 1024,
+            invocations: 64,
+            size_x: 64,
+        };
+        assert_eq!(TilePlan::choose(128, &tiny), None);
+    }
+
+    #[test]
+    fn workgroup_bytes_match_the_declarations() {
+        let p = TilePlan {
+            head_dim: 64,
+            br: 32,
+            bc: 32,
+            rpt: 2,
+            tpr: 8,
+        };
+        // q_s 32×65, kv_s 32×65, p_s 32×32, two reductions of 32×8, all f32.
+        assert_eq!(p.workgroup_bytes(), 4 * (2080 + 2080 + 1024 + 512));
+        assert_eq!(p.workgroup_size(), 128);
+    }
+}
