@@ -77,16 +77,16 @@ impl TilePlan {
             && self.registers() <= MAX_REGISTERS
     }
 
-    /// Preference: the largest tile area (each K/V tile staged once serves BR rows),
-    /// then the most FMAs per workgroup-memory read in both products, then a workgroup
-    /// near 128 invocations.
-    fn score(&self) -> (u32, u32, i64) {
+    /// Preference: the largest tile area, then the most query rows (each K/V tile read
+    /// from global memory serves BR rows, so K/V traffic is N²·d/BR), then the most FMAs
+    /// per workgroup-memory read in both products, then a workgroup near 128.
+    fn score(&self) -> (u32, u32, u32, i64) {
         let cpt = self.bc / self.tpr;
         let opt = self.head_dim / self.tpr;
         let intensity =
             100 * self.rpt * cpt / (self.rpt + cpt) + 100 * self.rpt * opt / (self.rpt + opt);
         let wg = i64::from(self.workgroup_size());
-        (self.br * self.bc, intensity, -(wg - 128).abs())
+        (self.br * self.bc, self.br, intensity, -(wg - 128).abs())
     }
 
     /// Every plan this crate knows for `head_dim`, fitting or not.

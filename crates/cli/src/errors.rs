@@ -51,7 +51,7 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             eprintln!(
-                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab models» o «vramlab gpus» (--help para más)"
+                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab bench attention», «vramlab models» o «vramlab gpus» (--help para más)"
             );
             return ExitCode::from(2);
         }

@@ -4,6 +4,7 @@
 //! otherwise, errors on stderr as one Spanish line with exit code 2 for bad input.
 //! clap's own messages are English, so parse errors are rewritten in Spanish here.
 
+mod bench_cmd;
 mod catalog_cmd;
 mod errors;
 mod estimate_cmd;
@@ -17,7 +18,7 @@ mod table;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-const HELP_TEMPLATE: &str = "\
+pub(crate) const HELP_TEMPLATE: &str = "\
 {before-help}{about-with-newline}
 Uso: {usage}
 
@@ -56,6 +57,9 @@ enum Command {
     /// Analiza un snapshot de torch.cuda.memory._dump_snapshot() (pickle o JSON) sin ejecutarlo.
     #[command(help_template = HELP_TEMPLATE)]
     Snapshot(snapshot_cmd::Args),
+    /// Mide kernels en la GPU (vramlab bench attention).
+    #[command(help_template = HELP_TEMPLATE)]
+    Bench(bench_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +74,9 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Snapshot(args) => snapshot_cmd::run(&args),
+        Command::Bench(args) => match &args.what {
+            bench_cmd::What::Attention(a) => bench_cmd::run_attention(a),
+        },
     };
     match result {
         Ok(text) => {

@@ -10,6 +10,7 @@
 //! Parsing of user input never panics: functions return a value or a typed error whose
 //! `Display` is a Spanish sentence ready to show next to the field.
 
+pub mod adapter;
 pub mod arch;
 pub mod catalog;
 pub mod context;
