@@ -57,6 +57,10 @@ pub struct RunReport {
     pub gflops: f64,
     pub max_abs_err: f64,
     pub checked_rows: u32,
+    /// The checked rows (flat indices over B·H·N) and their values, so two kernels run
+    /// on the same shape can be compared with each other.
+    pub sampled_rows: Vec<u64>,
+    pub sample: Vec<f32>,
     pub extra_bytes: u64,
     pub total_bytes: u64,
     pub timing: Timing,
@@ -398,6 +402,8 @@ pub async fn run(
         gflops,
         max_abs_err,
         checked_rows: u32::try_from(rows.len()).unwrap_or(u32::MAX),
+        sampled_rows: rows,
+        sample: values,
         extra_bytes: shape::extra_bytes(kernel, shape, dtype),
         total_bytes: shape::total_bytes(kernel, shape, dtype),
         timing,

@@ -7,7 +7,7 @@
 
 use leptos::prelude::*;
 use ui::islands::{
-    AllocatorLab, Estimator, GpuCheck, OomExplainer, SnapshotViewer, WeightsCalculator,
+    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, SnapshotViewer, WeightsCalculator,
 };
 
 use crate::shortcode::Shortcode;
@@ -36,6 +36,7 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("explicador-oom", &["ejemplo"]),
     ("visor-snapshot", &[]),
     ("prueba-webgpu", &[]),
+    ("atencion-por-bloques", &[]),
 ];
 
 /// A rendered widget: its HTML, whether it is an island (needs a hydrate bundle) and
@@ -218,6 +219,16 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 view! { <GpuCheck js_url=js_url wasm_url=wasm_url /> }.into_any()
             })))
         }
+        "atencion-por-bloques" => {
+            check_attrs(sc, &[])?;
+            if ctx.gpu_js.is_empty() || ctx.gpu_wasm.is_empty() {
+                return Err("falta el paquete gpu-web: compila con `cargo xtask build`".into());
+            }
+            let (js_url, wasm_url) = (ctx.gpu_js.clone(), ctx.gpu_wasm.clone());
+            Ok(island(render(move || {
+                view! { <AttentionDemo js_url=js_url wasm_url=wasm_url /> }.into_any()
+            })))
+        }
         other => {
             let names: Vec<&str> = KNOWN.iter().map(|(n, _)| *n).collect();
             Err(format!(
@@ -319,6 +330,11 @@ mod tests {
         let html = render_widget(&sc, &ctx()).unwrap().html;
         assert!(html.contains("gpu_web_bg.1.wasm"), "{html}");
         assert!(render_widget(&sc, &WidgetContext::default()).is_err());
+        let sc = parse("{{< atencion-por-bloques >}}").unwrap();
+        let w = render_widget(&sc, &ctx()).unwrap();
+        assert!(w.island && !w.tools && !w.diag, "{w:?}");
+        assert!(w.html.contains("data-component=\"AttentionDemo"), "{}", w.html);
+        assert!(w.html.contains("Aún no hay mediciones"), "{}", w.html);
     }
 
     #[test]

@@ -117,47 +117,10 @@ pub fn GpuCheck(
 
 #[cfg(target_arch = "wasm32")]
 mod web {
-    //! Loading the `gpu-web` bundle with a dynamic `import()` and reading its result.
+    //! Calling the `gpu-web` bundle's smoke export.
 
     use super::SmokeView;
-    use js_sys::{Function, Object, Promise, Reflect};
-    use wasm_bindgen::prelude::*;
-    use wasm_bindgen_futures::JsFuture;
-
-    #[wasm_bindgen(inline_js = "export function import_module(url) { return import(url); }")]
-    extern "C" {
-        fn import_module(url: &str) -> Promise;
-    }
-
-    fn describe(e: &JsValue) -> String {
-        e.as_string()
-            .or_else(|| {
-                Reflect::get(e, &"message".into())
-                    .ok()
-                    .and_then(|m| m.as_string())
-            })
-            .unwrap_or_else(|| format!("{e:?}"))
-    }
-
-    fn number(obj: &JsValue, key: &str) -> Result<f64, String> {
-        Reflect::get(obj, &key.into())
-            .ok()
-            .and_then(|v| v.as_f64())
-            .ok_or_else(|| format!("el resultado no trae «{key}»"))
-    }
-
-    fn function(module: &JsValue, key: &str) -> Result<Function, String> {
-        Reflect::get(module, &key.into())
-            .ok()
-            .and_then(|f| f.dyn_into::<Function>().ok())
-            .ok_or_else(|| format!("el módulo de GPU no exporta «{key}»"))
-    }
-
-    fn has_webgpu() -> bool {
-        web_sys::window()
-            .map(|w| Reflect::has(&w.navigator(), &"gpu".into()).unwrap_or(false))
-            .unwrap_or(false)
-    }
+    use crate::islands::gpu_module::{call, describe, has_webgpu, load, number, text};
 
     pub async fn run_smoke(js_url: &str, wasm_url: &str, len: u32) -> Result<SmokeView, String> {
         if !has_webgpu() {
@@ -168,24 +131,8 @@ mod web {
                     .into(),
             );
         }
-        let module = JsFuture::from(import_module(js_url))
-            .await
-            .map_err(|e| format!("No se pudo cargar el módulo de GPU: {}", describe(&e)))?;
-        let init = function(&module, "default")?;
-        let options = Object::new();
-        Reflect::set(&options, &"module_or_path".into(), &wasm_url.into())
-            .map_err(|e| describe(&e))?;
-        let ready = init
-            .call1(&JsValue::NULL, &options)
-            .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
-        JsFuture::from(Promise::resolve(&ready))
-            .await
-            .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
-        let run = function(&module, "run_smoke")?;
-        let pending = run
-            .call1(&JsValue::NULL, &len.into())
-            .map_err(|e| describe(&e))?;
-        let report = JsFuture::from(Promise::resolve(&pending))
+        let module = load(js_url, wasm_url).await?;
+        let report = call(&module, "run_smoke", &len.into())
             .await
             .map_err(|e| describe(&e))?;
         Ok(SmokeView {
@@ -193,10 +140,7 @@ mod web {
             max_abs_err: number(&report, "max_abs_err")?,
             gpu_sum: number(&report, "gpu_sum")?,
             cpu_sum: number(&report, "cpu_sum")?,
-            adapter: Reflect::get(&report, &"adapter".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default(),
+            adapter: text(&report, "adapter"),
         })
     }
 }

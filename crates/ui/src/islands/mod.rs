@@ -13,7 +13,10 @@ mod allocator_lab;
 mod estimator;
 #[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "diag")))]
 mod file_text;
+mod attention_demo;
 mod gpu_check;
+#[cfg(target_arch = "wasm32")]
+mod gpu_module;
 #[cfg(feature = "diag")]
 mod oom_explainer;
 #[cfg(feature = "diag")]
@@ -24,6 +27,7 @@ mod weights;
 pub use allocator_lab::AllocatorLab;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
+pub use attention_demo::AttentionDemo;
 pub use gpu_check::GpuCheck;
 #[cfg(feature = "diag")]
 pub use oom_explainer::OomExplainer;

@@ -1,0 +1,103 @@
+//! The browser side of the demo: the `gpu-web` exports (GPU and CPU versions) turned
+//! into [`Outcome`]s.
+
+use js_sys::{Float32Array, Object, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::model::{Measured, Outcome};
+use crate::islands::gpu_module::{call, describe, has_webgpu, load, number, text};
+
+/// Where the runs happen.
+pub enum Backend {
+    Gpu(String),
+    Cpu(String),
+}
+
+/// Opens the GPU through the bundle, or says why the CPU fallback runs instead.
+pub async fn connect(js_url: &str, wasm_url: &str) -> Result<Backend, String> {
+    let module = load(js_url, wasm_url).await?;
+    if !has_webgpu() {
+        return Ok(Backend::Cpu(
+            "Este navegador no ofrece WebGPU (no existe navigator.gpu).".into(),
+        ));
+    }
+    match call(&module, "attention_info", &JsValue::UNDEFINED).await {
+        Ok(info) => Ok(Backend::Gpu(text(&info, "adapter"))),
+        Err(e) => Ok(Backend::Cpu(format!(
+            "El navegador tiene WebGPU pero no entregó un adaptador: {}",
+            describe(&e)
+        ))),
+    }
+}
+
+/// A run request for the bundle.
+pub struct Request {
+    pub kernel: &'static str,
+    pub n: u32,
+    pub d: u32,
+    pub heads: u32,
+    pub causal: bool,
+    pub max_total: u64,
+}
+
+fn options(r: &Request) -> JsValue {
+    let o = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&o, &k.into(), &v);
+    };
+    set("kernel", r.kernel.into());
+    set("seq", r.n.into());
+    set("head_dim", r.d.into());
+    set("heads", r.heads.into());
+    set("causal", r.causal.into());
+    set("max_total", (r.max_total as f64).into());
+    o.into()
+}
+
+fn measured(v: &JsValue) -> Result<Measured, String> {
+    let sample = Reflect::get(v, &"sample".into())
+        .ok()
+        .and_then(|s| s.dyn_into::<Float32Array>().ok())
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    Ok(Measured {
+        ms: number(v, "median_ms")?,
+        gflops: number(v, "gflops")?,
+        max_abs_err: number(v, "max_abs_err")?,
+        extra_bytes: number(v, "extra_bytes")? as u64,
+        total_bytes: number(v, "total_bytes")? as u64,
+        tile: text(v, "tile"),
+        timing: text(v, "timing"),
+        sample,
+    })
+}
+
+fn refused(e: &JsValue) -> Option<Outcome> {
+    let oom = Reflect::get(e, &"oom".into()).ok()?.as_bool()?;
+    oom.then(|| Outcome::OutOfMemory {
+        message: text(e, "message"),
+        needed: number(e, "needed_bytes").unwrap_or(0.0) as u64,
+        limit: number(e, "limit_bytes").unwrap_or(0.0) as u64,
+        extra_bytes: number(e, "extra_bytes").unwrap_or(0.0) as u64,
+    })
+}
+
+/// Runs one kernel; `gpu` picks the WebGPU export or the CPU one.
+pub async fn run(js_url: &str, wasm_url: &str, gpu: bool, r: &Request) -> Outcome {
+    let module = match load(js_url, wasm_url).await {
+        Ok(m) => m,
+        Err(e) => return Outcome::Failed(e),
+    };
+    let name = if gpu { "run_attention" } else { "run_attention_cpu" };
+    match call(&module, name, &options(r)).await {
+        Ok(v) => measured(&v).map_or_else(Outcome::Failed, Outcome::Done),
+        Err(e) => refused(&e).unwrap_or_else(|| Outcome::Failed(describe(&e))),
+    }
+}
+
+/// Milliseconds on the page's clock.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}

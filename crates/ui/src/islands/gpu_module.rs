@@ -1,0 +1,98 @@
+//! Loading the lazily fetched `gpu-web` bundle with a dynamic `import()`, once per page,
+//! and calling its exports. Shared by the islands that run kernels on the reader's GPU.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(inline_js = "export function import_module(url) { return import(url); }")]
+extern "C" {
+    fn import_module(url: &str) -> Promise;
+}
+
+thread_local! {
+    static MODULE: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+/// A JS error, string or object as one readable line.
+pub fn describe(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            Reflect::get(e, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+        })
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// A numeric field of a result object.
+pub fn number(obj: &JsValue, key: &str) -> Result<f64, String> {
+    Reflect::get(obj, &key.into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .ok_or_else(|| format!("el resultado no trae «{key}»"))
+}
+
+/// A text field of a result object ("" when absent).
+pub fn text(obj: &JsValue, key: &str) -> String {
+    Reflect::get(obj, &key.into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// Whether the browser exposes WebGPU at all.
+pub fn has_webgpu() -> bool {
+    web_sys::window()
+        .map(|w| Reflect::has(&w.navigator(), &"gpu".into()).unwrap_or(false))
+        .unwrap_or(false)
+}
+
+fn function(module: &JsValue, key: &str) -> Result<Function, String> {
+    Reflect::get(module, &key.into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| format!("el módulo de GPU no exporta «{key}»"))
+}
+
+/// The initialised module, importing and instantiating it on first use.
+pub async fn load(js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
+    if let Some(m) = MODULE.with(|m| m.borrow().clone()) {
+        return Ok(m);
+    }
+    let module = JsFuture::from(import_module(js_url))
+        .await
+        .map_err(|e| format!("No se pudo cargar el módulo de GPU: {}", describe(&e)))?;
+    let init = function(&module, "default")?;
+    let options = Object::new();
+    Reflect::set(&options, &"module_or_path".into(), &wasm_url.into())
+        .map_err(|e| describe(&e))?;
+    let ready = init
+        .call1(&JsValue::NULL, &options)
+        .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
+    JsFuture::from(Promise::resolve(&ready))
+        .await
+        .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
+    MODULE.with(|m| *m.borrow_mut() = Some(module.clone()));
+    Ok(module)
+}
+
+/// Calls export `name` with one argument and awaits it if it returns a promise. The
+/// error is the rejected value itself, for callers that read fields from it.
+pub async fn call(module: &JsValue, name: &str, arg: &JsValue) -> Result<JsValue, JsValue> {
+    let f = function(module, name).map_err(|e| JsValue::from_str(&e))?;
+    let pending = f.call1(&JsValue::NULL, arg)?;
+    JsFuture::from(Promise::resolve(&pending)).await
+}
+
+/// Waits for the next turn of the event loop, so the page repaints between GPU runs.
+pub async fn yield_now() {
+    let promise = Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
