@@ -18,7 +18,9 @@ pub enum GpuError {
     OutOfMemory(String),
     #[error("No se pudo leer el resultado de la GPU: {0}")]
     Readback(String),
-    #[error("Se perdió el dispositivo gráfico (reinicio del controlador o pestaña en segundo plano): {0}")]
+    #[error(
+        "Se perdió el dispositivo gráfico (reinicio del controlador o pestaña en segundo plano): {0}"
+    )]
     DeviceLost(String),
     #[error("La entrada está vacía o es demasiado grande para este adaptador ({0} elementos).")]
     BadInput(usize),
@@ -121,7 +123,8 @@ impl Gpu {
         let on_lost = Arc::clone(&health);
         device.set_device_lost_callback(move |reason, message| {
             if let Ok(mut h) = on_lost.lock() {
-                h.lost.get_or_insert_with(|| format!("{reason:?}: {message}"));
+                h.lost
+                    .get_or_insert_with(|| format!("{reason:?}: {message}"));
             }
         });
         Ok(Gpu {
@@ -280,7 +283,11 @@ async fn pick_adapter(
             return Err(GpuError::NoAdapter(format!(
                 "ningún adaptador contiene «{}»; disponibles: {}",
                 vram::units::clip(f),
-                if names.is_empty() { "ninguno".to_owned() } else { names.join(", ") }
+                if names.is_empty() {
+                    "ninguno".to_owned()
+                } else {
+                    names.join(", ")
+                }
             )));
         }
     }

@@ -73,10 +73,12 @@ mod tests {
                 let chosen = TilePlan::choose(d, &Caps::WEBGPU_DEFAULT)
                     .or_else(|| TilePlan::choose(d, &roomy))
                     .unwrap();
-                validate("naive.wgsl", &plan::kernel_source(Kernel::Naive, dtype, &chosen));
-                let mut plans: Vec<TilePlan> = TilePlan::candidates(d)
-                    .filter(|p| p.fits(&roomy))
-                    .collect();
+                validate(
+                    "naive.wgsl",
+                    &plan::kernel_source(Kernel::Naive, dtype, &chosen),
+                );
+                let mut plans: Vec<TilePlan> =
+                    TilePlan::candidates(d).filter(|p| p.fits(&roomy)).collect();
                 plans.push(chosen);
                 // Every fitting plan for the common head dims, the chosen one elsewhere.
                 if ![64, 128].contains(&d) {

@@ -69,9 +69,9 @@ impl TilePlan {
 
     pub fn fits(&self, caps: &Caps) -> bool {
         let wg = self.workgroup_size();
-        self.br % self.rpt == 0
-            && self.bc % self.tpr == 0
-            && self.head_dim % self.tpr == 0
+        self.br.is_multiple_of(self.rpt)
+            && self.bc.is_multiple_of(self.tpr)
+            && self.head_dim.is_multiple_of(self.tpr)
             && (32..=caps.invocations.min(caps.size_x)).contains(&wg)
             && self.workgroup_bytes() <= caps.workgroup_storage
             && self.registers() <= MAX_REGISTERS
@@ -178,7 +178,10 @@ mod tests {
         for d in [64, 128] {
             let small = TilePlan::choose(d, &Caps::WEBGPU_DEFAULT).unwrap();
             let large = TilePlan::choose(d, &NVIDIA).unwrap();
-            assert!(large.br * large.bc > small.br * small.bc, "{small:?} {large:?}");
+            assert!(
+                large.br * large.bc > small.br * small.bc,
+                "{small:?} {large:?}"
+            );
         }
     }
 

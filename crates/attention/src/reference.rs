@@ -17,7 +17,11 @@ pub fn reference_row(shape: &Shape, bh: u32, row: u32) -> Vec<f64> {
         f64::from(value(t, u32::try_from(idx).unwrap_or(u32::MAX)))
     };
     let q: Vec<f64> = (0..d).map(|c| at(Tensor::Q, row, c)).collect();
-    let len = if shape.causal { row.saturating_add(1).min(n) } else { n };
+    let len = if shape.causal {
+        row.saturating_add(1).min(n)
+    } else {
+        n
+    };
     let scores: Vec<f64> = (0..len)
         .map(|j| (0..d).map(|c| q[c] * at(Tensor::K, j, c)).sum::<f64>() * scale)
         .collect();
@@ -141,7 +145,11 @@ pub fn cpu_tiled(shape: &Shape, br: usize, bc: usize) -> Result<CpuRun, String> 
                         tile_max = tile_max.max(sc);
                     }
                     let m_new = m[r].max(tile_max);
-                    let alpha = if m[r] == f32::NEG_INFINITY { 0.0 } else { (m[r] - m_new).exp() };
+                    let alpha = if m[r] == f32::NEG_INFINITY {
+                        0.0
+                    } else {
+                        (m[r] - m_new).exp()
+                    };
                     let oi = &mut out[base + i * d..base + (i + 1) * d];
                     oi.iter_mut().for_each(|o| *o *= alpha);
                     let mut sum = 0.0;

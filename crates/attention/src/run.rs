@@ -9,9 +9,7 @@ use wgpu::util::DeviceExt;
 use crate::gpu::{Gpu, GpuError};
 use crate::plan::{self, Caps, TilePlan};
 use crate::reference::reference_row;
-use crate::shape::{
-    self, BufferRole, Dtype, Kernel, MemoryLimits, Shape, ShapeError, TooLarge,
-};
+use crate::shape::{self, BufferRole, Dtype, Kernel, MemoryLimits, Shape, ShapeError, TooLarge};
 
 /// How a run is repeated and checked.
 #[derive(Clone, Debug)]
@@ -109,9 +107,7 @@ pub fn sample_rows(shape: &Shape, budget: u64) -> Vec<u64> {
     if count <= 1 {
         return vec![total.saturating_sub(1)];
     }
-    (0..count)
-        .map(|i| i * (total - 1) / (count - 1))
-        .collect()
+    (0..count).map(|i| i * (total - 1) / (count - 1)).collect()
 }
 
 /// The adapter limits a run is checked against.
@@ -314,7 +310,12 @@ async fn prepare(
         let source = plan::kernel_source(kernel, dtype, plan);
         let kernels = dispatches(kernel, shape, plan)
             .into_iter()
-            .map(|d| (pipeline(device, &pipeline_layout, &source, d.entry), d.groups))
+            .map(|d| {
+                (
+                    pipeline(device, &pipeline_layout, &source, d.entry),
+                    d.groups,
+                )
+            })
             .collect();
         Prepared {
             init,
@@ -352,7 +353,11 @@ pub async fn run(
     gpu.queue.submit([encoder.finish()]);
     gpu.finish().await?;
 
-    let timing = if gpu.has_timestamps() { Timing::Gpu } else { Timing::Wall };
+    let timing = if gpu.has_timestamps() {
+        Timing::Gpu
+    } else {
+        Timing::Wall
+    };
     let mut times_ms = Vec::new();
     for i in 0..options.warmup + options.repeats.max(1) {
         let ms = timed_submission(gpu, &prepared, timing, now_ms).await?;
@@ -387,7 +392,11 @@ pub async fn run(
         for (x, r) in got.iter().zip(reference_row(shape, bh, row)) {
             let err = (f64::from(*x) - r).abs();
             // NaN must count as a failure, not vanish in `max`.
-            max_abs_err = if err.is_nan() { f64::INFINITY } else { max_abs_err.max(err) };
+            max_abs_err = if err.is_nan() {
+                f64::INFINITY
+            } else {
+                max_abs_err.max(err)
+            };
         }
     }
 

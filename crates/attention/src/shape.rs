@@ -56,6 +56,14 @@ impl Kernel {
         }
     }
 
+    /// Spanish name for messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::Naive => "ingenuo",
+            Kernel::Tiled => "por bloques",
+        }
+    }
+
     pub fn parse(s: &str) -> Result<Kernel, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "naive" | "ingenuo" => Ok(Kernel::Naive),
@@ -133,7 +141,7 @@ impl Shape {
         }
         if self.head_dim == 0
             || self.head_dim > MAX_HEAD_DIM
-            || self.head_dim % HEAD_DIM_STEP != 0
+            || !self.head_dim.is_multiple_of(HEAD_DIM_STEP)
         {
             return Err(ShapeError::HeadDim(self.head_dim));
         }
@@ -214,10 +222,22 @@ impl BufferRole {
 pub fn buffers(kernel: Kernel, shape: &Shape, dtype: Dtype) -> Vec<BufferSpec> {
     let tensor = shape.tensor_elems().saturating_mul(dtype.bytes());
     let mut out = vec![
-        BufferSpec { role: BufferRole::Q, bytes: tensor },
-        BufferSpec { role: BufferRole::K, bytes: tensor },
-        BufferSpec { role: BufferRole::V, bytes: tensor },
-        BufferSpec { role: BufferRole::Output, bytes: tensor },
+        BufferSpec {
+            role: BufferRole::Q,
+            bytes: tensor,
+        },
+        BufferSpec {
+            role: BufferRole::K,
+            bytes: tensor,
+        },
+        BufferSpec {
+            role: BufferRole::V,
+            bytes: tensor,
+        },
+        BufferSpec {
+            role: BufferRole::Output,
+            bytes: tensor,
+        },
     ];
     let n = u64::from(shape.seq);
     let extra = match kernel {
@@ -301,19 +321,19 @@ impl fmt::Display for TooLarge {
             (LimitKind::UserTotal, _) => write!(
                 f,
                 "sin memoria: el kernel {} necesita {needed} en total y el límite indicado es {limit}",
-                self.kernel.name()
+                self.kernel.label()
             ),
             (kind, Some(role)) => write!(
                 f,
                 "sin memoria: el búfer {} del kernel {} necesita {needed} y el adaptador admite {limit} ({})",
                 role.label(),
-                self.kernel.name(),
+                self.kernel.label(),
                 kind.name()
             ),
             (kind, None) => write!(
                 f,
                 "sin memoria: el kernel {} necesita {needed} y el adaptador admite {limit} ({})",
-                self.kernel.name(),
+                self.kernel.label(),
                 kind.name()
             ),
         }
@@ -410,9 +430,15 @@ mod tests {
         assert_eq!(err.limit, 128 << 20);
         assert_eq!(err.role, Some(BufferRole::Scores));
         let text = err.to_string();
-        assert!(text.contains("256,00 MiB") && text.contains("128,00 MiB"), "{text}");
+        assert!(
+            text.contains("256,00 MiB") && text.contains("128,00 MiB"),
+            "{text}"
+        );
         assert!(text.contains("max_storage_buffer_binding_size"), "{text}");
-        assert_eq!(check_limits(Kernel::Tiled, &s, Dtype::F32, &LAVAPIPE), Ok(()));
+        assert_eq!(
+            check_limits(Kernel::Tiled, &s, Dtype::F32, &LAVAPIPE),
+            Ok(())
+        );
     }
 
     #[test]
@@ -435,11 +461,29 @@ mod tests {
         assert_eq!(ok.validate(), Ok(()));
         let cases = [
             (Shape { seq: 0, ..ok }, "secuencia"),
-            (Shape { seq: MAX_SEQ + 1, ..ok }, "secuencia"),
+            (
+                Shape {
+                    seq: MAX_SEQ + 1,
+                    ..ok
+                },
+                "secuencia",
+            ),
             (Shape { head_dim: 72, ..ok }, "cabeza"),
-            (Shape { head_dim: 512, ..ok }, "cabeza"),
+            (
+                Shape {
+                    head_dim: 512,
+                    ..ok
+                },
+                "cabeza",
+            ),
             (Shape { heads: 0, ..ok }, "lote"),
-            (Shape { batch: 70_000, ..ok }, "lote"),
+            (
+                Shape {
+                    batch: 70_000,
+                    ..ok
+                },
+                "lote",
+            ),
             (Shape::new(64, 64, 1 << 20, 256, false), "32 bits"),
         ];
         for (shape, word) in cases {
@@ -463,7 +507,11 @@ mod tests {
         for d in [Dtype::F32, Dtype::F16] {
             assert_eq!(Dtype::parse(d.name()), Ok(d));
         }
-        assert!(Kernel::parse("cublas").unwrap_err().contains("naive o tiled"));
+        assert!(
+            Kernel::parse("cublas")
+                .unwrap_err()
+                .contains("naive o tiled")
+        );
         assert!(Dtype::parse("bf16").unwrap_err().contains("f32 o f16"));
     }
 }

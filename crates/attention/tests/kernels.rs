@@ -63,15 +63,16 @@ fn every_kernel_matches_the_reference() {
     for shape in shapes {
         for &dtype in &dtypes {
             for kernel in [Kernel::Naive, Kernel::Tiled] {
-                let report = match pollster::block_on(run(&gpu, kernel, &shape, dtype, &exact(), &now)) {
-                    Ok(r) => r,
-                    // d = 256 exceeds workgroup memory on 16 KiB adapters: a clear refusal.
-                    Err(RunError::Unsupported(msg)) if shape.head_dim == 256 => {
-                        eprintln!("{shape}: {msg}");
-                        continue;
-                    }
-                    Err(e) => panic!("{kernel:?} {dtype:?} {shape}: {e}"),
-                };
+                let report =
+                    match pollster::block_on(run(&gpu, kernel, &shape, dtype, &exact(), &now)) {
+                        Ok(r) => r,
+                        // d = 256 exceeds workgroup memory on 16 KiB adapters: a clear refusal.
+                        Err(RunError::Unsupported(msg)) if shape.head_dim == 256 => {
+                            eprintln!("{shape}: {msg}");
+                            continue;
+                        }
+                        Err(e) => panic!("{kernel:?} {dtype:?} {shape}: {e}"),
+                    };
                 let rows = shape.bh() * u64::from(shape.seq);
                 assert_eq!(u64::from(report.checked_rows), rows.min(4096), "{shape}");
                 assert!(
@@ -116,8 +117,15 @@ fn naive_fails_cleanly_where_tiled_carries_on() {
         max_total: (binding >= 256 << 20).then_some(64 << 20),
         ..RunOptions::default()
     };
-    let err = pollster::block_on(run(&gpu, Kernel::Naive, &shape, Dtype::F32, &options, &clock()))
-        .unwrap_err();
+    let err = pollster::block_on(run(
+        &gpu,
+        Kernel::Naive,
+        &shape,
+        Dtype::F32,
+        &options,
+        &clock(),
+    ))
+    .unwrap_err();
     let RunError::TooLarge(too) = &err else {
         panic!("{err}")
     };
@@ -129,8 +137,15 @@ fn naive_fails_cleanly_where_tiled_carries_on() {
         assert_eq!(too.kind, LimitKind::UserTotal);
     }
     assert!(err.to_string().starts_with("sin memoria"), "{err}");
-    let ok = pollster::block_on(run(&gpu, Kernel::Tiled, &shape, Dtype::F32, &options, &clock()))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let ok = pollster::block_on(run(
+        &gpu,
+        Kernel::Tiled,
+        &shape,
+        Dtype::F32,
+        &options,
+        &clock(),
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
     assert!(ok.max_abs_err <= 1e-4);
     assert_eq!(ok.extra_bytes, 4 * 8192);
     // The device is still healthy after the refusal.

@@ -87,7 +87,10 @@ fn head_dim(s: &str) -> Result<u32, String> {
     if d % shape::HEAD_DIM_STEP == 0 {
         Ok(d)
     } else {
-        Err(format!("la dimensión de cabeza debe ser múltiplo de {}", shape::HEAD_DIM_STEP))
+        Err(format!(
+            "la dimensión de cabeza debe ser múltiplo de {}",
+            shape::HEAD_DIM_STEP
+        ))
     }
 }
 
@@ -172,7 +175,9 @@ fn row(
             Timing::Wall => "wall",
         }),
         checked_rows: ok.map(|r| r.checked_rows),
-        tile: ok.and_then(|r| r.plan).map(|p| format!("{}x{}", p.br, p.bc)),
+        tile: ok
+            .and_then(|r| r.plan)
+            .map(|p| format!("{}x{}", p.br, p.bc)),
         peak_fraction: ok
             .zip(peak)
             .filter(|(_, g)| g.fp32_tflops > 0.0)
@@ -243,7 +248,10 @@ pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
         bar.set_message(format!("{} {} {shape}", kernel.name(), dtype.name()));
         let result = pollster::block_on(run(&gpu, *kernel, shape, *dtype, &options, &now));
         // A lost device ends the sweep: every later run would fail the same way.
-        let lost = matches!(&result, Err(RunError::Gpu(attention::GpuError::DeviceLost(_))));
+        let lost = matches!(
+            &result,
+            Err(RunError::Gpu(attention::GpuError::DeviceLost(_)))
+        );
         rows.push(row(*kernel, shape, *dtype, &gpu, &result));
         bar.inc(1);
         if lost {
@@ -267,20 +275,41 @@ fn render(gpu: &Gpu, rows: &[Row]) -> String {
     let mut out = format!(
         "Adaptador: {} · controlador: {}\n",
         gpu.adapter,
-        if gpu.adapter.driver.is_empty() { "desconocido" } else { &gpu.adapter.driver }
+        if gpu.adapter.driver.is_empty() {
+            "desconocido"
+        } else {
+            &gpu.adapter.driver
+        }
     );
     out.push_str(match rows.iter().find_map(|r| r.timing) {
-        Some("gpu") => "Tiempos: consultas de marca de tiempo de la GPU (mediana de las repeticiones)\n",
-        Some(_) => "Tiempos: reloj del sistema de envío a fin (el adaptador no ofrece marcas de tiempo)\n",
+        Some("gpu") => {
+            "Tiempos: consultas de marca de tiempo de la GPU (mediana de las repeticiones)\n"
+        }
+        Some(_) => {
+            "Tiempos: reloj del sistema de envío a fin (el adaptador no ofrece marcas de tiempo)\n"
+        }
         None => "",
     });
     if let Some(name) = rows.iter().find_map(|r| r.peak_gpu.as_deref()) {
-        out.push_str(&format!("Pico FP32 de referencia: {name} (catálogo de vramlab)\n"));
+        out.push_str(&format!(
+            "Pico FP32 de referencia: {name} (catálogo de vramlab)\n"
+        ));
     }
     out.push('\n');
     let header = [
-        "kernel", "tipo", "N", "d", "cab.", "lote", "causal", "ms", "GFLOP/s", "% pico",
-        "error máx", "memoria extra", "bloque",
+        "kernel",
+        "tipo",
+        "N",
+        "d",
+        "cab.",
+        "lote",
+        "causal",
+        "ms",
+        "GFLOP/s",
+        "% pico",
+        "error máx",
+        "memoria extra",
+        "bloque",
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| (*s).to_owned()).collect()];
     let mut errors = Vec::new();
@@ -299,7 +328,13 @@ fn render(gpu: &Gpu, rows: &[Row]) -> String {
             r.peak_fraction.map_or_else(dash, |x| fmt_num(100.0 * x, 1)),
             r.max_abs_err.map_or_else(dash, |x| format!("{x:.1e}")),
             format_bytes(r.extra_bytes),
-            r.tile.clone().unwrap_or_else(|| if r.error.is_some() { "error".into() } else { dash() }),
+            r.tile.clone().unwrap_or_else(|| {
+                if r.error.is_some() {
+                    "error".into()
+                } else {
+                    dash()
+                }
+            }),
         ]);
         if let Some(e) = &r.error {
             errors.push(format!(
@@ -317,12 +352,23 @@ fn render(gpu: &Gpu, rows: &[Row]) -> String {
                 && (r.seq, r.head_dim, r.heads, r.batch, r.causal, r.dtype)
                     == (t.seq, t.head_dim, t.heads, t.batch, t.causal, t.dtype)
         };
-        if let (Some(n), Some(tt)) = (rows.iter().find(same).and_then(|r| r.median_ms), t.median_ms) {
-            speedups.push(format!("N={} d={}: {}×", t.seq, t.head_dim, fmt_num(n / tt, 2)));
+        if let (Some(n), Some(tt)) = (
+            rows.iter().find(same).and_then(|r| r.median_ms),
+            t.median_ms,
+        ) {
+            speedups.push(format!(
+                "N={} d={}: {}×",
+                t.seq,
+                t.head_dim,
+                fmt_num(n / tt, 2)
+            ));
         }
     }
     if !speedups.is_empty() {
-        out.push_str(&format!("\nAceleración de tiled sobre naive: {}\n", speedups.join(" · ")));
+        out.push_str(&format!(
+            "\nAceleración de tiled sobre naive: {}\n",
+            speedups.join(" · ")
+        ));
     }
     if !errors.is_empty() {
         out.push_str("\nEjecuciones que no cupieron o fallaron:\n");

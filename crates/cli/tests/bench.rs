@@ -29,15 +29,38 @@ fn rows(args: &[&str]) -> Option<Vec<serde_json::Value>> {
 #[test]
 fn json_rows_follow_the_contract() {
     let Some(rows) = rows(&[
-        "bench", "attention", "--seq", "64,128", "--head-dim", "64", "--heads", "2", "--causal",
-        "--repeats", "2", "--warmup", "0", "--json",
+        "bench",
+        "attention",
+        "--seq",
+        "64,128",
+        "--head-dim",
+        "64",
+        "--heads",
+        "2",
+        "--causal",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
     ]) else {
         return;
     };
     assert_eq!(rows.len(), 4);
     let contract = [
-        "kernel", "seq", "head_dim", "heads", "batch", "causal", "dtype", "median_ms", "gflops",
-        "max_abs_err", "extra_bytes", "adapter", "backend",
+        "kernel",
+        "seq",
+        "head_dim",
+        "heads",
+        "batch",
+        "causal",
+        "dtype",
+        "median_ms",
+        "gflops",
+        "max_abs_err",
+        "extra_bytes",
+        "adapter",
+        "backend",
     ];
     for r in &rows {
         for key in contract {
@@ -64,14 +87,28 @@ fn json_rows_follow_the_contract() {
 fn the_naive_kernel_fails_cleanly_on_its_score_buffer() {
     // A user limit makes the case identical on every adapter: 1 MiB of S at N = 512.
     let Some(rows) = rows(&[
-        "bench", "attention", "--seq", "512", "--heads", "1", "--max-memory", "1MiB",
-        "--repeats", "1", "--warmup", "0", "--json",
+        "bench",
+        "attention",
+        "--seq",
+        "512",
+        "--heads",
+        "1",
+        "--max-memory",
+        "1MiB",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
     ]) else {
         return;
     };
     let naive = rows.iter().find(|r| r["kernel"] == "naive").unwrap();
     let tiled = rows.iter().find(|r| r["kernel"] == "tiled").unwrap();
-    assert!(naive["error"].as_str().unwrap().starts_with("sin memoria"), "{naive}");
+    assert!(
+        naive["error"].as_str().unwrap().starts_with("sin memoria"),
+        "{naive}"
+    );
     assert_eq!(naive["needed_bytes"], 4 * 512 * 64 * 4 + 4 * 512 * 512);
     assert!(naive["median_ms"].is_null());
     assert!(tiled["error"].is_null(), "{tiled}");
@@ -81,15 +118,30 @@ fn the_naive_kernel_fails_cleanly_on_its_score_buffer() {
 #[test]
 fn the_table_names_the_adapter_and_the_speedup() {
     let out = vramlab(&[
-        "bench", "attention", "--seq", "64", "--heads", "1", "--repeats", "1", "--warmup", "0",
+        "bench",
+        "attention",
+        "--seq",
+        "64",
+        "--heads",
+        "1",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
     ]);
     if !out.status.success() && std::env::var_os("VRAMLAB_REQUIRE_GPU").is_none() {
         return;
     }
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("Adaptador: "), "{text}");
-    assert!(text.contains("GFLOP/s") && text.contains("memoria extra"), "{text}");
-    assert!(text.contains("Aceleración de tiled sobre naive: N=64 d=64: "), "{text}");
+    assert!(
+        text.contains("GFLOP/s") && text.contains("memoria extra"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Aceleración de tiled sobre naive: N=64 d=64: "),
+        "{text}"
+    );
 }
 
 #[test]

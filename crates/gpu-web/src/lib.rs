@@ -81,8 +81,16 @@ mod exports {
         let gpu = gpu().await?;
         let out = Object::new();
         set(&out, "adapter", gpu.adapter.to_string().into())?;
-        set(&out, "max_binding", (gpu.limits.max_storage_buffer_binding_size as f64).into())?;
-        set(&out, "max_buffer", (gpu.limits.max_buffer_size as f64).into())?;
+        set(
+            &out,
+            "max_binding",
+            (gpu.limits.max_storage_buffer_binding_size as f64).into(),
+        )?;
+        set(
+            &out,
+            "max_buffer",
+            (gpu.limits.max_buffer_size as f64).into(),
+        )?;
         set(&out, "f16", gpu.has_f16().into())?;
         set(&out, "timestamps", gpu.has_timestamps().into())?;
         Ok(out.into())
@@ -132,7 +140,10 @@ mod exports {
         shape
             .validate()
             .map_err(|e| JsValue::from_str(&e.to_string()))?;
-        let max_total = field(opts, "max_total").ok().filter(|&v| v > 0.0).map(|v| v as u64);
+        let max_total = field(opts, "max_total")
+            .ok()
+            .filter(|&v| v > 0.0)
+            .map(|v| v as u64);
         Ok(Request {
             kernel,
             shape,
@@ -146,6 +157,8 @@ mod exports {
         let extra = shape::extra_bytes(req.kernel, &req.shape, Dtype::F32);
         let _ = set(&out, "extra_bytes", (extra as f64).into());
         let _ = set(&out, "oom", true.into());
+        // Whether one buffer (S) passed a per-buffer limit, or the run passed a total.
+        let _ = set(&out, "per_buffer", e.role.is_some().into());
         let _ = set(&out, "message", e.to_string().into());
         let _ = set(&out, "needed_bytes", (e.needed as f64).into());
         let _ = set(&out, "limit_bytes", (e.limit as f64).into());
@@ -162,14 +175,26 @@ mod exports {
         set(&out, "extra_bytes", (r.extra_bytes as f64).into())?;
         set(&out, "total_bytes", (r.total_bytes as f64).into())?;
         set(&out, "checked_rows", r.checked_rows.into())?;
-        set(&out, "timing", match r.timing {
-            Timing::Gpu => "gpu",
-            Timing::Wall => "wall",
-        }.into())?;
-        let tile = r.plan.map(|p| format!("{}×{}", p.br, p.bc)).unwrap_or_default();
+        set(
+            &out,
+            "timing",
+            match r.timing {
+                Timing::Gpu => "gpu",
+                Timing::Wall => "wall",
+            }
+            .into(),
+        )?;
+        let tile = r
+            .plan
+            .map(|p| format!("{}×{}", p.br, p.bc))
+            .unwrap_or_default();
         set(&out, "tile", tile.into())?;
         set(&out, "adapter", adapter.into())?;
-        set(&out, "sample", Float32Array::from(r.sample.as_slice()).into())?;
+        set(
+            &out,
+            "sample",
+            Float32Array::from(r.sample.as_slice()).into(),
+        )?;
         Ok(out.into())
     }
 
@@ -223,11 +248,8 @@ mod exports {
         for &g in &rows {
             let at = g as usize * d;
             let got = result.output.get(at..at + d).unwrap_or(&[]);
-            let reference = attention::reference::reference_row(
-                &req.shape,
-                (g / n) as u32,
-                (g % n) as u32,
-            );
+            let reference =
+                attention::reference::reference_row(&req.shape, (g / n) as u32, (g % n) as u32);
             for (x, r) in got.iter().zip(reference) {
                 max_abs_err = max_abs_err.max((f64::from(*x) - r).abs());
             }
@@ -237,14 +259,27 @@ mod exports {
         set(&out, "kernel", req.kernel.name().into())?;
         set(&out, "seq", req.shape.seq.into())?;
         set(&out, "median_ms", ms.into())?;
-        set(&out, "gflops", (req.shape.flops() / (ms.max(1e-3) * 1e-3) / 1e9).into())?;
+        set(
+            &out,
+            "gflops",
+            (req.shape.flops() / (ms.max(1e-3) * 1e-3) / 1e9).into(),
+        )?;
         set(&out, "max_abs_err", max_abs_err.into())?;
         set(&out, "extra_bytes", (result.extra_bytes as f64).into())?;
         let total = 4 * req.shape.tensor_elems() * 4 + result.extra_bytes;
         set(&out, "total_bytes", (total as f64).into())?;
         set(&out, "checked_rows", (rows.len() as u32).into())?;
         set(&out, "timing", "cpu".into())?;
-        set(&out, "tile", if req.kernel == Kernel::Tiled { "32×32" } else { "" }.into())?;
+        set(
+            &out,
+            "tile",
+            if req.kernel == Kernel::Tiled {
+                "32×32"
+            } else {
+                ""
+            }
+            .into(),
+        )?;
         set(&out, "adapter", "CPU (WebAssembly)".into())?;
         set(&out, "sample", Float32Array::from(sample.as_slice()).into())?;
         Ok(out.into())

@@ -7,7 +7,8 @@
 
 use leptos::prelude::*;
 use ui::islands::{
-    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, SnapshotViewer, WeightsCalculator,
+    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, SnapshotViewer,
+    WeightsCalculator,
 };
 
 use crate::shortcode::Shortcode;
@@ -333,7 +334,11 @@ mod tests {
         let sc = parse("{{< atencion-por-bloques >}}").unwrap();
         let w = render_widget(&sc, &ctx()).unwrap();
         assert!(w.island && !w.tools && !w.diag, "{w:?}");
-        assert!(w.html.contains("data-component=\"AttentionDemo"), "{}", w.html);
+        assert!(
+            w.html.contains("data-component=\"AttentionDemo"),
+            "{}",
+            w.html
+        );
         assert!(w.html.contains("Aún no hay mediciones"), "{}", w.html);
     }
 

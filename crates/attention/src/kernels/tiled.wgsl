@@ -56,6 +56,10 @@ fn tiled(@builtin(workgroup_id) wg: vec3<u32>,
     var acc: array<array<f32, OPT>, RPT>;
     for (var i = 0u; i < RPT; i++) {
         m[i] = NEG;
+        l[i] = 0.0;
+        for (var c = 0u; c < OPT; c++) {
+            acc[i][c] = 0.0;
+        }
     }
 
     var kv_end = n;
@@ -76,8 +80,16 @@ fn tiled(@builtin(workgroup_id) wg: vec3<u32>,
         }
         workgroupBarrier();
 
-        // Scores for this thread's RPT × CPT block, masked.
+        // Scores for this thread's RPT × CPT block, masked. Zeroed explicitly: WGSL
+        // zero-initialises a `var` each time its declaration runs, but Chromium's
+        // SwiftShader path keeps the previous iteration's values (seen in the browser
+        // tests), so the accumulator is never left to the implicit initialiser.
         var sc: array<array<f32, CPT>, RPT>;
+        for (var i = 0u; i < RPT; i++) {
+            for (var j = 0u; j < CPT; j++) {
+                sc[i][j] = 0.0;
+            }
+        }
         for (var d = 0u; d < D; d++) {
             var qa: array<f32, RPT>;
             for (var i = 0u; i < RPT; i++) {

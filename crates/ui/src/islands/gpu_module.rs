@@ -67,8 +67,7 @@ pub async fn load(js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
         .map_err(|e| format!("No se pudo cargar el módulo de GPU: {}", describe(&e)))?;
     let init = function(&module, "default")?;
     let options = Object::new();
-    Reflect::set(&options, &"module_or_path".into(), &wasm_url.into())
-        .map_err(|e| describe(&e))?;
+    Reflect::set(&options, &"module_or_path".into(), &wasm_url.into()).map_err(|e| describe(&e))?;
     let ready = init
         .call1(&JsValue::NULL, &options)
         .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;

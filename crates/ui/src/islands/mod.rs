@@ -9,11 +9,11 @@
 
 #[cfg(feature = "diag")]
 mod allocator_lab;
+mod attention_demo;
 #[cfg(feature = "tools")]
 mod estimator;
 #[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "diag")))]
 mod file_text;
-mod attention_demo;
 mod gpu_check;
 #[cfg(target_arch = "wasm32")]
 mod gpu_module;
@@ -25,9 +25,9 @@ mod weights;
 
 #[cfg(feature = "diag")]
 pub use allocator_lab::AllocatorLab;
+pub use attention_demo::AttentionDemo;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
-pub use attention_demo::AttentionDemo;
 pub use gpu_check::GpuCheck;
 #[cfg(feature = "diag")]
 pub use oom_explainer::OomExplainer;

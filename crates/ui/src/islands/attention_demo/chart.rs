@@ -8,7 +8,7 @@ use vram::ByteSize;
 use super::model::{Outcome, Point};
 use crate::numbers::{fixed, fixed_es};
 
-const W: f64 = 640.0;
+const W: f64 = 520.0;
 const H: f64 = 260.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
@@ -61,7 +61,12 @@ pub fn time_chart(points: &[Point]) -> impl IntoView + use<> {
     let series = |pick: fn(&Point) -> &Option<Outcome>, class: &'static str| {
         let pts: Vec<(f64, f64)> = points
             .iter()
-            .filter_map(|p| pick(p).as_ref().and_then(Outcome::ms).map(|t| (x(p.n), y(t))))
+            .filter_map(|p| {
+                pick(p)
+                    .as_ref()
+                    .and_then(Outcome::ms)
+                    .map(|t| (x(p.n), y(t)))
+            })
             .collect();
         let line = pts
             .iter()
@@ -79,10 +84,13 @@ pub fn time_chart(points: &[Point]) -> impl IntoView + use<> {
         .filter(|p| matches!(p.naive, Some(Outcome::OutOfMemory { .. })))
         .map(|p| {
             let (cx, cy) = (x(p.n), TOP + 8.0);
+            // Near the right edge the label ends at the mark instead of centring on it.
+            let anchor = if cx > W - RIGHT - 40.0 { "end" } else { "middle" };
+            let tx = if anchor == "end" { cx + 4.0 } else { cx };
             view! {
                 <g class="attn-oom-mark">
                     <path d=format!("M{} {}l8 8m0 -8l-8 8", fixed(cx - 4.0, 1), fixed(cy - 4.0, 1)) />
-                    <text x=fixed(cx, 1) y=fixed(cy + 18.0, 1) text-anchor="middle">"sin memoria"</text>
+                    <text x=fixed(tx, 1) y=fixed(cy + 18.0, 1) text-anchor=anchor>"sin memoria"</text>
                 </g>
             }
         })
@@ -132,40 +140,54 @@ pub fn memory_bars(points: &[Point]) -> impl IntoView + use<> {
     })?;
     let naive = p.naive.as_ref().and_then(Outcome::extra_bytes)?;
     let tiled = p.tiled.as_ref().and_then(Outcome::extra_bytes)?;
-    let limit = match &p.naive {
-        Some(Outcome::OutOfMemory { limit, .. }) => Some(*limit),
-        _ => None,
+    // The limit line belongs on the S bar only when S itself passed a per-buffer limit;
+    // a total limit is said in the caption instead.
+    let (limit, total_limit) = match &p.naive {
+        Some(Outcome::OutOfMemory {
+            limit,
+            per_buffer: true,
+            ..
+        }) => (Some(*limit), None),
+        Some(Outcome::OutOfMemory { limit, needed, .. }) => (None, Some((*needed, *limit))),
+        _ => (None, None),
     };
     let max = naive.max(tiled).max(limit.unwrap_or(0)).max(1) as f64;
     // A bar never vanishes entirely: the tiled one is often 0.01 % of the naive one.
+    // SVG geometry, not inline styles: the site's CSP forbids style attributes.
     let width = |b: u64| fixed((b as f64 / max * 100.0).max(0.4), 2);
-    let ratio = if tiled > 0 { naive as f64 / tiled as f64 } else { 0.0 };
+    let ratio = if tiled > 0 {
+        naive as f64 / tiled as f64
+    } else {
+        0.0
+    };
+    let bar = |label: &'static str, bytes: u64, class: &'static str, limit: Option<u64>| {
+        view! {
+            <div class="attn-bar-row">
+                <span class="attn-bar-label">{label}</span>
+                <svg class="attn-bar-track" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">
+                    <rect class=class x="0" y="0" height="10" width=width(bytes) />
+                    {limit.map(|l| view! { <rect class="attn-limit" x=width(l) y="0" width="0.6" height="10" /> })}
+                </svg>
+                <span class="attn-bar-value">{ByteSize(bytes).binary()}</span>
+            </div>
+        }
+    };
     Some(view! {
         <figure class="attn-figure attn-bars">
-            <div class="attn-bar-row">
-                <span class="attn-bar-label">"ingenuo: S = QKᵀ"</span>
-                <span class="attn-bar-track">
-                    <span class="attn-bar attn-naive" style=format!("width:{}%", width(naive))></span>
-                    {limit.map(|l| view! {
-                        <span class="attn-limit" style=format!("left:{}%", width(l)) title="límite"></span>
-                    })}
-                </span>
-                <span class="attn-bar-value">{ByteSize(naive).binary()}</span>
-            </div>
-            <div class="attn-bar-row">
-                <span class="attn-bar-label">"por bloques: log-sum-exp"</span>
-                <span class="attn-bar-track">
-                    <span class="attn-bar attn-tiled" style=format!("width:{}%", width(tiled))></span>
-                </span>
-                <span class="attn-bar-value">{ByteSize(tiled).binary()}</span>
-            </div>
+            {bar("ingenuo: S = QKᵀ", naive, "attn-naive", limit)}
+            {bar("por bloques: log-sum-exp", tiled, "attn-tiled", None)}
             <figcaption>
                 {format!(
                     "Memoria extra (además de Q, K, V y O) con N = {}: el kernel ingenuo necesita {}× más.",
                     p.n,
                     fixed_es(ratio, 0)
                 )}
-                {limit.map(|l| format!(" La línea marca el límite que superó: {}.", ByteSize(l).binary()))}
+                {limit.map(|l| format!(" La línea marca el límite por búfer que superó: {}.", ByteSize(l).binary()))}
+                {total_limit.map(|(needed, l)| format!(
+                    " Con Q, K, V y O, el ingenuo necesitaba {} en total y la memoria permitida es {}.",
+                    ByteSize(needed).binary(),
+                    ByteSize(l).binary()
+                ))}
             </figcaption>
         </figure>
     })

@@ -86,14 +86,26 @@ pub fn AttentionDemo(
         }
         running.set(true);
         cancel.set(false);
-        let lengths = if sweep_mode { model::sweep(n.get_untracked()) } else { vec![n.get_untracked()] };
-        let (dd, hh, cc, ll) = (d.get_untracked(), heads.get_untracked(), causal.get_untracked(), limit.get_untracked());
+        let lengths = if sweep_mode {
+            model::sweep(n.get_untracked())
+        } else {
+            vec![n.get_untracked()]
+        };
+        let (dd, hh, cc, ll) = (
+            d.get_untracked(),
+            heads.get_untracked(),
+            causal.get_untracked(),
+            limit.get_untracked(),
+        );
         points.set(Vec::new());
         #[cfg(target_arch = "wasm32")]
         {
             let (js_url, wasm_url) = (js_url.clone(), wasm_url.clone());
             wasm_bindgen_futures::spawn_local(async move {
-                sweep(&js_url, &wasm_url, lengths, dd, hh, cc, ll, place, status, points, cancel).await;
+                sweep(
+                    &js_url, &wasm_url, lengths, dd, hh, cc, ll, place, status, points, cancel,
+                )
+                .await;
                 running.set(false);
             });
         }
@@ -119,17 +131,28 @@ pub fn AttentionDemo(
     };
     let summary = move || {
         let pts = points.get();
-        let last = pts.iter().rev().find(|p| p.max_diff().is_some() || p.speedup().is_some())?;
+        let last = pts
+            .iter()
+            .rev()
+            .find(|p| p.max_diff().is_some() || p.speedup().is_some())?;
         let mut parts = Vec::new();
         if let Some(s) = last.speedup() {
-            parts.push(format!("Con N = {}, el kernel por bloques tarda {}× menos que el ingenuo.", last.n, fixed_es(s, 2)));
+            parts.push(format!(
+                "Con N = {}, el kernel por bloques tarda {}× menos que el ingenuo.",
+                last.n,
+                fixed_es(s, 2)
+            ));
         }
         if let Some(diff) = last.max_diff() {
-            parts.push(format!("Diferencia máxima entre las salidas de ambos: {}.", scientific_es(diff)));
+            parts.push(format!(
+                "Diferencia máxima entre las salidas de ambos: {}.",
+                scientific_es(diff)
+            ));
         }
         Some(view! { <p class="attn-summary">{parts.join(" ")}</p> })
     };
-    let backend_note = move || match place.get() {
+    let backend_note = move || {
+        match place.get() {
         Where::Unknown => None,
         Where::Gpu(adapter) => Some(view! { <p class="attn-backend">"GPU: " <strong>{adapter}</strong></p> }.into_any()),
         Where::Cpu(reason) => Some(view! {
@@ -140,6 +163,7 @@ pub fn AttentionDemo(
                     <code>"dom.webgpu.enabled"</code>" en "<code>"about:config"</code>"; en Safari 26 viene activado y en versiones anteriores está en Desarrollo › Funciones experimentales › WebGPU."</p>
             </div>
         }.into_any()),
+    }
     };
 
     view! {
@@ -214,15 +238,11 @@ fn result_row(n: u32, name: &'static str, o: &Outcome) -> AnyView {
             </tr>
         }
         .into_any(),
-        Outcome::OutOfMemory { message, extra_bytes, .. } => view! {
+        Outcome::OutOfMemory { message, .. } => view! {
             <tr data-kernel=name data-state="oom">
                 <td>{n.to_string()}</td>
                 <td>{name}</td>
-                <td>"—"</td>
-                <td>"—"</td>
-                <td>{ByteSize(*extra_bytes).binary()}</td>
-                <td>"—"</td>
-                <td class="calc-error">{message.clone()}</td>
+                <td colspan="5" class="calc-error">{message.clone()}</td>
             </tr>
         }
         .into_any(),
@@ -230,8 +250,7 @@ fn result_row(n: u32, name: &'static str, o: &Outcome) -> AnyView {
             <tr data-kernel=name data-state="error">
                 <td>{n.to_string()}</td>
                 <td>{name}</td>
-                <td colspan="4">"—"</td>
-                <td class="calc-error">{msg.clone()}</td>
+                <td colspan="5" class="calc-error">{msg.clone()}</td>
             </tr>
         }
         .into_any(),
@@ -275,7 +294,13 @@ async fn sweep(
             ));
             return;
         }
-        points.update(|p| p.push(Point { n, naive: None, tiled: None }));
+        points.update(|p| {
+            p.push(Point {
+                n,
+                naive: None,
+                tiled: None,
+            })
+        });
         for kernel in ["naive", "tiled"] {
             if cancel.get_untracked() {
                 status.set("Cancelado.".into());
@@ -285,10 +310,21 @@ async fn sweep(
                 status.set(format!("Detenido: el barrido superó {TIME_CAP_S} s. Prueba con menos cabezas o una N menor."));
                 return;
             }
-            let label = if kernel == "naive" { "ingenuo" } else { "por bloques" };
+            let label = if kernel == "naive" {
+                "ingenuo"
+            } else {
+                "por bloques"
+            };
             status.set(format!("Ejecutando el kernel {label} con N = {n}…"));
             yield_now().await;
-            let request = web::Request { kernel, n, d, heads, causal, max_total: limit };
+            let request = web::Request {
+                kernel,
+                n,
+                d,
+                heads,
+                causal,
+                max_total: limit,
+            };
             let mut outcome = web::run(js_url, wasm_url, on_gpu, &request).await;
             // A lost device ends the GPU path: explain and carry on on the CPU.
             if let Outcome::Failed(msg) = &outcome
@@ -301,7 +337,11 @@ async fn sweep(
             }
             points.update(|p| {
                 if let Some(last) = p.last_mut() {
-                    if kernel == "naive" { last.naive = Some(outcome) } else { last.tiled = Some(outcome) }
+                    if kernel == "naive" {
+                        last.naive = Some(outcome)
+                    } else {
+                        last.tiled = Some(outcome)
+                    }
                 }
             });
         }

@@ -29,6 +29,8 @@ pub enum Outcome {
         needed: u64,
         limit: u64,
         extra_bytes: u64,
+        /// The limit was one buffer's (S passed it), not the run's total.
+        per_buffer: bool,
     },
     Failed(String),
 }
@@ -143,12 +145,16 @@ mod tests {
                 needed: 10,
                 limit: 5,
                 extra_bytes: 9,
+                per_buffer: false,
             }),
             ..p.clone()
         };
         assert_eq!(refused.speedup(), None);
         assert_eq!(refused.max_diff(), None);
-        assert_eq!(refused.naive.as_ref().and_then(Outcome::extra_bytes), Some(9));
+        assert_eq!(
+            refused.naive.as_ref().and_then(Outcome::extra_bytes),
+            Some(9)
+        );
     }
 
     #[test]

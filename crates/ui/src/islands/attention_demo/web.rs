@@ -79,6 +79,10 @@ fn refused(e: &JsValue) -> Option<Outcome> {
         needed: number(e, "needed_bytes").unwrap_or(0.0) as u64,
         limit: number(e, "limit_bytes").unwrap_or(0.0) as u64,
         extra_bytes: number(e, "extra_bytes").unwrap_or(0.0) as u64,
+        per_buffer: Reflect::get(e, &"per_buffer".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
     })
 }
 
@@ -88,7 +92,11 @@ pub async fn run(js_url: &str, wasm_url: &str, gpu: bool, r: &Request) -> Outcom
         Ok(m) => m,
         Err(e) => return Outcome::Failed(e),
     };
-    let name = if gpu { "run_attention" } else { "run_attention_cpu" };
+    let name = if gpu {
+        "run_attention"
+    } else {
+        "run_attention_cpu"
+    };
     match call(&module, name, &options(r)).await {
         Ok(v) => measured(&v).map_or_else(Outcome::Failed, Outcome::Done),
         Err(e) => refused(&e).unwrap_or_else(|| Outcome::Failed(describe(&e))),
