@@ -326,7 +326,8 @@ fn render(gpu: &Gpu, rows: &[Row]) -> String {
             r.median_ms.map_or_else(dash, |x| fmt_num(x, 3)),
             r.gflops.map_or_else(dash, |x| fmt_num(x, 1)),
             r.peak_fraction.map_or_else(dash, |x| fmt_num(100.0 * x, 1)),
-            r.max_abs_err.map_or_else(dash, |x| format!("{x:.1e}")),
+            r.max_abs_err
+                .map_or_else(dash, |x| format!("{x:.1e}").replace('.', ",")),
             format_bytes(r.extra_bytes),
             r.tile.clone().unwrap_or_else(|| {
                 if r.error.is_some() {

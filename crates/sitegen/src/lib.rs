@@ -19,6 +19,7 @@ pub mod front_matter;
 pub mod markdown;
 pub mod shortcode;
 pub mod slug;
+pub mod table_cells;
 pub mod widgets;
 
 use anyhow::{Context, Result, bail};

@@ -8,6 +8,7 @@ use ui::layout::TocEntry;
 use crate::error::LineIndex;
 use crate::shortcode::{self, CLOSE, OPEN};
 use crate::slug::{IdAllocator, slugify};
+use crate::table_cells::TableCells;
 use crate::widgets::{WidgetContext, render_widget};
 
 /// The parser options every page uses.
@@ -56,6 +57,7 @@ pub fn render(
     let mut events: Vec<Event<'_>> = Vec::new();
     let mut iter = Parser::new_ext(body, options()).into_offset_iter();
     let mut in_code = false;
+    let mut cells = TableCells::default();
     // pulldown-cmark may split one run of text into several events (at '<', say), so
     // stray shortcodes are looked for in the concatenated run.
     let mut text_run = String::new();
@@ -186,7 +188,7 @@ pub fn render(
                     id,
                 }));
             }
-            other => events.push(other),
+            other => events.push(cells.map(other)),
         }
     }
     pulldown_cmark::html::push_html(&mut out.html, events.into_iter());

@@ -1,6 +1,7 @@
-//! `cargo xtask bench`: what the site costs its readers. For now, the size of every
-//! shipped JavaScript, wasm, CSS and HTML file, raw and gzipped (level 9, as a static
-//! host's precompression would serve it), from a release build.
+//! `cargo xtask bench`: what the site costs its readers and how fast its engines run.
+//! The size of every shipped JavaScript, wasm, CSS and HTML file, raw and gzipped (level
+//! 9, as a static host's precompression would serve it), from a release build; the
+//! estimator's update time; naive versus tiled attention on this machine's adapter.
 
 use anyhow::{Context, Result};
 use flate2::{Compression, write::GzEncoder};
@@ -37,6 +38,7 @@ struct Report {
     diag_bundle_gzip_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
+    attention: crate::bench_attention::AttentionBench,
 }
 
 pub fn gzip_len(bytes: &[u8]) -> Result<u64> {
@@ -106,6 +108,7 @@ pub fn run() -> Result<()> {
         hydrate_budget_bytes: HYDRATE_BUDGET,
         gpu_bundle_gzip_bytes: bundle(&files, &["gpu_web", "gpu_web_bg"]),
         estimator_update: crate::bench_estimator::run(),
+        attention: crate::bench_attention::run()?,
         files,
     };
     let out_dir = build::target_dir().join("bench");
@@ -149,6 +152,7 @@ pub fn run() -> Result<()> {
             t.case, t.median_us, t.min_us, t.max_us
         ));
     }
+    md.push_str(&crate::bench_attention::markdown(&report.attention));
     fs::write(out_dir.join("report.md"), &md)?;
     println!("{md}");
     println!("informe: {}", out_dir.join("report.json").display());

@@ -2,15 +2,17 @@
 //! install first (the matklad/cargo-xtask pattern).
 //!
 //! - `build [--release]`: wasm bundles (own cargo invocation for wasm32), wasm-bindgen
-//!   through its library, `wasm-opt -Oz` when Debian's binaryen is there, then sitegen.
+//!   through its library, `wasm-opt -Oz` from npm's binaryen, then sitegen.
 //! - `serve`: builds, then serves `dist/` on loopback with the production headers.
 //! - `test`: the one command CI runs; installs what is missing, then every check.
-//! - `bench`: sizes (and later speeds) written to `target/bench/`.
+//! - `bench`: sizes, estimator update time and attention kernel speeds, written to
+//!   `target/bench/`.
 //!
 //! Nothing here downloads a binary: system packages come from apt, browser-test
 //! packages from npm, Rust crates from crates.io.
 
 mod bench;
+mod bench_attention;
 mod bench_estimator;
 mod build;
 mod cmd;
@@ -61,7 +63,7 @@ enum Command {
         #[arg(long)]
         no_browser: bool,
     },
-    /// Mide tamaños y escribe target/bench/report.json y report.md.
+    /// Mide tamaños y velocidades; escribe target/bench/report.json y report.md.
     Bench,
 }
 
