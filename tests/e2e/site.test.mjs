@@ -35,6 +35,10 @@ test("every page loads with no console error and no failed request", async () =>
       const canonical = await page.getAttribute('link[rel="canonical"]', "href");
       assert.ok(canonical?.startsWith("https://"), `${path}: canonical ${canonical}`);
       assert.equal(await page.locator("h1").count(), 1, `${path}: un solo h1`);
+      const og = await page.getAttribute('meta[property="og:url"]', "content");
+      assert.equal(og, canonical, `${path}: og:url`);
+      const ogTitle = await page.getAttribute('meta[property="og:title"]', "content");
+      assert.ok(ogTitle && title.startsWith(ogTitle), `${path}: og:title ${ogTitle}`);
 
       // Nothing overflows sideways on a phone.
       const overflow = await page.evaluate(

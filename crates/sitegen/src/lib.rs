@@ -119,6 +119,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         stylesheet: asset("style.css"),
         favicon: asset("favicon.svg"),
         loader: asset("islands.js"),
+        theme: asset("theme.js"),
         hydrate_js: asset("pkg/hydrate.js"),
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
     };
@@ -161,6 +162,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         ("style.css", &asset_urls.stylesheet),
         ("favicon.svg", &asset_urls.favicon),
         ("islands.js", &asset_urls.loader),
+        ("theme.js", &asset_urls.theme),
     ] {
         if url.is_empty() {
             bail!("falta {} en {}", name, opts.site.display());

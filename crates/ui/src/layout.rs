@@ -29,6 +29,8 @@ pub struct AssetUrls {
     pub favicon: String,
     /// The island loader script; loaded only by pages that contain islands.
     pub loader: String,
+    /// The theme script (stored light/dark choice and the toggle), on every page.
+    pub theme: String,
     pub hydrate_js: String,
     pub hydrate_wasm: String,
 }
@@ -62,8 +64,43 @@ pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval';
 
 /// Renders a whole HTML document, doctype included.
 pub fn render_page(shell: PageShell) -> String {
+    let og = open_graph(&shell);
     let html = Owner::new().with(|| page(shell).to_html());
+    // The view macro cannot spell the `property` attribute Open Graph needs (it is a
+    // method name there), so these tags are added as text before the head closes.
+    let html = html.replacen("</head>", &format!("{og}</head>"), 1);
     format!("<!DOCTYPE html>\n{html}")
+}
+
+fn escape_attr(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Open Graph and Twitter card tags, for the preview a shared link gets.
+fn open_graph(shell: &PageShell) -> String {
+    let kind = if shell.title.is_some() {
+        "article"
+    } else {
+        "website"
+    };
+    let title = shell.title.as_deref().unwrap_or(&shell.site_title);
+    let tags = [
+        ("og:type", kind),
+        ("og:site_name", shell.site_title.as_str()),
+        ("og:locale", "es_ES"),
+        ("og:title", title),
+        ("og:description", shell.description.as_str()),
+        ("og:url", shell.canonical.as_str()),
+    ];
+    let mut out: String = tags
+        .iter()
+        .map(|(p, c)| format!("<meta property=\"{p}\" content=\"{}\">", escape_attr(c)))
+        .collect();
+    out.push_str("<meta name=\"twitter:card\" content=\"summary\">");
+    out
 }
 
 fn page(shell: PageShell) -> impl IntoView {
@@ -160,6 +197,7 @@ fn page(shell: PageShell) -> impl IntoView {
                 <link rel="canonical" href=canonical />
                 <link rel="icon" href=assets.favicon type="image/svg+xml" />
                 <link rel="stylesheet" href=assets.stylesheet />
+                <script src=assets.theme></script>
                 {scripts}
             </head>
             <body>
@@ -174,6 +212,9 @@ fn page(shell: PageShell) -> impl IntoView {
                     <a class="chapters-link" href="#capitulos">
                         "Capítulos"
                     </a>
+                    <button type="button" class="theme-toggle" id="theme-toggle" hidden="">
+                        "Tema: sistema"
+                    </button>
                 </header>
                 <div class="layout">
                     <nav class="sidebar" id="capitulos" aria-label="Capítulos">
@@ -221,6 +262,10 @@ mod tests {
                 text: "Pesos".into(),
             }],
             body_html: "<h1>Anatomía</h1><p>x &lt; y</p>".into(),
+            assets: AssetUrls {
+                theme: "/theme.js".into(),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -240,8 +285,22 @@ mod tests {
         ] {
             assert!(html.contains(needle), "missing {needle} in {html}");
         }
-        // No islands: no scripts at all.
-        assert!(!html.contains("<script"), "{html}");
+        // No islands: only the small theme script, no module or preload.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(
+            html.contains(r#"<script src="/theme.js"></script>"#),
+            "{html}"
+        );
+        assert!(!html.contains("modulepreload"), "{html}");
+        for needle in [
+            r#"<meta property="og:title" content="Anatomía de la VRAM""#,
+            r#"<meta property="og:type" content="article""#,
+            r#"<meta property="og:url" content="https://example.org/anatomia/""#,
+            r#"<meta property="og:description" content="Dónde se va la memoria""#,
+            r#"id="theme-toggle" hidden"#,
+        ] {
+            assert!(html.contains(needle), "missing {needle} in {html}");
+        }
     }
 
     #[test]
