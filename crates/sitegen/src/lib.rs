@@ -31,6 +31,7 @@ use config::{SiteConfig, normalize_base};
 pub use error::ContentError;
 use error::LineIndex;
 use ui::layout::{AssetUrls, NavLink, PageShell, render_page};
+use widgets::Bundle;
 
 /// Where to read from and write to.
 #[derive(Debug, Clone)]
@@ -103,17 +104,6 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
 
     let pages = load_pages(&opts.content.join("es"), &base, &widget_ctx)?;
     check_links(&pages)?;
-    fail_on(
-        pages
-            .iter()
-            .filter(|p| p.body.needs_tools && p.body.needs_diag)
-            .map(|p| ContentError {
-                file: p.file.clone(),
-                line: 1,
-                message: "una página no puede tener a la vez el estimador y una herramienta de diagnóstico (cada una usa su propio paquete); ponlas en páginas distintas".into(),
-            })
-            .collect(),
-    )?;
 
     let asset_urls = AssetUrls {
         stylesheet: asset("style.css"),
@@ -123,38 +113,22 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         hydrate_js: asset("pkg/hydrate.js"),
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
     };
-    // Pages with a heavy island load the tools bundle instead of the light one.
-    let tools_urls = AssetUrls {
-        hydrate_js: asset("pkg/hydrate_tools.js"),
-        hydrate_wasm: asset("pkg/hydrate_tools_bg.wasm"),
+    // Each page loads exactly one hydrate bundle: the light one, or the one that adds
+    // its family of heavy islands.
+    let bundle_urls = |bundle: Bundle| AssetUrls {
+        hydrate_js: asset(&format!("pkg/{}.js", bundle.stem())),
+        hydrate_wasm: asset(&format!("pkg/{}_bg.wasm", bundle.stem())),
         ..asset_urls.clone()
     };
-    // Pages with a diagnostics island (allocator lab, OOM explainer) load their own.
-    let diag_urls = AssetUrls {
-        hydrate_js: asset("pkg/hydrate_diag.js"),
-        hydrate_wasm: asset("pkg/hydrate_diag_bg.wasm"),
-        ..asset_urls.clone()
-    };
-    for (needed, urls, name) in [
-        (
-            pages.iter().any(|p| p.body.needs_diag),
-            &diag_urls,
-            "hydrate-diag",
-        ),
-        (
-            pages.iter().any(|p| p.body.has_islands),
-            &asset_urls,
-            "hydrate",
-        ),
-        (
-            pages.iter().any(|p| p.body.needs_tools),
-            &tools_urls,
-            "hydrate-tools",
-        ),
-    ] {
+    for bundle in Bundle::ALL {
+        let needed = pages
+            .iter()
+            .any(|p| p.body.has_islands && p.body.bundle == bundle);
+        let urls = bundle_urls(bundle);
         if needed && (urls.hydrate_js.is_empty() || urls.hydrate_wasm.is_empty()) {
             bail!(
-                "hay páginas con islas pero falta el paquete {name}: compila con `cargo xtask build`"
+                "hay páginas con islas pero falta el paquete {}: compila con `cargo xtask build`",
+                bundle.crate_name()
             );
         }
     }
@@ -206,13 +180,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
             next: pages.get(i + 1).map(link),
             has_islands: page.body.has_islands,
-            assets: if page.body.needs_tools {
-                tools_urls.clone()
-            } else if page.body.needs_diag {
-                diag_urls.clone()
-            } else {
-                asset_urls.clone()
-            },
+            assets: bundle_urls(page.body.bundle),
             body_html: format!(
                 "<h1>{}</h1>\n{}",
                 markdown::escape(&page.front.title),

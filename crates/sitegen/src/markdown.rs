@@ -9,7 +9,7 @@ use crate::error::LineIndex;
 use crate::shortcode::{self, CLOSE, OPEN};
 use crate::slug::{IdAllocator, slugify};
 use crate::table_cells::TableCells;
-use crate::widgets::{WidgetContext, render_widget};
+use crate::widgets::{Bundle, WidgetContext, render_widget};
 
 /// The parser options every page uses.
 pub fn options() -> Options {
@@ -38,10 +38,8 @@ pub struct Rendered {
     pub ids: Vec<String>,
     pub links: Vec<InternalLink>,
     pub has_islands: bool,
-    /// Some island needs the heavy `hydrate-tools` bundle.
-    pub needs_tools: bool,
-    /// Some island needs the `hydrate-diag` bundle.
-    pub needs_diag: bool,
+    /// The hydrate bundle that carries every island of the page.
+    pub bundle: Bundle,
 }
 
 /// Renders `body` (whose first line is file line `idx`'s first line). Errors carry the
@@ -90,8 +88,19 @@ pub fn render(
                         }
                     }
                     out.has_islands |= widget.island;
-                    out.needs_tools |= widget.tools;
-                    out.needs_diag |= widget.diag;
+                    if widget.island && widget.bundle != Bundle::Light {
+                        if out.bundle != Bundle::Light && out.bundle != widget.bundle {
+                            return Err((
+                                line,
+                                format!(
+                                    "esta página ya usa {} y este shortcode necesita {}: cada familia de herramientas tiene su propio paquete; ponlas en páginas distintas",
+                                    out.bundle.describe(),
+                                    widget.bundle.describe()
+                                ),
+                            ));
+                        }
+                        out.bundle = widget.bundle;
+                    }
                     events.push(Event::Html(format!("{}\n", widget.html).into()));
                 } else {
                     events.push(Event::Start(Tag::Paragraph));
@@ -281,6 +290,18 @@ mod tests {
     fn explicit_heading_ids_win() {
         let r = go("## Pesos {#weights}\n").unwrap();
         assert_eq!(r.ids, vec!["weights"]);
+    }
+
+    #[test]
+    fn each_page_gets_one_bundle() {
+        let r = go("{{< pesos >}}\n\n{{< atencion-por-bloques >}}\n").unwrap();
+        assert_eq!(r.bundle, Bundle::Attention);
+        assert_eq!(go("{{< pesos >}}\n").unwrap().bundle, Bundle::Light);
+        let (line, msg) =
+            go("{{< atencion-por-bloques >}}\n\n{{< visor-snapshot >}}\n").unwrap_err();
+        assert_eq!(line, 12);
+        assert!(msg.contains("la demo de atención por bloques"), "{msg}");
+        assert!(msg.contains("las herramientas de diagnóstico"), "{msg}");
     }
 
     #[test]

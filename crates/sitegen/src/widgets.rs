@@ -40,41 +40,94 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("atencion-por-bloques", &[]),
 ];
 
+/// The hydrate bundle a page loads. Every bundle carries the light islands; the others
+/// add one family of heavy islands each, so a page can use at most one of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Bundle {
+    /// `hydrate`: the light islands only.
+    #[default]
+    Light,
+    /// `hydrate-tools`: the estimator.
+    Tools,
+    /// `hydrate-diag`: allocator lab, OOM explainer, snapshot viewer.
+    Diag,
+    /// `hydrate-attention`: the tiled-attention demo.
+    Attention,
+}
+
+impl Bundle {
+    pub const ALL: [Bundle; 4] = [
+        Bundle::Light,
+        Bundle::Tools,
+        Bundle::Diag,
+        Bundle::Attention,
+    ];
+
+    /// The crate that builds it.
+    pub fn crate_name(self) -> &'static str {
+        match self {
+            Bundle::Light => "hydrate",
+            Bundle::Tools => "hydrate-tools",
+            Bundle::Diag => "hydrate-diag",
+            Bundle::Attention => "hydrate-attention",
+        }
+    }
+
+    /// wasm-bindgen's output stem (`pkg/STEM.js`, `pkg/STEM_bg.wasm`).
+    pub fn stem(self) -> &'static str {
+        match self {
+            Bundle::Light => "hydrate",
+            Bundle::Tools => "hydrate_tools",
+            Bundle::Diag => "hydrate_diag",
+            Bundle::Attention => "hydrate_attention",
+        }
+    }
+
+    /// What a reader of a build error calls it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Bundle::Light => "las islas ligeras",
+            Bundle::Tools => "el estimador",
+            Bundle::Diag => "las herramientas de diagnóstico",
+            Bundle::Attention => "la demo de atención por bloques",
+        }
+    }
+}
+
 /// A rendered widget: its HTML, whether it is an island (needs a hydrate bundle) and
-/// whether that island is a heavy one (needs the `hydrate-tools` bundle).
+/// which bundle carries that island.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Widget {
     pub html: String,
     pub island: bool,
-    pub tools: bool,
-    /// A diagnostics island (needs the `hydrate-diag` bundle).
-    pub diag: bool,
+    pub bundle: Bundle,
+}
+
+fn island_in(bundle: Bundle, html: String) -> Widget {
+    Widget {
+        html,
+        island: true,
+        bundle,
+    }
 }
 
 fn island(html: String) -> Widget {
-    Widget {
-        html,
-        island: true,
-        tools: false,
-        diag: false,
-    }
+    island_in(Bundle::Light, html)
 }
 
 fn diag_island(html: String) -> Widget {
-    Widget {
-        html,
-        island: true,
-        tools: false,
-        diag: true,
-    }
+    island_in(Bundle::Diag, html)
 }
 
 fn tools_island(html: String) -> Widget {
+    island_in(Bundle::Tools, html)
+}
+
+fn static_html(html: String) -> Widget {
     Widget {
         html,
-        island: true,
-        tools: true,
-        diag: false,
+        island: false,
+        bundle: Bundle::Light,
     }
 }
 
@@ -143,12 +196,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
         }
         "validacion" => {
             check_attrs(sc, &[])?;
-            Ok(Widget {
-                html: validation_table(),
-                island: false,
-                tools: false,
-                diag: false,
-            })
+            Ok(static_html(validation_table()))
         }
         "pesos" => {
             check_attrs(sc, &["parametros", "formato"])?;
@@ -203,12 +251,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
         }
         "ahorro-expandable" => {
             check_attrs(sc, &[])?;
-            Ok(Widget {
-                html: crate::allocator_table::savings_table()?,
-                island: false,
-                tools: false,
-                diag: false,
-            })
+            Ok(static_html(crate::allocator_table::savings_table()?))
         }
         "prueba-webgpu" => {
             check_attrs(sc, &[])?;
@@ -226,9 +269,12 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete gpu-web: compila con `cargo xtask build`".into());
             }
             let (js_url, wasm_url) = (ctx.gpu_js.clone(), ctx.gpu_wasm.clone());
-            Ok(island(render(move || {
-                view! { <AttentionDemo js_url=js_url wasm_url=wasm_url /> }.into_any()
-            })))
+            Ok(island_in(
+                Bundle::Attention,
+                render(move || {
+                    view! { <AttentionDemo js_url=js_url wasm_url=wasm_url /> }.into_any()
+                }),
+            ))
         }
         other => {
             let names: Vec<&str> = KNOWN.iter().map(|(n, _)| *n).collect();
@@ -333,7 +379,7 @@ mod tests {
         assert!(render_widget(&sc, &WidgetContext::default()).is_err());
         let sc = parse("{{< atencion-por-bloques >}}").unwrap();
         let w = render_widget(&sc, &ctx()).unwrap();
-        assert!(w.island && !w.tools && !w.diag, "{w:?}");
+        assert!(w.island && w.bundle == Bundle::Attention, "{w:?}");
         assert!(
             w.html.contains("data-component=\"AttentionDemo"),
             "{}",
@@ -346,7 +392,7 @@ mod tests {
     fn estimator_and_validation() {
         let sc = parse(r#"{{< estimador modelo="llama-3.1-8b" gpu="rtx-4090" >}}"#).unwrap();
         let w = render_widget(&sc, &ctx()).unwrap();
-        assert!(w.island && w.tools, "{w:?}");
+        assert!(w.island && w.bundle == Bundle::Tools, "{w:?}");
         assert!(w.html.contains("data-component=\"Estimator"), "{}", w.html);
         assert!(w.html.contains("Cabe en GeForce RTX 4090"), "{}", w.html);
         let v = render_widget(&parse("{{< validacion >}}").unwrap(), &ctx()).unwrap();

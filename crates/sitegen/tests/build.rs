@@ -27,6 +27,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "hydrate_tools_bg.wasm",
         "hydrate_diag.js",
         "hydrate_diag_bg.wasm",
+        "hydrate_attention.js",
+        "hydrate_attention_bg.wasm",
         "gpu_web.js",
         "gpu_web_bg.wasm",
     ] {
@@ -75,6 +77,12 @@ fn real_content_builds_under_a_sub_path() {
     assert!(
         gpu_page.contains(r#"href="/vramlab/pkg/hydrate."#),
         "light bundle"
+    );
+    let fa_page = fs::read_to_string(dist.join("flashattention/index.html")).unwrap();
+    assert!(
+        fa_page.contains(r#"href="/vramlab/pkg/hydrate_attention."#)
+            && !fa_page.contains(r#"href="/vramlab/pkg/hydrate."#),
+        "the attention demo loads its own bundle"
     );
     assert!(!page.contains(r#"href="/assets/"#));
     assert!(

@@ -19,6 +19,9 @@ pub const HYDRATE_BUDGET: u64 = 200 * 1000;
 pub const TOOLS_BUDGET: u64 = 250 * 1000;
 /// Budget for the diagnostics bundle (allocator lab, OOM explainer).
 pub const DIAG_BUDGET: u64 = 250 * 1000;
+/// Budget for the FlashAttention chapter's bundle (the light islands plus the demo;
+/// the GPU code itself is the separate, lazily loaded `gpu-web` bundle).
+pub const ATTENTION_BUDGET: u64 = 200 * 1000;
 
 #[derive(Debug, Serialize)]
 struct FileSize {
@@ -36,6 +39,8 @@ struct Report {
     tools_bundle_gzip_bytes: u64,
     /// The bundle of pages with the diagnostics islands.
     diag_bundle_gzip_bytes: u64,
+    /// The bundle of the FlashAttention chapter (the attention demo).
+    attention_bundle_gzip_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
     attention: crate::bench_attention::AttentionBench,
@@ -99,6 +104,7 @@ pub fn run() -> Result<()> {
     let report = Report {
         tools_bundle_gzip_bytes: bundle(&files, &["hydrate_tools", "hydrate_tools_bg"]),
         diag_bundle_gzip_bytes: bundle(&files, &["hydrate_diag", "hydrate_diag_bg"]),
+        attention_bundle_gzip_bytes: bundle(&files, &["hydrate_attention", "hydrate_attention_bg"]),
         hydrate_bundle_gzip_bytes: bundle(&files, &["hydrate", "hydrate_bg"])
             + files
                 .iter()
@@ -133,6 +139,7 @@ pub fn run() -> Result<()> {
         "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({} the {} byte budget).\n\
          Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Diagnostics bundle (allocator lab, OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
+         Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n",
         report.hydrate_bundle_gzip_bytes,
         verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
@@ -143,6 +150,9 @@ pub fn run() -> Result<()> {
         report.diag_bundle_gzip_bytes,
         verdict(report.diag_bundle_gzip_bytes, DIAG_BUDGET),
         DIAG_BUDGET,
+        report.attention_bundle_gzip_bytes,
+        verdict(report.attention_bundle_gzip_bytes, ATTENTION_BUDGET),
+        ATTENTION_BUDGET,
         report.gpu_bundle_gzip_bytes
     ));
     md.push_str("\n## Estimator update (native, median of repeats; budget 16 ms per frame)\n\n| case | median µs | min µs | max µs |\n| --- | ---: | ---: | ---: |\n");

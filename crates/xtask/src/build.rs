@@ -10,11 +10,12 @@ pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
 /// The wasm bundles: (crate, artefact stem, wasm-bindgen output name).
 /// Each is built in its own cargo invocation so `ui`'s features do not unify between
-/// the light `hydrate` bundle, `hydrate-tools` and `hydrate-diag`.
+/// the light `hydrate` bundle and the heavy ones.
 pub const BUNDLES: &[(&str, &str)] = &[
     ("hydrate", "hydrate"),
     ("hydrate-tools", "hydrate_tools"),
     ("hydrate-diag", "hydrate_diag"),
+    ("hydrate-attention", "hydrate_attention"),
     ("gpu-web", "gpu_web"),
 ];
 

@@ -87,6 +87,7 @@ pub async fn call(module: &JsValue, name: &str, arg: &JsValue) -> Result<JsValue
 }
 
 /// Waits for the next turn of the event loop, so the page repaints between GPU runs.
+#[cfg(feature = "attention")]
 pub async fn yield_now() {
     let promise = Promise::new(&mut |resolve, _| {
         if let Some(w) = web_sys::window() {

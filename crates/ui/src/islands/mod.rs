@@ -5,10 +5,13 @@
 //! Islands behind the `tools` feature are heavy (the estimator links the whole engine
 //! and catalogs); they ship in the `hydrate-tools` bundle, which pages load only when
 //! they contain one. The diagnostics islands (allocator lab, OOM explainer, snapshot viewer) are behind
-//! `diag` and ship in `hydrate-diag`. Everything else is in the light `hydrate` bundle.
+//! `diag` and ship in `hydrate-diag`; the attention demo is behind `attention` and ships
+//! in `hydrate-attention`. Everything else is in the light `hydrate` bundle, which the
+//! other bundles carry too.
 
 #[cfg(feature = "diag")]
 mod allocator_lab;
+#[cfg(feature = "attention")]
 mod attention_demo;
 #[cfg(feature = "tools")]
 mod estimator;
@@ -25,6 +28,7 @@ mod weights;
 
 #[cfg(feature = "diag")]
 pub use allocator_lab::AllocatorLab;
+#[cfg(feature = "attention")]
 pub use attention_demo::AttentionDemo;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
