@@ -16,6 +16,7 @@ pub mod assets;
 pub mod config;
 pub mod error;
 pub mod front_matter;
+pub mod highlight;
 pub mod markdown;
 pub mod shortcode;
 pub mod slug;
@@ -110,6 +111,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         favicon: asset("favicon.svg"),
         loader: asset("islands.js"),
         theme: asset("theme.js"),
+        copy: asset("copy.js"),
         hydrate_js: asset("pkg/hydrate.js"),
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
     };
@@ -137,6 +139,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         ("favicon.svg", &asset_urls.favicon),
         ("islands.js", &asset_urls.loader),
         ("theme.js", &asset_urls.theme),
+        ("copy.js", &asset_urls.copy),
     ] {
         if url.is_empty() {
             bail!("falta {} en {}", name, opts.site.display());
@@ -180,6 +183,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
             next: pages.get(i + 1).map(link),
             has_islands: page.body.has_islands,
+            has_code: page.body.has_code,
             assets: bundle_urls(page.body.bundle),
             body_html: format!(
                 "<h1>{}</h1>\n{}",

@@ -2,10 +2,11 @@
 //! passes over its event stream: heading anchors and the table of contents, widget
 //! shortcodes turned into islands, and internal links prefixed with the base path.
 
-use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ui::layout::TocEntry;
 
 use crate::error::LineIndex;
+use crate::highlight;
 use crate::shortcode::{self, CLOSE, OPEN};
 use crate::slug::{IdAllocator, slugify};
 use crate::table_cells::TableCells;
@@ -40,6 +41,8 @@ pub struct Rendered {
     pub has_islands: bool,
     /// The hydrate bundle that carries every island of the page.
     pub bundle: Bundle,
+    /// The page has a code block (and gets the copy buttons' script).
+    pub has_code: bool,
 }
 
 /// Renders `body` (whose first line is file line `idx`'s first line). Errors carry the
@@ -54,7 +57,6 @@ pub fn render(
     let mut ids = IdAllocator::default();
     let mut events: Vec<Event<'_>> = Vec::new();
     let mut iter = Parser::new_ext(body, options()).into_offset_iter();
-    let mut in_code = false;
     let mut cells = TableCells::default();
     // pulldown-cmark may split one run of text into several events (at '<', say), so
     // stray shortcodes are looked for in the concatenated run.
@@ -154,14 +156,36 @@ pub fn render(
                 out.ids.push(id);
             }
             Event::Start(Tag::CodeBlock(kind)) => {
-                in_code = true;
-                events.push(Event::Start(Tag::CodeBlock(kind)));
+                let lang = match &kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split_whitespace().next().unwrap_or("").to_owned()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                let mut source = String::new();
+                for (e, _) in iter.by_ref() {
+                    match e {
+                        Event::End(TagEnd::CodeBlock) => break,
+                        Event::Text(t) => source.push_str(&t),
+                        _ => {}
+                    }
+                }
+                text_run.clear();
+                let inner = highlight::highlight(&lang, &source).map_err(|m| (line, m))?;
+                let class = if lang.is_empty() {
+                    String::new()
+                } else {
+                    format!(" class=\"language-{}\"", escape(&lang))
+                };
+                // tabindex: a block wider than the screen scrolls, and must be
+                // reachable by keyboard to be scrolled.
+                events.push(Event::Html(
+                    format!("<div class=\"code\"><pre tabindex=\"0\"><code{class}>{inner}</code></pre></div>\n")
+                        .into(),
+                ));
+                out.has_code = true;
             }
-            Event::End(TagEnd::CodeBlock) => {
-                in_code = false;
-                events.push(Event::End(TagEnd::CodeBlock));
-            }
-            Event::Text(_) if !in_code && text_run.contains(OPEN) => {
+            Event::Text(_) if text_run.contains(OPEN) => {
                 return Err((
                     line,
                     format!("un shortcode «{OPEN} … {CLOSE}» debe ir solo en su propio párrafo"),

@@ -78,6 +78,14 @@ fn real_content_builds_under_a_sub_path() {
         gpu_page.contains(r#"href="/vramlab/pkg/hydrate."#),
         "light bundle"
     );
+    // Code is highlighted at build time and gets the copy-button script.
+    let strategies = fs::read_to_string(dist.join("estrategias/index.html")).unwrap();
+    assert!(
+        strategies.contains(r#"<code class="language-python"><span class="hl-source hl-python">"#)
+            && strategies.contains("hl-keyword"),
+        "highlighted python"
+    );
+    assert!(strategies.contains(r#"<script src="/vramlab/assets/copy."#));
     let fa_page = fs::read_to_string(dist.join("flashattention/index.html")).unwrap();
     assert!(
         fa_page.contains(r#"href="/vramlab/pkg/hydrate_attention."#)

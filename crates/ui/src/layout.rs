@@ -31,6 +31,8 @@ pub struct AssetUrls {
     pub loader: String,
     /// The theme script (stored light/dark choice and the toggle), on every page.
     pub theme: String,
+    /// The copy buttons of code blocks, on pages that have code.
+    pub copy: String,
     pub hydrate_js: String,
     pub hydrate_wasm: String,
 }
@@ -51,6 +53,8 @@ pub struct PageShell {
     pub prev: Option<NavLink>,
     pub next: Option<NavLink>,
     pub has_islands: bool,
+    /// The page has code blocks (and loads the copy-button script).
+    pub has_code: bool,
     pub assets: AssetUrls,
     /// The chapter body, already rendered from Markdown (islands included).
     pub body_html: String,
@@ -115,9 +119,12 @@ fn page(shell: PageShell) -> impl IntoView {
         prev,
         next,
         has_islands,
+        has_code,
         assets,
         body_html,
     } = shell;
+    let copy_script =
+        has_code.then(|| view! { <script src=assets.copy.clone() defer=""></script> });
     let full_title = match &title {
         Some(t) => format!("{t} · {site_title}"),
         None => site_title.clone(),
@@ -198,6 +205,7 @@ fn page(shell: PageShell) -> impl IntoView {
                 <link rel="icon" href=assets.favicon type="image/svg+xml" />
                 <link rel="stylesheet" href=assets.stylesheet />
                 <script src=assets.theme></script>
+                {copy_script}
                 {scripts}
             </head>
             <body>
