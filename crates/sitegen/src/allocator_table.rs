@@ -19,7 +19,7 @@ fn percent(v: f64) -> String {
 /// The HTML table, or why a scenario could not be measured.
 pub fn savings_table() -> Result<String, String> {
     let mut html = String::from(
-        "<table class=\"validation alloc-savings\"><thead><tr>\
+        "<table tabindex=\"0\" class=\"validation alloc-savings\"><thead><tr>\
          <th scope=\"col\">Escenario</th>\
          <th scope=\"col\">Pico de tensores vivos</th>\
          <th scope=\"col\">Capacidad mínima por defecto</th>\

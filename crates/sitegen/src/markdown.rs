@@ -225,6 +225,10 @@ pub fn render(
         }
     }
     pulldown_cmark::html::push_html(&mut out.html, events.into_iter());
+    // Tables scroll sideways on narrow screens: a keyboard must be able to reach them
+    // (axe: scrollable-region-focusable). Table cells never hold a raw "<table>": text
+    // is escaped, and widget HTML is written before this point only as whole tables.
+    out.html = out.html.replace("<table>", "<table tabindex=\"0\">");
     Ok(out)
 }
 

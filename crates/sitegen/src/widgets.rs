@@ -304,7 +304,7 @@ fn validation_table() -> String {
     let median = errors.get(errors.len() / 2).copied().unwrap_or(0.0);
     let max = errors.last().copied().unwrap_or(0.0);
     let mut html = String::from(
-        "<table class=\"validation\"><thead><tr><th scope=\"col\">Caso</th>\
+        "<table tabindex=\"0\" class=\"validation\"><thead><tr><th scope=\"col\">Caso</th>\
          <th scope=\"col\">Publicado</th><th scope=\"col\">vramlab</th>\
          <th scope=\"col\">Error</th><th scope=\"col\">Fuente</th></tr></thead><tbody>",
     );

@@ -201,7 +201,7 @@ pub fn AttentionDemo(
             {backend_note}
             <output class="attn-status" aria-live="polite" data-running=move || running.get().to_string()>{move || status.get()}</output>
             <div class="table-scroll">
-                <table class="attn-results">
+                <table class="attn-results" tabindex="0">
                     <caption>"Mediciones (mediana de 3 repeticiones tras 1 de calentamiento)"</caption>
                     <thead>
                         <tr>
