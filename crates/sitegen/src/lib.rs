@@ -18,6 +18,7 @@ pub mod error;
 pub mod front_matter;
 pub mod highlight;
 pub mod markdown;
+pub mod search_index;
 pub mod shortcode;
 pub mod slug;
 pub mod table_cells;
@@ -153,6 +154,25 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             format!("{base}{slug}/")
         }
     };
+    // The search box is an island of the light bundle: a build without bundles
+    // (`pkg: None`) ships pages without it.
+    let search_index = if asset_urls.hydrate_js.is_empty() || asset_urls.hydrate_wasm.is_empty() {
+        None
+    } else {
+        let texts: Vec<search_index::PageText<'_>> = pages
+            .iter()
+            .map(|p| search_index::PageText {
+                url: page_url(&p.front.slug),
+                title: &p.front.title,
+                sections: &p.body.sections,
+            })
+            .collect();
+        Some(search_index::write(
+            &opts.out.join("assets"),
+            &format!("{base}assets/"),
+            &texts,
+        )?)
+    };
     let nav_title = |p: &Page| {
         p.front
             .nav_title
@@ -183,6 +203,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
             next: pages.get(i + 1).map(link),
             has_islands: page.body.has_islands,
+            search_index: search_index.clone(),
             has_code: page.body.has_code,
             assets: bundle_urls(page.body.bundle),
             body_html: format!(
@@ -202,7 +223,15 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         report.pages_with_islands += usize::from(page.body.has_islands);
     }
 
-    write_not_found(&opts.out, &config, &base, &origin, &pages, &asset_urls)?;
+    write_not_found(
+        &opts.out,
+        &config,
+        &base,
+        &origin,
+        &pages,
+        &asset_urls,
+        search_index,
+    )?;
     write_sitemap(
         &opts.out,
         &origin,
@@ -375,6 +404,7 @@ fn write_not_found(
     origin: &str,
     pages: &[Page],
     assets: &AssetUrls,
+    search_index: Option<String>,
 ) -> Result<()> {
     let shell = PageShell {
         site_title: config.title.clone(),
@@ -399,6 +429,7 @@ fn write_not_found(
             })
             .collect(),
         assets: assets.clone(),
+        search_index,
         body_html: format!(
             "<h1>Página no encontrada</h1>\n<p>Esta dirección no existe. Vuelve a la \
              <a href=\"{}\">portada</a> o elige un capítulo del índice.</p>",

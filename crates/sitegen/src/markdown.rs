@@ -43,6 +43,40 @@ pub struct Rendered {
     pub bundle: Bundle,
     /// The page has a code block (and gets the copy buttons' script).
     pub has_code: bool,
+    /// The page's text split at its h2/h3 headings, for the search index. The first
+    /// section (id `None`) is the text before the first heading.
+    pub sections: Vec<SectionText>,
+}
+
+/// The plain text of one section of a page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SectionText {
+    pub id: Option<String>,
+    pub heading: String,
+    pub text: String,
+}
+
+impl Rendered {
+    /// Appends searchable text to the current section, starting the first one if needed.
+    fn push_text(&mut self, text: &str) {
+        if self.sections.is_empty() {
+            self.sections.push(SectionText::default());
+        }
+        if let Some(section) = self.sections.last_mut() {
+            section.text.push_str(text);
+        }
+    }
+
+    /// Ends a run of text (a paragraph, a cell, a list item): words on both sides
+    /// must not run together.
+    fn break_text(&mut self) {
+        if let Some(section) = self.sections.last_mut()
+            && !section.text.ends_with(' ')
+            && !section.text.is_empty()
+        {
+            section.text.push(' ');
+        }
+    }
 }
 
 /// Renders `body` (whose first line is file line `idx`'s first line). Errors carry the
@@ -68,6 +102,15 @@ pub fn render(
             text_run.push_str(t);
         } else {
             text_run.clear();
+        }
+        match &event {
+            Event::Text(t) | Event::Code(t) => out.push_text(t),
+            // Inline markup sits inside a run of text; anything else ends one.
+            Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. })
+            | Event::End(
+                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link,
+            ) => {}
+            _ => out.break_text(),
         }
         match event {
             Event::Start(Tag::Paragraph) => {
@@ -131,6 +174,16 @@ pub fn render(
                 let id = ids.claim(&wanted);
                 let n = heading_number(level);
                 if n <= 3 {
+                    out.sections.push(SectionText {
+                        id: Some(id.clone()),
+                        heading: text.clone(),
+                        text: String::new(),
+                    });
+                } else {
+                    out.push_text(&text);
+                    out.break_text();
+                }
+                if n <= 3 {
                     out.toc.push(TocEntry {
                         level: n,
                         id: id.clone(),
@@ -171,6 +224,8 @@ pub fn render(
                     }
                 }
                 text_run.clear();
+                out.push_text(&source);
+                out.break_text();
                 let inner = highlight::highlight(&lang, &source).map_err(|m| (line, m))?;
                 let class = if lang.is_empty() {
                     String::new()
@@ -312,6 +367,24 @@ mod tests {
             r.html
         );
         assert!(!r.has_islands);
+    }
+
+    #[test]
+    fn sections_split_at_h2_and_h3() {
+        let r = go("Intro *con* `código`.\n\n## Caché KV\n\n- uno\n- dos\n\n| a | b |\n|---|---|\n| x | y |\n\n#### Menor\n\nfin\n\n### Detalle {#det}\n\n```python\nx = 1\n```\n\n{{< pesos >}}\n").unwrap();
+        let got: Vec<(Option<&str>, &str, &str)> = r
+            .sections
+            .iter()
+            .map(|s| (s.id.as_deref(), s.heading.as_str(), s.text.trim()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, "", "Intro con código."),
+                (Some("cache-kv"), "Caché KV", "uno dos a b x y Menor fin"),
+                (Some("det"), "Detalle", "x = 1"),
+            ]
+        );
     }
 
     #[test]

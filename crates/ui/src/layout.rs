@@ -5,6 +5,8 @@
 
 use leptos::prelude::*;
 
+use crate::islands::SearchBox;
+
 /// A link in the chapter list or the previous/next bar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NavLink {
@@ -53,6 +55,9 @@ pub struct PageShell {
     pub prev: Option<NavLink>,
     pub next: Option<NavLink>,
     pub has_islands: bool,
+    /// URL of the search index; when set, the header carries the search island (and
+    /// the page loads its hydrate bundle even without islands of its own).
+    pub search_index: Option<String>,
     /// The page has code blocks (and loads the copy-button script).
     pub has_code: bool,
     pub assets: AssetUrls,
@@ -119,10 +124,13 @@ fn page(shell: PageShell) -> impl IntoView {
         prev,
         next,
         has_islands,
+        search_index,
         has_code,
         assets,
         body_html,
     } = shell;
+    let has_islands = has_islands || search_index.is_some();
+    let search_box = search_index.map(|index_url| view! { <SearchBox index_url /> });
     let copy_script =
         has_code.then(|| view! { <script src=assets.copy.clone() defer=""></script> });
     let full_title = match &title {
@@ -217,6 +225,7 @@ fn page(shell: PageShell) -> impl IntoView {
                         {site_title}
                     </a>
                     <span class="tagline">"Entiende y evita los errores de memoria de GPU con LLMs"</span>
+                    {search_box}
                     <a class="chapters-link" href="#capitulos">
                         "Capítulos"
                     </a>
@@ -309,6 +318,21 @@ mod tests {
         ] {
             assert!(html.contains(needle), "missing {needle} in {html}");
         }
+    }
+
+    #[test]
+    fn search_box_brings_the_bundle() {
+        let mut s = shell();
+        s.search_index = Some("/search-index.0123.json".into());
+        s.assets.hydrate_js = "/pkg/hydrate.js".into();
+        s.assets.loader = "/islands.js".into();
+        let html = render_page(s);
+        assert!(html.contains(r#"role="search""#), "{html}");
+        assert!(html.contains("modulepreload"), "{html}");
+        assert!(
+            html.contains(r#"<script type="module" src="/islands.js">"#),
+            "{html}"
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod gpu_check;
 mod gpu_module;
 #[cfg(feature = "diag")]
 mod oom_explainer;
+mod search_box;
 #[cfg(feature = "diag")]
 mod snapshot_viewer;
 mod weights;
@@ -35,6 +36,7 @@ pub use estimator::Estimator;
 pub use gpu_check::GpuCheck;
 #[cfg(feature = "diag")]
 pub use oom_explainer::OomExplainer;
+pub use search_box::SearchBox;
 #[cfg(feature = "diag")]
 pub use snapshot_viewer::SnapshotViewer;
 pub use weights::WeightsCalculator;

@@ -1,0 +1,118 @@
+// The search box in the header: Spanish full-text search over the guide, with the
+// index built by sitegen. Accented and unaccented queries must find the same
+// chapter, the keyboard must reach and open results, and bad luck (a missing index)
+// must read as a Spanish message, not a dead box.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { useBrowser, url, watch, screenshot, waitForIslands, VIEWPORTS } from "./helpers.mjs";
+
+const shared = useBrowser();
+
+async function open(path, viewport = VIEWPORTS.escritorio) {
+  const context = await shared.browser.newContext({ viewport });
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url(path), { waitUntil: "domcontentloaded" });
+  await waitForIslands(page);
+  return { context, page, problems };
+}
+
+const resultLinks = (page) =>
+  page.locator("#buscar-lista a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+
+test("accented and unaccented queries find the same chapter", async () => {
+  const { context, page, problems } = await open("");
+  const box = page.locator("#buscar");
+  await box.waitFor({ state: "visible" });
+  assert.equal(await box.isEnabled(), true, "la caja sigue desactivada tras hidratar");
+  for (const q of ["fragmentación", "fragmentacion", "FRAGMENTACION"]) {
+    await box.fill(q);
+    await page.locator("#buscar-lista a").first().waitFor();
+    const links = await resultLinks(page);
+    assert.ok(
+      links.some((h) => h.startsWith("/memoria-reservada/")),
+      `«${q}» no encuentra el capítulo de memoria reservada: ${links}`,
+    );
+  }
+  const status = await page.locator("#buscar-estado").textContent();
+  assert.match(status, /resultado/);
+  // Stemming: an accented plural finds the singular; the row names page and section.
+  await box.fill("cachés");
+  await page.locator("#buscar-lista a").first().waitFor();
+  const plural = await resultLinks(page);
+  assert.ok(
+    plural.length >= 3 && plural.some((h) => h.startsWith("/inferencia/")),
+    `«cachés» no encuentra la caché KV de inferencia: ${plural}`,
+  );
+  const place = await page.locator("#buscar-lista .search-place").first().textContent();
+  assert.ok(place.length > 3, place);
+  await screenshot(page, "busqueda-escritorio");
+
+  await box.fill("zzzzqqq");
+  await page.locator("#buscar-estado", { hasText: "Nada coincide" }).waitFor();
+  assert.equal(await page.locator("#buscar-lista a").count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the keyboard focuses the box, walks the results and opens one", async () => {
+  const { context, page, problems } = await open("glosario/");
+  await page.keyboard.press("/");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "buscar");
+  await page.keyboard.type("atencion por bloques");
+  await page.locator("#buscar-lista a").first().waitFor();
+  const links = await resultLinks(page);
+  assert.ok(links.length >= 1);
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "buscar-r0");
+  if (links.length > 1) {
+    await page.keyboard.press("ArrowDown");
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "buscar-r1");
+    await page.keyboard.press("ArrowUp");
+  }
+  await page.keyboard.press("ArrowUp");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "buscar");
+  // Escape closes the panel, a second one clears the box.
+  await page.keyboard.press("Escape");
+  assert.equal(await page.locator(".search-panel").isHidden(), true);
+  await page.keyboard.press("Escape");
+  assert.equal(await page.locator("#buscar").inputValue(), "");
+
+  // Ctrl+K from the page body, then Enter opens the first result.
+  await page.locator("main").click();
+  await page.keyboard.press("Control+k");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "buscar");
+  await page.keyboard.type("flashattention");
+  await page.locator("#buscar-lista a").first().waitFor();
+  const first = (await resultLinks(page))[0];
+  await Promise.all([page.waitForURL((u) => u.href === url(first.replace(/^\//, ""))), page.keyboard.press("Enter")]);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("on a phone the box spans the header and results fit the screen", async () => {
+  const { context, page, problems } = await open("anatomia-vram/", VIEWPORTS.movil);
+  const box = page.locator("#buscar");
+  await box.fill("kv");
+  await page.locator("#buscar-lista a").first().waitFor();
+  const panel = await page.locator(".search-panel").boundingBox();
+  assert.ok(panel.x >= 0 && panel.x + panel.width <= VIEWPORTS.movil.width + 1, JSON.stringify(panel));
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+  assert.equal(overflow, false, "la página se desborda a lo ancho");
+  await screenshot(page, "busqueda-movil");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a missing index reads as a Spanish message", async () => {
+  const context = await shared.browser.newContext();
+  const page = await context.newPage();
+  await context.route(/search-index\..*\.json$/, (route) => route.fulfill({ status: 404, body: "no" }));
+  await page.goto(url(""), { waitUntil: "domcontentloaded" });
+  await waitForIslands(page);
+  await page.locator("#buscar").fill("memoria");
+  await page.locator("#buscar-estado", { hasText: "No se pudo cargar el índice" }).waitFor();
+  assert.match(await page.locator("#buscar-estado").textContent(), /404/);
+  await context.close();
+});
