@@ -43,6 +43,18 @@ pub struct Doc {
     pub excerpt: String,
 }
 
+impl Doc {
+    /// Where the result is, as the results list names it: "Página › Sección", or the
+    /// page title alone for a page's opening text.
+    pub fn place(&self) -> String {
+        if self.heading.is_empty() {
+            self.page_title.clone()
+        } else {
+            format!("{} › {}", self.page_title, self.heading)
+        }
+    }
+}
+
 /// One indexed form and the sections it occurs in, with its summed weight there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Term {
@@ -230,6 +242,15 @@ mod tests {
         assert!(json.contains("\"u\":\"/x/#y\""), "{json}");
         let back: Index = serde_json::from_str(&json).unwrap_or_default();
         assert_eq!(back, index);
+    }
+
+    #[test]
+    fn places() {
+        let mut b = IndexBuilder::default();
+        b.add(&section("/a/", "Anatomía", "", "x"));
+        b.add(&section("/a/#kv", "Anatomía", "La caché KV", "x"));
+        let places: Vec<String> = b.finish().docs.iter().map(Doc::place).collect();
+        assert_eq!(places, ["Anatomía", "Anatomía › La caché KV"]);
     }
 
     #[test]

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use config::{SiteConfig, normalize_base};
 pub use error::ContentError;
 use error::LineIndex;
-use ui::layout::{AssetUrls, NavLink, PageShell, render_page};
+use ui::layout::{AssetUrls, NavLink, PageShell, SearchUrls, render_page};
 use widgets::Bundle;
 
 /// Where to read from and write to.
@@ -154,9 +154,19 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             format!("{base}{slug}/")
         }
     };
-    // The search box is an island of the light bundle: a build without bundles
-    // (`pkg: None`) ships pages without it.
-    let search_index = if asset_urls.hydrate_js.is_empty() || asset_urls.hydrate_wasm.is_empty() {
+    // The search box is an island of the light bundle with its engine in the lazily
+    // loaded `search-web`: a build without bundles (`pkg: None`) ships pages without it.
+    let search_js = asset("pkg/search_web.js");
+    let search_wasm = asset("pkg/search_web_bg.wasm");
+    let search = if [
+        &asset_urls.hydrate_js,
+        &asset_urls.hydrate_wasm,
+        &search_js,
+        &search_wasm,
+    ]
+    .iter()
+    .any(|u| u.is_empty())
+    {
         None
     } else {
         let texts: Vec<search_index::PageText<'_>> = pages
@@ -167,11 +177,15 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
                 sections: &p.body.sections,
             })
             .collect();
-        Some(search_index::write(
-            &opts.out.join("assets"),
-            &format!("{base}assets/"),
-            &texts,
-        )?)
+        Some(SearchUrls {
+            index: search_index::write(
+                &opts.out.join("assets"),
+                &format!("{base}assets/"),
+                &texts,
+            )?,
+            module_js: search_js,
+            module_wasm: search_wasm,
+        })
     };
     let nav_title = |p: &Page| {
         p.front
@@ -203,7 +217,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
             next: pages.get(i + 1).map(link),
             has_islands: page.body.has_islands,
-            search_index: search_index.clone(),
+            search: search.clone(),
             has_code: page.body.has_code,
             assets: bundle_urls(page.body.bundle),
             body_html: format!(
@@ -230,7 +244,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         &origin,
         &pages,
         &asset_urls,
-        search_index,
+        search,
     )?;
     write_sitemap(
         &opts.out,
@@ -404,7 +418,7 @@ fn write_not_found(
     origin: &str,
     pages: &[Page],
     assets: &AssetUrls,
-    search_index: Option<String>,
+    search: Option<SearchUrls>,
 ) -> Result<()> {
     let shell = PageShell {
         site_title: config.title.clone(),
@@ -429,7 +443,7 @@ fn write_not_found(
             })
             .collect(),
         assets: assets.clone(),
-        search_index,
+        search,
         body_html: format!(
             "<h1>Página no encontrada</h1>\n<p>Esta dirección no existe. Vuelve a la \
              <a href=\"{}\">portada</a> o elige un capítulo del índice.</p>",

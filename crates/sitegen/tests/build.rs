@@ -31,6 +31,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "hydrate_attention_bg.wasm",
         "gpu_web.js",
         "gpu_web_bg.wasm",
+        "search_web.js",
+        "search_web_bg.wasm",
     ] {
         fs::write(pkg.join(name), name).unwrap();
     }
@@ -108,8 +110,10 @@ fn real_content_builds_under_a_sub_path() {
     // The home page has no island of its own: the search box in the header brings
     // the light bundle, and the index it fetches is a hashed asset.
     assert!(
-        home.contains(r#"href="/vramlab/pkg/hydrate."#) && home.contains(r#"role="search""#),
-        "the search box loads the light bundle"
+        home.contains(r#"href="/vramlab/pkg/hydrate."#)
+            && home.contains(r#"role="search""#)
+            && home.contains("/vramlab/pkg/search_web."),
+        "the search box loads the light bundle and names its engine"
     );
     let index_url = home
         .split("search-index.")

@@ -39,6 +39,14 @@ pub struct AssetUrls {
     pub hydrate_wasm: String,
 }
 
+/// What the search box loads on first focus, all hashed and with the base path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchUrls {
+    pub index: String,
+    pub module_js: String,
+    pub module_wasm: String,
+}
+
 /// Everything the shell needs to render one page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageShell {
@@ -55,9 +63,9 @@ pub struct PageShell {
     pub prev: Option<NavLink>,
     pub next: Option<NavLink>,
     pub has_islands: bool,
-    /// URL of the search index; when set, the header carries the search island (and
-    /// the page loads its hydrate bundle even without islands of its own).
-    pub search_index: Option<String>,
+    /// The search index and engine; when set, the header carries the search island
+    /// (and the page loads its hydrate bundle even without islands of its own).
+    pub search: Option<SearchUrls>,
     /// The page has code blocks (and loads the copy-button script).
     pub has_code: bool,
     pub assets: AssetUrls,
@@ -124,13 +132,15 @@ fn page(shell: PageShell) -> impl IntoView {
         prev,
         next,
         has_islands,
-        search_index,
+        search,
         has_code,
         assets,
         body_html,
     } = shell;
-    let has_islands = has_islands || search_index.is_some();
-    let search_box = search_index.map(|index_url| view! { <SearchBox index_url /> });
+    let has_islands = has_islands || search.is_some();
+    let search_box = search.map(|s| {
+        view! { <SearchBox index_url=s.index module_js=s.module_js module_wasm=s.module_wasm /> }
+    });
     let copy_script =
         has_code.then(|| view! { <script src=assets.copy.clone() defer=""></script> });
     let full_title = match &title {
@@ -323,7 +333,11 @@ mod tests {
     #[test]
     fn search_box_brings_the_bundle() {
         let mut s = shell();
-        s.search_index = Some("/search-index.0123.json".into());
+        s.search = Some(SearchUrls {
+            index: "/search-index.0123.json".into(),
+            module_js: "/pkg/search_web.js".into(),
+            module_wasm: "/pkg/search_web_bg.wasm".into(),
+        });
         s.assets.hydrate_js = "/pkg/hydrate.js".into();
         s.assets.loader = "/islands.js".into();
         let html = render_page(s);

@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: what the site costs its readers and how fast its engines run.
 //! The size of every shipped JavaScript, wasm, CSS and HTML file, raw and gzipped (level
 //! 9, as a static host's precompression would serve it), from a release build; the
-//! estimator's update time; naive versus tiled attention on this machine's adapter.
+//! estimator's update time; naive versus tiled attention on this machine's adapter;
+//! Lighthouse scores of every page ([`crate::bench_lighthouse`]).
 
 use anyhow::{Context, Result};
 use flate2::{Compression, write::GzEncoder};
@@ -42,8 +43,12 @@ struct Report {
     /// The bundle of the FlashAttention chapter (the attention demo).
     attention_bundle_gzip_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
+    /// The search engine and its index, loaded when the search box is first focused.
+    search_bundle_gzip_bytes: u64,
+    search_index_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
     attention: crate::bench_attention::AttentionBench,
+    lighthouse: Vec<crate::bench_lighthouse::PageScores>,
 }
 
 pub fn gzip_len(bytes: &[u8]) -> Result<u64> {
@@ -64,7 +69,7 @@ fn collect(dir: &Path, dist: &Path, out: &mut Vec<FileSize>) -> Result<()> {
         let shipped = path
             .extension()
             .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "js" | "wasm" | "css" | "html"));
+            .is_some_and(|e| matches!(e, "js" | "wasm" | "css" | "html" | "json"));
         if !shipped {
             continue;
         }
@@ -94,7 +99,7 @@ fn bundle(files: &[FileSize], stems: &[&str]) -> u64 {
         .sum()
 }
 
-pub fn run() -> Result<()> {
+pub fn run(lighthouse_runs: usize) -> Result<()> {
     let built = build::build(&build::Options {
         release: true,
         base: None,
@@ -113,8 +118,19 @@ pub fn run() -> Result<()> {
                 .sum::<u64>(),
         hydrate_budget_bytes: HYDRATE_BUDGET,
         gpu_bundle_gzip_bytes: bundle(&files, &["gpu_web", "gpu_web_bg"]),
+        search_bundle_gzip_bytes: bundle(&files, &["search_web", "search_web_bg"]),
+        search_index_gzip_bytes: files
+            .iter()
+            .filter(|f| f.file.contains("search-index."))
+            .map(|f| f.gzip_bytes)
+            .sum(),
         estimator_update: crate::bench_estimator::run(),
         attention: crate::bench_attention::run()?,
+        lighthouse: if lighthouse_runs == 0 {
+            Vec::new()
+        } else {
+            crate::bench_lighthouse::run(&built.dist, lighthouse_runs)?
+        },
         files,
     };
     let out_dir = build::target_dir().join("bench");
@@ -140,7 +156,8 @@ pub fn run() -> Result<()> {
          Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Diagnostics bundle (allocator lab, OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
-         GPU bundle (loaded on demand), gzipped: {} bytes.\n",
+         GPU bundle (loaded on demand), gzipped: {} bytes.\n\
+         Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n",
         report.hydrate_bundle_gzip_bytes,
         verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
         HYDRATE_BUDGET,
@@ -153,7 +170,9 @@ pub fn run() -> Result<()> {
         report.attention_bundle_gzip_bytes,
         verdict(report.attention_bundle_gzip_bytes, ATTENTION_BUDGET),
         ATTENTION_BUDGET,
-        report.gpu_bundle_gzip_bytes
+        report.gpu_bundle_gzip_bytes,
+        report.search_bundle_gzip_bytes,
+        report.search_index_gzip_bytes
     ));
     md.push_str("\n## Estimator update (native, median of repeats; budget 16 ms per frame)\n\n| case | median µs | min µs | max µs |\n| --- | ---: | ---: | ---: |\n");
     for t in &report.estimator_update {
@@ -163,6 +182,12 @@ pub fn run() -> Result<()> {
         ));
     }
     md.push_str(&crate::bench_attention::markdown(&report.attention));
+    if !report.lighthouse.is_empty() {
+        md.push_str(&crate::bench_lighthouse::markdown(
+            &report.lighthouse,
+            lighthouse_runs,
+        ));
+    }
     fs::write(out_dir.join("report.md"), &md)?;
     println!("{md}");
     println!("informe: {}", out_dir.join("report.json").display());

@@ -17,6 +17,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("hydrate-diag", "hydrate_diag"),
     ("hydrate-attention", "hydrate_attention"),
     ("gpu-web", "gpu_web"),
+    ("search-web", "search_web"),
 ];
 
 #[derive(Debug, Clone, Default)]

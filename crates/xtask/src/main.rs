@@ -14,6 +14,7 @@
 mod bench;
 mod bench_attention;
 mod bench_estimator;
+mod bench_lighthouse;
 mod build;
 mod cmd;
 mod serve;
@@ -63,8 +64,12 @@ enum Command {
         #[arg(long)]
         no_browser: bool,
     },
-    /// Mide tamaños y velocidades; escribe target/bench/report.json y report.md.
-    Bench,
+    /// Mide tamaños, velocidades y Lighthouse; escribe target/bench/report.json y report.md.
+    Bench {
+        /// Pasadas de Lighthouse por página (se informa la mediana); 0 lo omite.
+        #[arg(long, default_value_t = 1)]
+        lighthouse_runs: usize,
+    },
 }
 
 /// The workspace root: xtask lives in crates/xtask.
@@ -99,7 +104,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Test { no_browser } => test::run(!no_browser),
-        Command::Bench => bench::run(),
+        Command::Bench { lighthouse_runs } => bench::run(lighthouse_runs),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

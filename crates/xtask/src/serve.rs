@@ -120,6 +120,25 @@ fn resolve(dist: &Path, base: &str, url: &str) -> Option<PathBuf> {
     Some(out)
 }
 
+/// Whether a response of this type is worth compressing (images other than SVG are
+/// compressed already).
+fn compressible(mime: &str) -> bool {
+    mime.starts_with("text/")
+        || mime.starts_with("application/javascript")
+        || mime.starts_with("application/json")
+        || mime.starts_with("application/wasm")
+        || mime.starts_with("application/xml")
+        || mime.starts_with("image/svg+xml")
+}
+
+fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(bytes).ok()?;
+    encoder.finish().ok()
+}
+
 fn header(name: &str, value: &str) -> Option<Header> {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
 }
@@ -146,7 +165,24 @@ fn respond(request: Request, dist: &Path, base: &str) {
         None => (404, dist.join("404.html")),
     };
     let body = fs::read(&file).unwrap_or_default();
+    let mime = mime(&file);
+    // Compress text and wasm for clients that ask, as a static host (or its CDN) does;
+    // Lighthouse and the size budgets then see the bytes a reader would download.
+    let accepts_gzip = request.headers().iter().any(|h| {
+        h.field.equiv("Accept-Encoding") && h.value.as_str().split(',').any(|e| e.trim() == "gzip")
+    });
+    let (body, gzipped) = if accepts_gzip && compressible(mime) {
+        match gzip(&body) {
+            Some(z) => (z, true),
+            None => (body, false),
+        }
+    } else {
+        (body, false)
+    };
     let mut response = Response::from_data(body).with_status_code(status);
+    if gzipped && let Some(h) = header("Content-Encoding", "gzip") {
+        response.add_header(h);
+    }
     let immutable = file
         .components()
         .any(|c| c.as_os_str() == "pkg" || c.as_os_str() == "assets");
@@ -156,7 +192,8 @@ fn respond(request: Request, dist: &Path, base: &str) {
         "no-cache"
     };
     for (name, value) in [
-        ("Content-Type", mime(&file)),
+        ("Content-Type", mime),
+        ("Vary", "Accept-Encoding"),
         ("Content-Security-Policy", CSP),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "strict-origin-when-cross-origin"),
@@ -186,6 +223,23 @@ mod tests {
             resolve(dist, "/vramlab/", "/vramlab/a.css"),
             Some(PathBuf::from("/srv/dist/a.css"))
         );
+    }
+
+    #[test]
+    fn compresses_text_and_wasm_only() {
+        assert!(compressible(mime(Path::new("x.wasm"))));
+        assert!(compressible(mime(Path::new("x.json"))));
+        assert!(compressible(mime(Path::new("x.html"))));
+        assert!(!compressible(mime(Path::new("x.png"))));
+        assert!(!compressible(mime(Path::new("x.woff2"))));
+        let text = "memoria ".repeat(1000);
+        let z = gzip(text.as_bytes()).unwrap_or_default();
+        assert!(!z.is_empty() && z.len() < text.len() / 10, "{}", z.len());
+        let mut back = String::new();
+        use std::io::Read;
+        let read = flate2::read::GzDecoder::new(z.as_slice()).read_to_string(&mut back);
+        assert!(read.is_ok());
+        assert_eq!(back, text);
     }
 
     #[test]

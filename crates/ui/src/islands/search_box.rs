@@ -1,5 +1,7 @@
 //! The search box in every page's header: full-text search over the guide with the
-//! index `sitegen` built, fetched the first time the box gets focus.
+//! index `sitegen` built. The first time the box gets focus it imports the
+//! `search-web` bundle (analyzer and query engine) and has it fetch the index; the
+//! hydrate bundle itself carries only this view.
 //!
 //! Keyboard: `/` or Ctrl+K (⌘K) focuses the box from anywhere on the page; ↓ moves
 //! into the results (real links, so they open, middle-click and copy as links do),
@@ -7,10 +9,7 @@
 //! box opens the first result. Until the island hydrates the box is disabled, so a
 //! reader without JavaScript never types into something that cannot answer.
 
-use std::sync::Arc;
-
 use leptos::prelude::*;
-use search::{Index, search};
 
 /// Results shown at most.
 const LIMIT: usize = 8;
@@ -21,11 +20,11 @@ const LIMIT: usize = 8;
 enum Load {
     Idle,
     Loading,
-    Ready(Arc<Index>),
+    Ready,
     Failed(String),
 }
 
-/// One row of the results list, owned so the view can keep it.
+/// One row of the results list.
 #[derive(Clone, Debug, PartialEq)]
 struct Row {
     url: String,
@@ -33,17 +32,14 @@ struct Row {
     excerpt: String,
 }
 
-fn rows(index: &Index, query: &str) -> Vec<Row> {
-    search(index, query, LIMIT)
-        .into_iter()
-        .map(|hit| Row {
-            url: hit.doc.url.clone(),
-            place: if hit.doc.heading.is_empty() {
-                hit.doc.page_title.clone()
-            } else {
-                format!("{} › {}", hit.doc.page_title, hit.doc.heading)
-            },
-            excerpt: hit.doc.excerpt.clone(),
+/// Rows from `search-web`'s flat answer [url, place, excerpt, url, …]; a short tail
+/// (which the module never sends) is dropped.
+fn rows_from_flat(flat: &[String]) -> Vec<Row> {
+    flat.chunks_exact(3)
+        .map(|c| Row {
+            url: c[0].clone(),
+            place: c[1].clone(),
+            excerpt: c[2].clone(),
         })
         .collect()
 }
@@ -56,6 +52,9 @@ fn result_id(i: usize) -> String {
 pub fn SearchBox(
     /// URL of the hashed `search-index.*.json` written by `sitegen`.
     index_url: String,
+    /// The `search-web` bundle: JavaScript glue and wasm.
+    module_js: String,
+    module_wasm: String,
 ) -> impl IntoView {
     let load = RwSignal::new(Load::Idle);
     let query = RwSignal::new(String::new());
@@ -70,8 +69,19 @@ pub fn SearchBox(
         browser::install_shortcut(input_ref);
     });
 
+    let find_js = module_js.clone();
     let results = Memo::new(move |_| match load.get() {
-        Load::Ready(index) => rows(&index, &query.get()),
+        Load::Ready => {
+            let q = query.get();
+            #[cfg(target_arch = "wasm32")]
+            let flat = browser::find(&find_js, &q, LIMIT);
+            #[cfg(not(target_arch = "wasm32"))]
+            let flat: Vec<String> = {
+                let _ = (&find_js, &q);
+                Vec::new()
+            };
+            rows_from_flat(&flat)
+        }
         _ => Vec::new(),
     });
 
@@ -82,16 +92,16 @@ pub fn SearchBox(
         load.set(Load::Loading);
         #[cfg(target_arch = "wasm32")]
         {
-            let url = index_url.clone();
+            let (url, js, wasm) = (index_url.clone(), module_js.clone(), module_wasm.clone());
             wasm_bindgen_futures::spawn_local(async move {
-                load.set(match browser::fetch_index(&url).await {
-                    Ok(index) => Load::Ready(Arc::new(index)),
+                load.set(match browser::open(&js, &wasm, &url).await {
+                    Ok(()) => Load::Ready,
                     Err(e) => Load::Failed(e),
                 });
             });
         }
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = &index_url;
+        let _ = (&index_url, &module_js, &module_wasm);
     };
 
     let focus_result = move |i: usize| {
@@ -176,7 +186,7 @@ pub fn SearchBox(
         match load.get() {
             Load::Idle | Load::Loading => "Cargando el índice…".to_owned(),
             Load::Failed(e) => format!("No se pudo cargar el índice de búsqueda: {e}"),
-            Load::Ready(_) => match results.get().len() {
+            Load::Ready => match results.get().len() {
                 0 => format!("Nada coincide con «{}».", q.trim()),
                 1 => "1 resultado".to_owned(),
                 n if n >= LIMIT => format!("Los {n} mejores resultados"),
@@ -265,38 +275,39 @@ fn current_result(ev: &leptos::ev::KeyboardEvent) -> Option<usize> {
 #[cfg(target_arch = "wasm32")]
 mod browser {
     use leptos::prelude::*;
-    use search::Index;
     use wasm_bindgen::JsCast;
-    use wasm_bindgen_futures::JsFuture;
 
-    use crate::islands::gpu_module::describe;
+    use crate::islands::lazy_module::{cached, describe, function, load_as};
 
-    /// The index is tens of kilobytes; anything past this is not ours.
-    const MAX_INDEX_BYTES: usize = 8 * 1024 * 1024;
-
-    pub async fn fetch_index(url: &str) -> Result<Index, String> {
-        let window = web_sys::window().ok_or("no hay ventana")?;
-        let response = JsFuture::from(window.fetch_with_str(url))
-            .await
+    /// Imports `search-web` and has it load the index.
+    pub async fn open(js: &str, wasm: &str, index_url: &str) -> Result<(), String> {
+        let module = load_as("de búsqueda", js, wasm).await?;
+        let open = function(&module, "open")?;
+        let pending = open
+            .call1(&wasm_bindgen::JsValue::NULL, &index_url.into())
             .map_err(|e| describe(&e))?;
-        let response: web_sys::Response = response
-            .dyn_into()
-            .map_err(|_| "respuesta inesperada del servidor".to_owned())?;
-        if !response.ok() {
-            return Err(format!("el servidor respondió {}", response.status()));
-        }
-        let text = JsFuture::from(response.text().map_err(|e| describe(&e))?)
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&pending))
             .await
-            .map_err(|e| describe(&e))?
-            .as_string()
-            .ok_or("el índice no es texto")?;
-        if text.len() > MAX_INDEX_BYTES {
-            return Err("el índice es demasiado grande".into());
-        }
-        let index: Index =
-            serde_json::from_str(&text).map_err(|e| format!("el índice está dañado ({e})"))?;
-        index.validate()?;
-        Ok(index)
+            .map(|_| ())
+            .map_err(|e| describe(&e))
+    }
+
+    /// `search-web`'s `find`, as flat strings; empty if the module is not loaded.
+    pub fn find(js: &str, query: &str, limit: usize) -> Vec<String> {
+        let Some(find) = cached(js).and_then(|m| function(&m, "find").ok()) else {
+            return Vec::new();
+        };
+        let Ok(answer) = find.call2(
+            &wasm_bindgen::JsValue::NULL,
+            &query.into(),
+            &wasm_bindgen::JsValue::from(limit as u32),
+        ) else {
+            return Vec::new();
+        };
+        js_sys::Array::from(&answer)
+            .iter()
+            .filter_map(|v| v.as_string())
+            .collect()
     }
 
     /// `/` (outside text fields) and Ctrl+K / ⌘K focus the search box.
@@ -369,33 +380,38 @@ mod browser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use search::{IndexBuilder, Section};
 
     #[test]
-    fn rows_name_page_and_section() {
-        let mut b = IndexBuilder::default();
-        for (url, heading) in [("/a/", ""), ("/a/#kv", "La caché KV")] {
-            b.add(&Section {
-                url: url.into(),
-                page_title: "Anatomía".into(),
-                heading: heading.into(),
-                text: "la caché crece".into(),
-            });
-        }
-        let index = b.finish();
-        let got = rows(&index, "cache");
-        let places: Vec<&str> = got.iter().map(|r| r.place.as_str()).collect();
-        assert_eq!(places, ["Anatomía › La caché KV", "Anatomía"]);
-        assert_eq!(
-            got.first().map(|r| r.excerpt.as_str()),
-            Some("la caché crece")
-        );
+    fn rows_from_triples() {
+        let flat: Vec<String> = [
+            "/a/#kv",
+            "Anatomía › La caché KV",
+            "crece",
+            "/b/",
+            "B",
+            "x",
+            "/c/",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = rows_from_flat(&flat);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].place, "Anatomía › La caché KV");
+        assert_eq!(rows[1].url, "/b/");
+        assert!(rows_from_flat(&[]).is_empty());
     }
 
     #[test]
     fn renders_disabled_until_hydrated() {
         let html = Owner::new().with(|| {
-            view! { <SearchBox index_url="/search-index.abc.json".to_owned() /> }.to_html()
+            view! {
+                <SearchBox
+                    index_url="/search-index.abc.json".to_owned()
+                    module_js="/pkg/search_web.js".to_owned()
+                    module_wasm="/pkg/search_web_bg.wasm".to_owned()
+                />
+            }
+            .to_html()
         });
         assert!(html.contains("<leptos-island"), "{html}");
         assert!(html.contains("disabled"), "{html}");
