@@ -14,7 +14,9 @@ async function open(path, viewport = VIEWPORTS.escritorio) {
   const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url(path), { waitUntil: "domcontentloaded" });
-  await waitForIslands(page);
+  if (await page.evaluate(() => !!document.querySelector("leptos-island"))) await waitForIslands(page);
+  // search.js enables the box when it runs.
+  await page.locator("#buscar:enabled").waitFor();
   return { context, page, problems };
 }
 
@@ -25,7 +27,11 @@ test("accented and unaccented queries find the same chapter", async () => {
   const { context, page, problems } = await open("");
   const box = page.locator("#buscar");
   await box.waitFor({ state: "visible" });
-  assert.equal(await box.isEnabled(), true, "la caja sigue desactivada tras hidratar");
+  // Nothing of the engine is fetched before the reader uses the box.
+  const early = await page.evaluate(() =>
+    performance.getEntriesByType("resource").some((r) => /search_web|search-index/.test(r.name)),
+  );
+  assert.equal(early, false, "el motor de búsqueda se descargó antes de usar la caja");
   for (const q of ["fragmentación", "fragmentacion", "FRAGMENTACION"]) {
     await box.fill(q);
     await page.locator("#buscar-lista a").first().waitFor();
@@ -110,9 +116,19 @@ test("a missing index reads as a Spanish message", async () => {
   const page = await context.newPage();
   await context.route(/search-index\..*\.json$/, (route) => route.fulfill({ status: 404, body: "no" }));
   await page.goto(url(""), { waitUntil: "domcontentloaded" });
-  await waitForIslands(page);
+  await page.locator("#buscar:enabled").waitFor();
   await page.locator("#buscar").fill("memoria");
   await page.locator("#buscar-estado", { hasText: "No se pudo cargar el índice" }).waitFor();
   assert.match(await page.locator("#buscar-estado").textContent(), /404/);
+  await context.close();
+});
+
+test("without JavaScript the box is disabled, not a dead end", async () => {
+  const context = await shared.browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(url("glosario/"), { waitUntil: "domcontentloaded" });
+  assert.equal(await page.locator("#buscar").isDisabled(), true);
+  // The chapter list is still there to navigate by.
+  assert.ok((await page.locator("#capitulos a").count()) >= 10);
   await context.close();
 });

@@ -113,6 +113,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         loader: asset("islands.js"),
         theme: asset("theme.js"),
         copy: asset("copy.js"),
+        search: asset("search.js"),
         hydrate_js: asset("pkg/hydrate.js"),
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
     };
@@ -141,6 +142,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         ("islands.js", &asset_urls.loader),
         ("theme.js", &asset_urls.theme),
         ("copy.js", &asset_urls.copy),
+        ("search.js", &asset_urls.search),
     ] {
         if url.is_empty() {
             bail!("falta {} en {}", name, opts.site.display());

@@ -5,8 +5,6 @@
 
 use leptos::prelude::*;
 
-use crate::islands::SearchBox;
-
 /// A link in the chapter list or the previous/next bar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NavLink {
@@ -35,6 +33,8 @@ pub struct AssetUrls {
     pub theme: String,
     /// The copy buttons of code blocks, on pages that have code.
     pub copy: String,
+    /// The search box's script, on every page with a search index.
+    pub search: String,
     pub hydrate_js: String,
     pub hydrate_wasm: String,
 }
@@ -63,8 +63,8 @@ pub struct PageShell {
     pub prev: Option<NavLink>,
     pub next: Option<NavLink>,
     pub has_islands: bool,
-    /// The search index and engine; when set, the header carries the search island
-    /// (and the page loads its hydrate bundle even without islands of its own).
+    /// The search index and engine; when set, the header carries the search box and
+    /// the page loads `site/search.js`, which wakes it.
     pub search: Option<SearchUrls>,
     /// The page has code blocks (and loads the copy-button script).
     pub has_code: bool,
@@ -137,9 +137,44 @@ fn page(shell: PageShell) -> impl IntoView {
         assets,
         body_html,
     } = shell;
-    let has_islands = has_islands || search.is_some();
+    // The box is static HTML, disabled until `search.js` runs; the script imports the
+    // `search-web` engine on the first focus, so pages pay for it only when used.
+    let search_script = search
+        .is_some()
+        .then(|| view! { <script type="module" src=assets.search.clone()></script> });
     let search_box = search.map(|s| {
-        view! { <SearchBox index_url=s.index module_js=s.module_js module_wasm=s.module_wasm /> }
+        view! {
+            <div
+                class="search"
+                role="search"
+                id="buscador"
+                data-index=s.index
+                data-module-js=s.module_js
+                data-module-wasm=s.module_wasm
+            >
+                <label class="visually-hidden" for="buscar">
+                    "Buscar en la guía"
+                </label>
+                <input
+                    id="buscar"
+                    type="search"
+                    placeholder="Buscar en la guía"
+                    autocomplete="off"
+                    spellcheck="false"
+                    aria-keyshortcuts="/ Control+K"
+                    aria-describedby="buscar-estado"
+                    aria-controls="buscar-lista"
+                    disabled=""
+                />
+                <kbd class="search-key" aria-hidden="true">
+                    "/"
+                </kbd>
+                <div class="search-panel" hidden="">
+                    <p id="buscar-estado" class="search-status" role="status"></p>
+                    <ul id="buscar-lista" class="search-results" aria-label="Resultados de la búsqueda"></ul>
+                </div>
+            </div>
+        }
     });
     let copy_script =
         has_code.then(|| view! { <script src=assets.copy.clone() defer=""></script> });
@@ -224,6 +259,7 @@ fn page(shell: PageShell) -> impl IntoView {
                 <link rel="stylesheet" href=assets.stylesheet />
                 <script src=assets.theme></script>
                 {copy_script}
+                {search_script}
                 {scripts}
             </head>
             <body>
@@ -331,22 +367,27 @@ mod tests {
     }
 
     #[test]
-    fn search_box_brings_the_bundle() {
+    fn search_box_is_static_with_its_script() {
         let mut s = shell();
         s.search = Some(SearchUrls {
             index: "/search-index.0123.json".into(),
             module_js: "/pkg/search_web.js".into(),
             module_wasm: "/pkg/search_web_bg.wasm".into(),
         });
-        s.assets.hydrate_js = "/pkg/hydrate.js".into();
-        s.assets.loader = "/islands.js".into();
+        s.assets.search = "/search.js".into();
         let html = render_page(s);
         assert!(html.contains(r#"role="search""#), "{html}");
-        assert!(html.contains("modulepreload"), "{html}");
         assert!(
-            html.contains(r#"<script type="module" src="/islands.js">"#),
+            html.contains(r#"data-module-wasm="/pkg/search_web_bg.wasm""#),
             "{html}"
         );
+        assert!(
+            html.contains(r#"<script type="module" src="/search.js">"#),
+            "{html}"
+        );
+        // The box alone brings no hydrate bundle, and is disabled until its script runs.
+        assert!(!html.contains("modulepreload"), "{html}");
+        assert!(html.contains("disabled"), "{html}");
     }
 
     #[test]

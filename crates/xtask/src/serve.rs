@@ -3,10 +3,11 @@
 //! Content-Security-Policy, and immutable caching for hashed assets.
 
 use anyhow::{Result, anyhow};
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use tiny_http::{Header, Request, Response, Server};
 
@@ -131,10 +132,26 @@ fn compressible(mime: &str) -> bool {
         || mime.starts_with("image/svg+xml")
 }
 
+/// The gzipped body of `file`; hashed (immutable) files are compressed once and kept.
+fn compressed(file: &Path, body: &[u8], immutable: bool) -> Option<Vec<u8>> {
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Vec<u8>>>> = OnceLock::new();
+    if !immutable {
+        return gzip(body);
+    }
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(hit) = cache.lock().ok()?.get(file) {
+        return Some(hit.clone());
+    }
+    let z = gzip(body)?;
+    cache.lock().ok()?.insert(file.to_path_buf(), z.clone());
+    Some(z)
+}
+
 fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
     use flate2::{Compression, write::GzEncoder};
     use std::io::Write;
-    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    // Level 1: most of the saving at a fraction of the time; hosts precompress harder.
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
     encoder.write_all(bytes).ok()?;
     encoder.finish().ok()
 }
@@ -171,8 +188,11 @@ fn respond(request: Request, dist: &Path, base: &str) {
     let accepts_gzip = request.headers().iter().any(|h| {
         h.field.equiv("Accept-Encoding") && h.value.as_str().split(',').any(|e| e.trim() == "gzip")
     });
+    let immutable = file
+        .components()
+        .any(|c| c.as_os_str() == "pkg" || c.as_os_str() == "assets");
     let (body, gzipped) = if accepts_gzip && compressible(mime) {
-        match gzip(&body) {
+        match compressed(&file, &body, immutable && status == 200) {
             Some(z) => (z, true),
             None => (body, false),
         }
@@ -183,9 +203,6 @@ fn respond(request: Request, dist: &Path, base: &str) {
     if gzipped && let Some(h) = header("Content-Encoding", "gzip") {
         response.add_header(h);
     }
-    let immutable = file
-        .components()
-        .any(|c| c.as_os_str() == "pkg" || c.as_os_str() == "assets");
     let cache = if immutable && status == 200 {
         "public, max-age=31536000, immutable"
     } else {

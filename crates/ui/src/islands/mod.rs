@@ -22,7 +22,6 @@ mod gpu_check;
 mod lazy_module;
 #[cfg(feature = "diag")]
 mod oom_explainer;
-mod search_box;
 #[cfg(feature = "diag")]
 mod snapshot_viewer;
 mod weights;
@@ -36,7 +35,6 @@ pub use estimator::Estimator;
 pub use gpu_check::GpuCheck;
 #[cfg(feature = "diag")]
 pub use oom_explainer::OomExplainer;
-pub use search_box::SearchBox;
 #[cfg(feature = "diag")]
 pub use snapshot_viewer::SnapshotViewer;
 pub use weights::WeightsCalculator;
