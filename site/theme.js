@@ -2,7 +2,9 @@
 //
 // A classic script in <head>, run before the first paint so a stored choice never
 // flashes the other theme. Without JavaScript the page follows the system
-// (prefers-color-scheme) and the toggle stays hidden.
+// (prefers-color-scheme) and the toggle stays hidden: the stylesheet shows it only
+// under html[data-js], which this script sets before the body is parsed, so the
+// header never shifts when the toggle appears.
 
 (function () {
   const KEY = "vramlab-tema";
@@ -25,6 +27,7 @@
     else delete root.dataset.theme;
   }
 
+  root.dataset.js = "";
   apply(stored());
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -35,7 +38,6 @@
       button.setAttribute("aria-label", `${LABEL[choice]}. Pulsa para cambiarlo`);
     };
     show(stored());
-    button.hidden = false;
     button.addEventListener("click", () => {
       const next = ORDER[(ORDER.indexOf(stored()) + 1) % ORDER.length];
       try {

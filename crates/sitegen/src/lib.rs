@@ -18,6 +18,7 @@ pub mod error;
 pub mod front_matter;
 pub mod highlight;
 pub mod markdown;
+pub mod math;
 pub mod search_index;
 pub mod shortcode;
 pub mod slug;

@@ -7,6 +7,7 @@ use ui::layout::TocEntry;
 
 use crate::error::LineIndex;
 use crate::highlight;
+use crate::math;
 use crate::shortcode::{self, CLOSE, OPEN};
 use crate::slug::{IdAllocator, slugify};
 use crate::table_cells::TableCells;
@@ -19,6 +20,7 @@ pub fn options() -> Options {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_HEADING_ATTRIBUTES
         | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_MATH
 }
 
 /// An internal link found in the page, for the link checker.
@@ -240,6 +242,14 @@ pub fn render(
                 ));
                 out.has_code = true;
             }
+            Event::InlineMath(latex) => {
+                let html = math::render(&latex, false).map_err(|m| (line, m))?;
+                events.push(Event::InlineHtml(html.into()));
+            }
+            Event::DisplayMath(latex) => {
+                let html = math::render(&latex, true).map_err(|m| (line, m))?;
+                events.push(Event::InlineHtml(html.into()));
+            }
             Event::Text(_) if text_run.contains(OPEN) => {
                 return Err((
                     line,
@@ -388,6 +398,14 @@ mod tests {
     }
 
     #[test]
+    fn math_becomes_mathml() {
+        let r = go("Una matriz de $N \\times N$.\n\n$$O = PV$$\n").unwrap();
+        assert!(r.html.contains(r#"<math display="inline">"#), "{}", r.html);
+        assert!(r.html.contains(r#"<math display="block">"#), "{}", r.html);
+        assert!(!r.html.contains('$'), "{}", r.html);
+    }
+
+    #[test]
     fn explicit_heading_ids_win() {
         let r = go("## Pesos {#weights}\n").unwrap();
         assert_eq!(r.ids, vec!["weights"]);
@@ -428,6 +446,7 @@ mod tests {
             ("# Título\n", 10, "h1"),
             ("uno\n\ndos {{< pesos >}} tres\n", 12, "solo"),
             ("\n\n\n{{< pesos parametros=\"x\" >}}\n", 13, "parametros"),
+            ("uno\n\ncon $\\frac{a}$ roto\n", 12, "LaTeX"),
         ];
         for (body, line, want) in cases {
             let (l, msg) = go(body).unwrap_err();

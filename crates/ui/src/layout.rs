@@ -275,7 +275,7 @@ fn page(shell: PageShell) -> impl IntoView {
                     <a class="chapters-link" href="#capitulos">
                         "Capítulos"
                     </a>
-                    <button type="button" class="theme-toggle" id="theme-toggle" hidden="">
+                    <button type="button" class="theme-toggle" id="theme-toggle">
                         "Tema: sistema"
                     </button>
                 </header>
@@ -360,7 +360,7 @@ mod tests {
             r#"<meta property="og:type" content="article""#,
             r#"<meta property="og:url" content="https://example.org/anatomia/""#,
             r#"<meta property="og:description" content="Dónde se va la memoria""#,
-            r#"id="theme-toggle" hidden"#,
+            r#"id="theme-toggle""#,
         ] {
             assert!(html.contains(needle), "missing {needle} in {html}");
         }

@@ -81,7 +81,7 @@ pub fn run(dist: &Path, runs: usize) -> Result<Vec<PageScores>> {
     ensure_installed(&tool)?;
     let out_dir = build::target_dir().join("bench").join("lighthouse");
     fs::create_dir_all(&out_dir)?;
-    let server = serve::start(dist, 0, None)?;
+    let server = serve::start(dist, 0, None, true)?;
     let mut pages = Vec::new();
     for path in sitemap_paths(dist)? {
         let mut reports = Vec::new();

@@ -57,6 +57,9 @@ enum Command {
         /// Sirve dist/ tal como está, sin reconstruir.
         #[arg(long)]
         no_build: bool,
+        /// Comprime con gzip lo que el navegador acepte, como un alojamiento real.
+        #[arg(long)]
+        gzip: bool,
     },
     /// Ejecuta todas las comprobaciones (lo mismo que CI).
     Test {
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
             release,
             base,
             no_build,
+            gzip,
         } => {
             let opts = build::Options { release, base };
             let built = if no_build {
@@ -100,7 +104,7 @@ fn main() -> ExitCode {
                 build::build(&opts).map(|_| ())
             };
             built.and_then(|()| {
-                serve::serve_forever(&root().join("dist"), port, opts.base.as_deref())
+                serve::serve_forever(&root().join("dist"), port, opts.base.as_deref(), gzip)
             })
         }
         Command::Test { no_browser } => test::run(!no_browser),

@@ -83,7 +83,7 @@ fn browser_tests(built: &build::Built) -> Result<()> {
     // server, before it counts as failed; both runs print their results.
     const ATTEMPTS: u32 = 2;
     for attempt in 1..=ATTEMPTS {
-        let server = serve::start(&built.dist, 0, None)?;
+        let server = serve::start(&built.dist, 0, None, false)?;
         let mut node = Command::new("node");
         node.args(["--test", "--test-concurrency=1"])
             .current_dir(&e2e)
