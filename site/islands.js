@@ -1,20 +1,21 @@
 // vramlab island loader.
 //
-// Pages rendered with islands name the hydrate bundle in two <link> tags in <head>
-// (a modulepreload for the JavaScript glue and a preload for the wasm). This script
-// loads that bundle once, then hands every <leptos-island> element to the function
+// Pages rendered with islands name their hydrate bundle in <head>: a modulepreload
+// for the JavaScript glue, and the wasm's URL in this script's data-wasm (not a
+// preload, which would compete with the page's text). This script loads the bundle
+// once, then hands every <leptos-island> element to the function
 // Leptos exported for it, whose name is in the element's data-component attribute.
 // It is an external module, so the Content-Security-Policy needs no inline script.
 
 const glue = document.getElementById("vramlab-hydrate-js");
-const wasm = document.getElementById("vramlab-hydrate-wasm");
+const wasm = document.getElementById("vramlab-islands")?.dataset.wasm;
 
 async function wakeIslands() {
   if (!glue || !wasm) {
     return;
   }
   const bundle = await import(glue.href);
-  await bundle.default({ module_or_path: wasm.href });
+  await bundle.default({ module_or_path: wasm });
   bundle.hydrate();
   for (const island of document.querySelectorAll("leptos-island")) {
     const name = island.dataset.component;

@@ -67,7 +67,7 @@ test("headers: wasm MIME type and a Content-Security-Policy", async () => {
   const csp = res.headers()["content-security-policy"];
   assert.match(csp, /'wasm-unsafe-eval'/);
   assert.doesNotMatch(csp, /'unsafe-inline'/);
-  const wasmHref = await page.getAttribute("#vramlab-hydrate-wasm", "href");
+  const wasmHref = await page.getAttribute("#vramlab-islands", "data-wasm");
   const wasm = await fetch(new URL(wasmHref, url()));
   assert.equal(wasm.headers.get("content-type"), "application/wasm");
   await page.close();
