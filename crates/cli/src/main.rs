@@ -10,6 +10,7 @@ mod errors;
 mod estimate_cmd;
 mod explain_cmd;
 mod input;
+mod inspect_cmd;
 mod simulate_cmd;
 mod snapshot_cmd;
 mod snapshot_trace;
@@ -57,6 +58,9 @@ enum Command {
     /// Analiza un snapshot de torch.cuda.memory._dump_snapshot() (pickle o JSON) sin ejecutarlo.
     #[command(help_template = HELP_TEMPLATE)]
     Snapshot(snapshot_cmd::Args),
+    /// Lee la cabecera de un .safetensors o .gguf: bytes exactos de los pesos por tipo.
+    #[command(help_template = HELP_TEMPLATE)]
+    Inspect(inspect_cmd::Args),
     /// Mide kernels en la GPU (vramlab bench attention).
     #[command(help_template = HELP_TEMPLATE)]
     Bench(bench_cmd::Args),
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Snapshot(args) => snapshot_cmd::run(&args),
+        Command::Inspect(args) => inspect_cmd::run(&args),
         Command::Bench(args) => match &args.what {
             bench_cmd::What::Attention(a) => bench_cmd::run_attention(a),
         },

@@ -1,0 +1,124 @@
+//! `vramlab inspect FILE`: the exact weight bytes of a `.safetensors` or `.gguf` file,
+//! from its header alone. Only the header is read (a few MiB at most), never the
+//! weights, so a 140 GB checkpoint answers as fast as a small one.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+
+use vram::gguf::{self, GgufError};
+use vram::{ByteSize, group_digits, safetensors};
+
+use crate::input::shown;
+use crate::table::grid;
+
+/// The most of a GGUF file read while looking for the end of its header (the
+/// tokenizer's vocabulary lives there: a few MiB for 256k tokens).
+const MAX_GGUF_PREFIX: u64 = 256 << 20;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Archivo .safetensors o .gguf.
+    pub file: String,
+}
+
+fn read_prefix(file: &mut File, len: u64) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.take(len).read_to_end(&mut buf))
+        .map_err(|e| format!("error de E/S ({e})"))?;
+    Ok(buf)
+}
+
+fn totals(rows: &mut Vec<Vec<String>>, name: &str, tensors: u64, params: u64, bytes: u64) {
+    rows.push(vec![
+        name.to_owned(),
+        group_digits(tensors),
+        group_digits(params),
+        ByteSize(bytes).binary(),
+    ]);
+}
+
+pub fn run(args: &Args) -> Result<String, String> {
+    let name = shown(&args.file);
+    let mut file = File::open(&args.file).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("no se puede leer {name}: no existe"),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("no se puede leer {name}: no hay permiso para leerlo")
+        }
+        _ => format!("no se puede leer {name}: {e}"),
+    })?;
+    let first = read_prefix(&mut file, 8).map_err(|e| format!("{name}: {e}"))?;
+    let mut out = String::new();
+    let mut rows = vec![vec![
+        "tipo".to_owned(),
+        "tensores".to_owned(),
+        "parámetros".to_owned(),
+        "memoria".to_owned(),
+    ]];
+    if first.starts_with(b"GGUF") {
+        let mut len: u64 = 1 << 20;
+        let header = loop {
+            let prefix = read_prefix(&mut file, len).map_err(|e| format!("{name}: {e}"))?;
+            match gguf::parse(&prefix) {
+                Err(GgufError::NeedMore(_))
+                    if (prefix.len() as u64) == len && len < MAX_GGUF_PREFIX =>
+                {
+                    len *= 4;
+                }
+                Err(GgufError::NeedMore(n)) => {
+                    return Err(format!(
+                        "{name}: la cabecera GGUF está incompleta (el archivo acaba, o pasa de {} MiB, tras {n} bytes)",
+                        MAX_GGUF_PREFIX >> 20
+                    ));
+                }
+                other => break other.map_err(|e| format!("{name}: {e}"))?,
+            }
+        };
+        out.push_str(&format!("formato: GGUF versión {}\n", header.version));
+        if let Some(arch) = header.architecture() {
+            out.push_str(&format!("arquitectura: {arch}\n"));
+        }
+        for (field, label) in [
+            ("block_count", "capas"),
+            ("embedding_length", "dimensión oculta"),
+            ("attention.head_count", "cabezas de atención"),
+            ("attention.head_count_kv", "cabezas KV"),
+            ("context_length", "contexto de entrenamiento"),
+        ] {
+            if let Some(v) = header.arch_int(field) {
+                out.push_str(&format!("{label}: {}\n", group_digits(v)));
+            }
+        }
+        for (kind, t) in &header.by_type {
+            totals(&mut rows, kind, t.tensors, t.params, t.bytes);
+        }
+        totals(
+            &mut rows,
+            "total",
+            header.tensors,
+            header.params,
+            header.bytes,
+        );
+    } else {
+        let n = safetensors::header_len(&first).map_err(|e| format!("{name}: {e}"))?;
+        let prefix = read_prefix(&mut file, 8 + n).map_err(|e| format!("{name}: {e}"))?;
+        let summary = safetensors::parse(&prefix).map_err(|e| format!("{name}: {e}"))?;
+        out.push_str(&format!(
+            "formato: safetensors (cabecera de {} bytes)\n",
+            group_digits(n)
+        ));
+        for (dtype, t) in &summary.by_dtype {
+            totals(&mut rows, dtype, t.tensors, t.params, t.bytes);
+        }
+        totals(
+            &mut rows,
+            "total",
+            summary.tensors,
+            summary.params,
+            summary.bytes,
+        );
+    }
+    out.push('\n');
+    out.push_str(&grid(&rows));
+    Ok(out)
+}

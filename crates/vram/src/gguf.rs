@@ -1,0 +1,384 @@
+//! The header of a `.gguf` file (llama.cpp's format): the model's metadata (its
+//! architecture, so the KV cache can be sized) and every tensor's GGML type and shape,
+//! so the weight bytes are exact. Read from a prefix of the file; the weights that
+//! follow the header are never needed.
+//!
+//! Layout (version 2 and 3, little-endian): magic `GGUF`, `u32` version, `u64` tensor
+//! count, `u64` metadata count, the metadata key/value pairs, then per tensor: name,
+//! `u32` dimension count, `u64` dimensions, `u32` GGML type, `u64` offset. Every count
+//! and length is checked against the bytes actually present before anything is
+//! allocated, so a forged count cannot make the reader allocate gigabytes.
+
+use std::collections::BTreeMap;
+
+use crate::quant::GgufType;
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GgufError {
+    #[error("No es un archivo GGUF (no empieza por «GGUF»).")]
+    NotGguf,
+    #[error("Versión de GGUF {0} no admitida (se leen la 2 y la 3).")]
+    Version(u32),
+    #[error("La cabecera sigue más allá de los {0} bytes leídos: lee más del archivo.")]
+    NeedMore(usize),
+    #[error("Cabecera GGUF no válida: {0}.")]
+    Invalid(String),
+    #[error("El tensor «{name}» usa el tipo GGML {id}, que esta calculadora no conoce.")]
+    UnknownType { name: String, id: u32 },
+}
+
+/// A metadata value the estimator can use (arrays are skipped, only counted).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MetaValue {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+    Array { len: u64 },
+}
+
+/// Totals of one GGML type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeTotal {
+    pub tensors: u64,
+    pub params: u64,
+    pub bytes: u64,
+}
+
+/// What the header says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GgufHeader {
+    pub version: u32,
+    pub metadata: BTreeMap<String, MetaValue>,
+    pub tensors: u64,
+    pub params: u64,
+    pub bytes: u64,
+    /// By GGML type name ("Q4_K", "F32", …).
+    pub by_type: BTreeMap<&'static str, TypeTotal>,
+}
+
+impl GgufHeader {
+    /// `general.architecture` ("llama", "qwen2", …).
+    pub fn architecture(&self) -> Option<&str> {
+        match self.metadata.get("general.architecture") {
+            Some(MetaValue::Text(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// An integer field of the architecture, e.g. `block_count` →
+    /// `llama.block_count`.
+    pub fn arch_int(&self, field: &str) -> Option<u64> {
+        let key = format!("{}.{field}", self.architecture()?);
+        match self.metadata.get(&key) {
+            Some(MetaValue::Int(v)) => u64::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// The GGML type ids of ggml.h's `enum ggml_type` that map onto [`GgufType`].
+fn ggml_type(id: u32) -> Option<GgufType> {
+    Some(match id {
+        0 => GgufType::F32,
+        1 => GgufType::F16,
+        2 => GgufType::Q4_0,
+        3 => GgufType::Q4_1,
+        6 => GgufType::Q5_0,
+        7 => GgufType::Q5_1,
+        8 => GgufType::Q8_0,
+        10 => GgufType::Q2K,
+        11 => GgufType::Q3K,
+        12 => GgufType::Q4K,
+        13 => GgufType::Q5K,
+        14 => GgufType::Q6K,
+        16 => GgufType::Iq2Xxs,
+        17 => GgufType::Iq2Xs,
+        18 => GgufType::Iq3Xxs,
+        19 => GgufType::Iq1S,
+        20 => GgufType::Iq4Nl,
+        21 => GgufType::Iq3S,
+        22 => GgufType::Iq2S,
+        23 => GgufType::Iq4Xs,
+        30 => GgufType::Bf16,
+        _ => return None,
+    })
+}
+
+/// Longest metadata string kept (tokenizer strings are skipped over, not stored).
+const MAX_KEPT_TEXT: u64 = 4096;
+/// Most dimensions a tensor may have (ggml's GGML_MAX_DIMS is 4).
+const MAX_DIMS: u32 = 8;
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: u64) -> Result<&'a [u8], GgufError> {
+        let n = usize::try_from(n).map_err(|_| GgufError::NeedMore(self.bytes.len()))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or(GgufError::NeedMore(self.bytes.len()))?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], GgufError> {
+        let b = self.take(N as u64)?;
+        b.try_into()
+            .map_err(|_| GgufError::NeedMore(self.bytes.len()))
+    }
+
+    fn u32(&mut self) -> Result<u32, GgufError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, GgufError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// A string; its text is kept only when short.
+    fn string(&mut self) -> Result<Option<String>, GgufError> {
+        let len = self.u64()?;
+        let raw = self.take(len)?;
+        Ok((len <= MAX_KEPT_TEXT).then(|| String::from_utf8_lossy(raw).into_owned()))
+    }
+
+    fn value(&mut self, kind: u32, depth: u8) -> Result<MetaValue, GgufError> {
+        Ok(match kind {
+            0 => MetaValue::Int(i128::from(self.array::<1>()?[0])),
+            1 => MetaValue::Int(i128::from(i8::from_le_bytes(self.array()?))),
+            2 => MetaValue::Int(i128::from(u16::from_le_bytes(self.array()?))),
+            3 => MetaValue::Int(i128::from(i16::from_le_bytes(self.array()?))),
+            4 => MetaValue::Int(i128::from(self.u32()?)),
+            5 => MetaValue::Int(i128::from(i32::from_le_bytes(self.array()?))),
+            6 => MetaValue::Float(f64::from(f32::from_le_bytes(self.array()?))),
+            7 => MetaValue::Bool(self.array::<1>()?[0] != 0),
+            8 => MetaValue::Text(self.string()?.unwrap_or_default()),
+            9 => {
+                if depth > 2 {
+                    return Err(GgufError::Invalid(
+                        "matrices anidadas demasiado hondas".into(),
+                    ));
+                }
+                let inner = self.u32()?;
+                let len = self.u64()?;
+                // Each element takes at least one byte: a count beyond what is left
+                // cannot be real, and is refused before looping over it.
+                let left = (self.bytes.len() - self.pos) as u64;
+                if len > left {
+                    return Err(GgufError::NeedMore(self.bytes.len()));
+                }
+                for _ in 0..len {
+                    self.value(inner, depth + 1)?;
+                }
+                MetaValue::Array { len }
+            }
+            10 => MetaValue::Int(i128::from(self.u64()?)),
+            11 => MetaValue::Int(i128::from(i64::from_le_bytes(self.array()?))),
+            12 => MetaValue::Float(f64::from_le_bytes(self.array()?)),
+            other => {
+                return Err(GgufError::Invalid(format!(
+                    "tipo de valor {other} desconocido"
+                )));
+            }
+        })
+    }
+}
+
+/// Reads the header from `prefix`, the first bytes of the file. If the header goes on
+/// past them the error is [`GgufError::NeedMore`]: read a longer prefix and retry.
+pub fn parse(prefix: &[u8]) -> Result<GgufHeader, GgufError> {
+    let mut r = Reader {
+        bytes: prefix,
+        pos: 0,
+    };
+    if r.take(4).map_err(|_| GgufError::NotGguf)? != b"GGUF" {
+        return Err(GgufError::NotGguf);
+    }
+    let version = r.u32()?;
+    if !(2..=3).contains(&version) {
+        return Err(GgufError::Version(version));
+    }
+    let tensor_count = r.u64()?;
+    let kv_count = r.u64()?;
+    let left = (prefix.len() - r.pos) as u64;
+    // A key/value pair takes at least 13 bytes and a tensor entry at least 24.
+    if kv_count > left / 13 + 1 || tensor_count > left / 24 + 1 {
+        return Err(GgufError::NeedMore(prefix.len()));
+    }
+    let mut header = GgufHeader {
+        version,
+        ..GgufHeader::default()
+    };
+    for _ in 0..kv_count {
+        let key = r.string()?.unwrap_or_default();
+        let kind = r.u32()?;
+        let value = r.value(kind, 0)?;
+        header.metadata.insert(key, value);
+    }
+    for _ in 0..tensor_count {
+        let name = r.string()?.unwrap_or_default();
+        let dims = r.u32()?;
+        if dims > MAX_DIMS {
+            return Err(GgufError::Invalid(format!(
+                "el tensor «{name}» tiene {dims} dimensiones"
+            )));
+        }
+        let mut params: u64 = 1;
+        for _ in 0..dims {
+            params = params.checked_mul(r.u64()?).ok_or_else(|| {
+                GgufError::Invalid(format!("la forma de «{name}» desborda 64 bits"))
+            })?;
+        }
+        let id = r.u32()?;
+        let _offset = r.u64()?;
+        let kind = ggml_type(id).ok_or_else(|| GgufError::UnknownType {
+            name: name.clone(),
+            id,
+        })?;
+        let bytes = kind.bytes_for(params);
+        header.tensors += 1;
+        header.params = header.params.saturating_add(params);
+        header.bytes = header.bytes.saturating_add(bytes);
+        let t = header.by_type.entry(kind.id()).or_default();
+        t.tensors += 1;
+        t.params = t.params.saturating_add(params);
+        t.bytes = t.bytes.saturating_add(bytes);
+    }
+    Ok(header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Writes a small GGUF header the way llama.cpp's writer lays it out.
+    #[derive(Default)]
+    struct Writer(Vec<u8>);
+
+    impl Writer {
+        fn u32(&mut self, v: u32) -> &mut Self {
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn u64(&mut self, v: u64) -> &mut Self {
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn str(&mut self, s: &str) -> &mut Self {
+            self.u64(s.len() as u64);
+            self.0.extend_from_slice(s.as_bytes());
+            self
+        }
+        fn kv_str(&mut self, k: &str, v: &str) -> &mut Self {
+            self.str(k).u32(8).str(v)
+        }
+        fn kv_u32(&mut self, k: &str, v: u32) -> &mut Self {
+            self.str(k).u32(4).u32(v)
+        }
+        fn tensor(&mut self, name: &str, dims: &[u64], ggml: u32) -> &mut Self {
+            self.str(name).u32(dims.len() as u32);
+            for &d in dims {
+                self.u64(d);
+            }
+            self.u32(ggml).u64(0)
+        }
+    }
+
+    fn llama_like() -> Vec<u8> {
+        let mut w = Writer::default();
+        w.0.extend_from_slice(b"GGUF");
+        w.u32(3).u64(3).u64(5);
+        w.kv_str("general.architecture", "llama")
+            .kv_u32("llama.block_count", 32)
+            .kv_u32("llama.attention.head_count_kv", 8)
+            .kv_u32("llama.embedding_length", 4096);
+        // tokenizer.ggml.tokens: an array of 3 strings.
+        w.str("tokenizer.ggml.tokens")
+            .u32(9)
+            .u32(8)
+            .u64(3)
+            .str("a")
+            .str("b")
+            .str("c");
+        w.tensor("token_embd.weight", &[4096, 128256], 12)
+            .tensor("output_norm.weight", &[4096], 0)
+            .tensor("blk.0.ffn_down.weight", &[14336, 4096], 14);
+        w.0
+    }
+
+    #[test]
+    fn reads_metadata_and_exact_bytes() {
+        let h = parse(&llama_like()).unwrap_or_default();
+        assert_eq!(h.version, 3);
+        assert_eq!(h.architecture(), Some("llama"));
+        assert_eq!(h.arch_int("block_count"), Some(32));
+        assert_eq!(h.arch_int("attention.head_count_kv"), Some(8));
+        assert_eq!(
+            h.metadata.get("tokenizer.ggml.tokens"),
+            Some(&MetaValue::Array { len: 3 })
+        );
+        assert_eq!(h.tensors, 3);
+        // Q4_K: 144 bytes per 256 weights; Q6_K: 210 per 256; F32: 4 each.
+        let q4 = 4096 * 128_256 / 256 * 144;
+        let q6 = 14_336 * 4096 / 256 * 210;
+        assert_eq!(h.by_type["Q4_K"].bytes, q4);
+        assert_eq!(h.by_type["Q6_K"].bytes, q6);
+        assert_eq!(h.bytes, q4 + q6 + 4096 * 4);
+    }
+
+    #[test]
+    fn every_prefix_is_need_more_or_ok() {
+        let full = llama_like();
+        for cut in 0..full.len() {
+            match parse(&full[..cut]) {
+                Err(GgufError::NeedMore(_)) | Err(GgufError::NotGguf) => {}
+                other => panic!("cut {cut}: {other:?}"),
+            }
+        }
+        assert!(parse(&full).is_ok());
+    }
+
+    #[test]
+    fn refuses_what_is_not_gguf() {
+        assert_eq!(parse(b"GGML\x03\0\0\0"), Err(GgufError::NotGguf));
+        let mut v1 = b"GGUF".to_vec();
+        v1.extend_from_slice(&1u32.to_le_bytes());
+        assert_eq!(parse(&v1), Err(GgufError::Version(1)));
+        let mut w = Writer::default();
+        w.0.extend_from_slice(b"GGUF");
+        w.u32(3).u64(1).u64(0).tensor("x", &[32], 99);
+        let err = parse(&w.0).unwrap_err().to_string();
+        assert!(err.contains("tipo GGML 99"), "{err}");
+    }
+
+    #[test]
+    fn forged_counts_do_not_allocate() {
+        let mut w = Writer::default();
+        w.0.extend_from_slice(b"GGUF");
+        w.u32(3).u64(u64::MAX).u64(u64::MAX);
+        assert_eq!(parse(&w.0), Err(GgufError::NeedMore(w.0.len())));
+        // An array claiming 2^60 elements in a tiny file.
+        let mut w = Writer::default();
+        w.0.extend_from_slice(b"GGUF");
+        w.u32(3).u64(0).u64(1).str("k").u32(9).u32(0).u64(1 << 60);
+        assert!(matches!(parse(&w.0), Err(GgufError::NeedMore(_))));
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(tail in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let mut bytes = b"GGUF\x03\0\0\0".to_vec();
+            bytes.extend_from_slice(&tail);
+            let _ = parse(&bytes);
+            let _ = parse(&tail);
+        }
+    }
+}
