@@ -6,7 +6,8 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use vram::gguf::{self, GgufError};
-use vram::{ByteSize, group_digits, safetensors};
+use vram::safetensors::{self, TensorTotal};
+use vram::{ByteSize, group_digits};
 
 use crate::input::shown;
 use crate::table::grid;
@@ -29,13 +30,13 @@ fn read_prefix(file: &mut File, len: u64) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-fn totals(rows: &mut Vec<Vec<String>>, name: &str, tensors: u64, params: u64, bytes: u64) {
-    rows.push(vec![
+fn row(name: &str, t: &TensorTotal) -> Vec<String> {
+    vec![
         name.to_owned(),
-        group_digits(tensors),
-        group_digits(params),
-        ByteSize(bytes).binary(),
-    ]);
+        group_digits(t.tensors),
+        group_digits(t.params),
+        ByteSize(t.bytes).binary(),
+    ]
 }
 
 pub fn run(args: &Args) -> Result<String, String> {
@@ -89,16 +90,8 @@ pub fn run(args: &Args) -> Result<String, String> {
                 out.push_str(&format!("{label}: {}\n", group_digits(v)));
             }
         }
-        for (kind, t) in &header.by_type {
-            totals(&mut rows, kind, t.tensors, t.params, t.bytes);
-        }
-        totals(
-            &mut rows,
-            "total",
-            header.tensors,
-            header.params,
-            header.bytes,
-        );
+        rows.extend(header.by_type.iter().map(|(kind, t)| row(kind, t)));
+        rows.push(row("total", &header.total));
     } else {
         let n = safetensors::header_len(&first).map_err(|e| format!("{name}: {e}"))?;
         let prefix = read_prefix(&mut file, 8 + n).map_err(|e| format!("{name}: {e}"))?;
@@ -107,16 +100,8 @@ pub fn run(args: &Args) -> Result<String, String> {
             "formato: safetensors (cabecera de {} bytes)\n",
             group_digits(n)
         ));
-        for (dtype, t) in &summary.by_dtype {
-            totals(&mut rows, dtype, t.tensors, t.params, t.bytes);
-        }
-        totals(
-            &mut rows,
-            "total",
-            summary.tensors,
-            summary.params,
-            summary.bytes,
-        );
+        rows.extend(summary.by_dtype.iter().map(|(dtype, t)| row(dtype, t)));
+        rows.push(row("total", &summary.total));
     }
     out.push('\n');
     out.push_str(&grid(&rows));

@@ -12,6 +12,18 @@ fn vramlab(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `vramlab inspect PATH`, which must succeed; its output with plain spaces
+/// (group_digits separates thousands with a narrow no-break space).
+fn inspect_ok(path: &std::path::Path) -> String {
+    let out = vramlab(&["inspect", path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).replace(['\u{a0}', '\u{202f}'], " ")
+}
+
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vramlab-inspect-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -27,14 +39,7 @@ fn safetensors_file_with_weights() {
     bytes.extend_from_slice(header.as_bytes());
     bytes.resize(bytes.len() + 1_050_624, 0);
     let path = scratch("m.safetensors", &bytes);
-    let out = vramlab(&["inspect", path.to_str().unwrap()]);
-    // group_digits separates thousands with a narrow no-break space.
-    let text = String::from_utf8_lossy(&out.stdout).replace(['\u{a0}', '\u{202f}'], " ");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = inspect_ok(&path);
     assert!(text.contains("formato: safetensors"), "{text}");
     assert!(text.contains("BF16") && text.contains("524 288"), "{text}");
     assert!(
@@ -68,14 +73,7 @@ fn gguf_header() {
     u32le(&mut b, 12); // Q4_K
     u64le(&mut b, 0);
     let path = scratch("m.gguf", &b);
-    let out = vramlab(&["inspect", path.to_str().unwrap()]);
-    // group_digits separates thousands with a narrow no-break space.
-    let text = String::from_utf8_lossy(&out.stdout).replace(['\u{a0}', '\u{202f}'], " ");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = inspect_ok(&path);
     for needle in [
         "GGUF versión 3",
         "arquitectura: llama",

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::quant::GgufType;
+use crate::safetensors::TensorTotal;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GgufError {
@@ -37,24 +38,14 @@ pub enum MetaValue {
     Array { len: u64 },
 }
 
-/// Totals of one GGML type.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TypeTotal {
-    pub tensors: u64,
-    pub params: u64,
-    pub bytes: u64,
-}
-
 /// What the header says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GgufHeader {
     pub version: u32,
     pub metadata: BTreeMap<String, MetaValue>,
-    pub tensors: u64,
-    pub params: u64,
-    pub bytes: u64,
+    pub total: TensorTotal,
     /// By GGML type name ("Q4_K", "F32", …).
-    pub by_type: BTreeMap<&'static str, TypeTotal>,
+    pub by_type: BTreeMap<&'static str, TensorTotal>,
 }
 
 impl GgufHeader {
@@ -243,13 +234,12 @@ pub fn parse(prefix: &[u8]) -> Result<GgufHeader, GgufError> {
             id,
         })?;
         let bytes = kind.bytes_for(params);
-        header.tensors += 1;
-        header.params = header.params.saturating_add(params);
-        header.bytes = header.bytes.saturating_add(bytes);
-        let t = header.by_type.entry(kind.id()).or_default();
-        t.tensors += 1;
-        t.params = t.params.saturating_add(params);
-        t.bytes = t.bytes.saturating_add(bytes);
+        header.total.add(params, bytes);
+        header
+            .by_type
+            .entry(kind.id())
+            .or_default()
+            .add(params, bytes);
     }
     Ok(header)
 }
@@ -325,13 +315,13 @@ mod tests {
             h.metadata.get("tokenizer.ggml.tokens"),
             Some(&MetaValue::Array { len: 3 })
         );
-        assert_eq!(h.tensors, 3);
+        assert_eq!(h.total.tensors, 3);
         // Q4_K: 144 bytes per 256 weights; Q6_K: 210 per 256; F32: 4 each.
         let q4 = 4096 * 128_256 / 256 * 144;
         let q6 = 14_336 * 4096 / 256 * 210;
         assert_eq!(h.by_type["Q4_K"].bytes, q4);
         assert_eq!(h.by_type["Q6_K"].bytes, q6);
-        assert_eq!(h.bytes, q4 + q6 + 4096 * 4);
+        assert_eq!(h.total.bytes, q4 + q6 + 4096 * 4);
     }
 
     #[test]

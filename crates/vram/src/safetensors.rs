@@ -31,34 +31,30 @@ pub enum SafetensorsError {
     Tensor { name: String, why: String },
 }
 
-/// Totals by dtype.
+/// Tensors, parameters and bytes of one group of tensors (a dtype, a GGML type, or
+/// the whole file).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DtypeTotal {
+pub struct TensorTotal {
     pub tensors: u64,
     pub params: u64,
     pub bytes: u64,
+}
+
+impl TensorTotal {
+    /// Counts one more tensor.
+    pub fn add(&mut self, params: u64, bytes: u64) {
+        self.tensors += 1;
+        self.params = self.params.saturating_add(params);
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
 }
 
 /// What the header says about the weights.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TensorSummary {
-    pub tensors: u64,
-    pub params: u64,
-    pub bytes: u64,
+    pub total: TensorTotal,
     /// By dtype name as the file spells it ("BF16", "F8_E4M3", …).
-    pub by_dtype: BTreeMap<String, DtypeTotal>,
-}
-
-impl TensorSummary {
-    fn add(&mut self, dtype: &str, params: u64, bytes: u64) {
-        self.tensors += 1;
-        self.params = self.params.saturating_add(params);
-        self.bytes = self.bytes.saturating_add(bytes);
-        let t = self.by_dtype.entry(dtype.to_owned()).or_default();
-        t.tensors += 1;
-        t.params = t.params.saturating_add(params);
-        t.bytes = t.bytes.saturating_add(bytes);
-    }
+    pub by_dtype: BTreeMap<String, TensorTotal>,
 }
 
 /// Bytes per element of a safetensors dtype, in bits (F4 and friends are sub-byte).
@@ -143,7 +139,12 @@ pub fn parse(prefix: &[u8]) -> Result<TensorSummary, SafetensorsError> {
                 end - start
             )));
         }
-        summary.add(dtype, params, bytes);
+        summary.total.add(params, bytes);
+        summary
+            .by_dtype
+            .entry(dtype.to_owned())
+            .or_default()
+            .add(params, bytes);
     }
     Ok(summary)
 }
@@ -167,9 +168,9 @@ mod tests {
             "model.norm.weight":{"dtype":"F32","shape":[4096],"data_offsets":[1050673152,1050689536]},
             "lm_head.scale":{"dtype":"F8_E4M3","shape":[3,5],"data_offsets":[1050689536,1050689551]}}"#;
         let s = parse(&file(header)).unwrap_or_default();
-        assert_eq!(s.tensors, 3);
-        assert_eq!(s.params, 128_256 * 4096 + 4096 + 15);
-        assert_eq!(s.bytes, 1_050_689_551);
+        assert_eq!(s.total.tensors, 3);
+        assert_eq!(s.total.params, 128_256 * 4096 + 4096 + 15);
+        assert_eq!(s.total.bytes, 1_050_689_551);
         assert_eq!(s.by_dtype["BF16"].bytes, 1_050_673_152);
         assert_eq!(s.by_dtype["F32"].params, 4096);
     }
