@@ -3,14 +3,8 @@
 //! Without any adapter the GPU tests are skipped unless `VRAMLAB_REQUIRE_GPU=1`.
 #![allow(clippy::unwrap_used)] // A panic here is a failed test.
 
-use std::process::{Command, Output};
-
-fn vramlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vramlab"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::vramlab;
 
 /// Runs a bench and returns its JSON rows, or `None` when the machine has no adapter.
 fn rows(args: &[&str]) -> Option<Vec<serde_json::Value>> {

@@ -1,14 +1,8 @@
 //! The `vramlab` binary as users run it: JSON contract, exit codes, Spanish errors.
 #![allow(clippy::unwrap_used)] // A panic here is a failed test.
 
-use std::process::{Command, Output};
-
-fn vramlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vramlab"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::vramlab;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = vramlab(args);

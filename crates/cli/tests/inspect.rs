@@ -3,14 +3,9 @@
 #![allow(clippy::unwrap_used)] // A panic here is a failed test.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn vramlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vramlab"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::vramlab;
 
 /// `vramlab inspect PATH`, which must succeed; its output with plain spaces
 /// (group_digits separates thousands with a narrow no-break space).
