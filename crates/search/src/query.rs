@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::index::{Doc, Index};
-use crate::text::{Analyzer, is_stop_word, words};
+use crate::text::{Analyzer, fold, is_stop_word, words};
 
 /// Longer queries are cut here: nobody types more, and a paste cannot stall the page.
 pub const MAX_QUERY_CHARS: usize = 200;
@@ -26,10 +26,7 @@ pub struct Hit<'a> {
 pub fn search<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<Hit<'a>> {
     let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
     let all: Vec<String> = words(&query).collect();
-    let meaningful: Vec<&String> = all
-        .iter()
-        .filter(|w| !is_stop_word(&crate::text::fold(w)))
-        .collect();
+    let meaningful: Vec<&String> = all.iter().filter(|w| !is_stop_word(&fold(w))).collect();
     let terms: Vec<&String> = if meaningful.is_empty() {
         all.iter().collect()
     } else {
@@ -264,7 +261,7 @@ mod tests {
             b.add(&Section { url: "/p/".into(), page_title: "P".into(), heading: String::new(), text: format!("antes {word} después") });
             let index = b.finish();
             prop_assert!(index.validate().is_ok());
-            let plain = crate::text::fold(&word);
+            let plain = fold(&word);
             if !is_stop_word(&plain) {
                 prop_assert_eq!(urls(&index, &word), vec!["/p/".to_owned()]);
                 prop_assert_eq!(urls(&index, &plain), vec!["/p/".to_owned()]);

@@ -19,7 +19,7 @@ mod estimator;
 mod file_text;
 mod gpu_check;
 #[cfg(target_arch = "wasm32")]
-mod lazy_module;
+mod gpu_module;
 #[cfg(feature = "diag")]
 mod oom_explainer;
 #[cfg(feature = "diag")]

@@ -5,7 +5,7 @@ use js_sys::{Float32Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::model::{Measured, Outcome};
-use crate::islands::lazy_module::{call, describe, has_webgpu, load, number, text};
+use crate::islands::gpu_module::{call, describe, has_webgpu, load, number, text};
 
 /// Where the runs happen.
 pub enum Backend {

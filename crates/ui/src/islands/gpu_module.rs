@@ -1,6 +1,5 @@
-//! Loading the lazily fetched wasm bundles (`gpu-web` for the GPU islands,
-//! `search-web` for the search box) with a dynamic `import()`, once per page and
-//! bundle, and calling their exports.
+//! Loading the lazily fetched `gpu-web` bundle with a dynamic `import()`, once per page,
+//! and calling its exports. Shared by the islands that run kernels on the reader's GPU.
 
 use std::cell::RefCell;
 
@@ -14,8 +13,7 @@ extern "C" {
 }
 
 thread_local! {
-    /// Initialised modules by the URL of their JavaScript glue.
-    static MODULES: RefCell<Vec<(String, JsValue)>> = const { RefCell::new(Vec::new()) };
+    static MODULE: RefCell<Option<JsValue>> = const { RefCell::new(None) };
 }
 
 /// A JS error, string or object as one readable line.
@@ -52,47 +50,31 @@ pub fn has_webgpu() -> bool {
         .unwrap_or(false)
 }
 
-pub fn function(module: &JsValue, key: &str) -> Result<Function, String> {
+fn function(module: &JsValue, key: &str) -> Result<Function, String> {
     Reflect::get(module, &key.into())
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| format!("el módulo no exporta «{key}»"))
+        .ok_or_else(|| format!("el módulo de GPU no exporta «{key}»"))
 }
 
-/// The initialised GPU module, importing and instantiating it on first use.
+/// The initialised module, importing and instantiating it on first use.
 pub async fn load(js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
-    load_as("de GPU", js_url, wasm_url).await
-}
-
-/// The module whose glue is at `js_url`, if it was already loaded.
-pub fn cached(js_url: &str) -> Option<JsValue> {
-    MODULES.with(|m| {
-        m.borrow()
-            .iter()
-            .find(|(url, _)| url == js_url)
-            .map(|(_, module)| module.clone())
-    })
-}
-
-/// The initialised module at `js_url`, importing and instantiating it on first use;
-/// `what` names it in errors ("No se pudo cargar el módulo {what}").
-pub async fn load_as(what: &str, js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
-    if let Some(m) = cached(js_url) {
+    if let Some(m) = MODULE.with(|m| m.borrow().clone()) {
         return Ok(m);
     }
     let module = JsFuture::from(import_module(js_url))
         .await
-        .map_err(|e| format!("No se pudo cargar el módulo {what}: {}", describe(&e)))?;
+        .map_err(|e| format!("No se pudo cargar el módulo de GPU: {}", describe(&e)))?;
     let init = function(&module, "default")?;
     let options = Object::new();
     Reflect::set(&options, &"module_or_path".into(), &wasm_url.into()).map_err(|e| describe(&e))?;
     let ready = init
         .call1(&JsValue::NULL, &options)
-        .map_err(|e| format!("No se pudo iniciar el módulo {what}: {}", describe(&e)))?;
+        .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
     JsFuture::from(Promise::resolve(&ready))
         .await
-        .map_err(|e| format!("No se pudo iniciar el módulo {what}: {}", describe(&e)))?;
-    MODULES.with(|m| m.borrow_mut().push((js_url.to_owned(), module.clone())));
+        .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
+    MODULE.with(|m| *m.borrow_mut() = Some(module.clone()));
     Ok(module)
 }
 
