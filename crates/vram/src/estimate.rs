@@ -235,7 +235,9 @@ fn model_states(
 ) -> Result<(Breakdown, u64), EstimateError> {
     let mut b = Breakdown::default();
     if w.mode == Mode::Inference {
-        b.weights = weight_bytes(pc, arch, w.weights);
+        b.weights = w
+            .stored_weights
+            .unwrap_or_else(|| weight_bytes(pc, arch, w.weights));
         return Ok((b, 0));
     }
     match w.finetune {
@@ -877,5 +879,37 @@ mod tests {
             let w = Workload { batch, seq, gpus, tp, mode: Mode::Train, ..Workload::default() };
             let _ = estimate(&ModelInput::Params(params), &w);
         }
+    }
+
+    #[test]
+    fn stored_weights_replace_the_formula_in_inference_only() {
+        let w = Workload {
+            stored_weights: Some(4_920_000_000),
+            gpus: 2,
+            tp: 2,
+            ..Workload::default()
+        };
+        let e = estimate(&preset("llama-3.1-8b"), &w).unwrap();
+        assert_eq!(
+            e.breakdown.weights, 2_460_000_000,
+            "split by tensor parallelism"
+        );
+        let train = Workload {
+            mode: Mode::Train,
+            mixed_precision: true,
+            ..w
+        };
+        let formula = estimate(
+            &preset("llama-3.1-8b"),
+            &Workload {
+                stored_weights: None,
+                ..train.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            estimate(&preset("llama-3.1-8b"), &train).unwrap().breakdown,
+            formula.breakdown
+        );
     }
 }

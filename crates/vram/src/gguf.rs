@@ -9,7 +9,7 @@
 //! and length is checked against the bytes actually present before anything is
 //! allocated, so a forged count cannot make the reader allocate gigabytes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::quant::GgufType;
 use crate::safetensors::TensorTotal;
@@ -24,6 +24,10 @@ pub enum GgufError {
     NeedMore(usize),
     #[error("Cabecera GGUF no válida: {0}.")]
     Invalid(String),
+    #[error(
+        "Al GGUF le falta «{0}» en sus metadatos; sin ese dato no se puede calcular la caché KV."
+    )]
+    Missing(String),
     #[error("El tensor «{name}» usa el tipo GGML {id}, que esta calculadora no conoce.")]
     UnknownType { name: String, id: u32 },
 }
@@ -46,6 +50,9 @@ pub struct GgufHeader {
     pub total: TensorTotal,
     /// By GGML type name ("Q4_K", "F32", …).
     pub by_type: BTreeMap<&'static str, TensorTotal>,
+    /// Names of the tensors outside the repeated blocks and of block 0 (`blk.0.…`):
+    /// enough to tell a tied head, biases or a gated MLP apart, bounded by one layer.
+    pub names: BTreeSet<String>,
 }
 
 impl GgufHeader {
@@ -234,6 +241,9 @@ pub fn parse(prefix: &[u8]) -> Result<GgufHeader, GgufError> {
             id,
         })?;
         let bytes = kind.bytes_for(params);
+        if !name.starts_with("blk.") || name.starts_with("blk.0.") {
+            header.names.insert(name);
+        }
         header.total.add(params, bytes);
         header
             .by_type

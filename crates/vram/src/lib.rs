@@ -17,6 +17,7 @@ pub mod context;
 pub mod dtype;
 pub mod estimate;
 pub mod gguf;
+pub mod gguf_arch;
 pub mod hf_config;
 pub mod quant;
 pub mod safetensors;

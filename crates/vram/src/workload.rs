@@ -111,6 +111,10 @@ pub struct Workload {
     pub cpu_offload: bool,
     /// Overrides the CUDA context estimate, in bytes.
     pub cuda_context: Option<u64>,
+    /// Exact bytes of the weights as a file stores them (a safetensors or GGUF
+    /// header): in inference they replace the weight format's formula.
+    #[serde(default)]
+    pub stored_weights: Option<u64>,
 }
 
 impl Default for Workload {
@@ -135,6 +139,7 @@ impl Default for Workload {
             pp: 1,
             cpu_offload: false,
             cuda_context: None,
+            stored_weights: None,
         }
     }
 }
