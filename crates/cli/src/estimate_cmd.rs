@@ -6,10 +6,13 @@ use std::path::Path;
 
 use vram::catalog::{self, Gpu};
 use vram::estimate::{Breakdown, ModelInput, estimate};
+use vram::safetensors::TensorTotal;
 use vram::solve;
 use vram::workload::{Attention, Finetune, KvDtype, Mode, Optimizer, Workload};
-use vram::{ByteSize, WeightFormat, hf_config, parse_count};
+use vram::{ByteSize, WeightFormat, gguf_arch, group_digits, hf_config, parse_count};
 
+use crate::input::shown;
+use crate::inspect_cmd::{Header, read_header};
 use crate::table;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -101,9 +104,12 @@ fn small(s: &str) -> Result<u32, String> {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Modelo: id del catálogo (vramlab models) o ruta a un config.json.
+    /// Modelo: id del catálogo (vramlab models), ruta a un config.json o a un .gguf.
     #[arg(long, conflicts_with = "params")]
     pub model: Option<String>,
+    /// Archivo de pesos (.safetensors o .gguf): sus bytes exactos, leídos de la cabecera, sustituyen a la fórmula en inferencia.
+    #[arg(long)]
+    pub weights_file: Option<String>,
     /// Número de parámetros (7B, 7e9…) si no hay modelo.
     #[arg(long, allow_hyphen_values = true, value_parser = count)]
     pub params: Option<u64>,
@@ -200,51 +206,110 @@ struct Output {
     notes: Vec<String>,
 }
 
-fn load_model(args: &Args) -> Result<(ModelInput, Option<String>, Vec<String>), String> {
-    match (&args.model, args.params) {
+/// The model, its display name, notes, and the exact weights of a file when given.
+struct Loaded {
+    model: ModelInput,
+    name: Option<String>,
+    notes: Vec<String>,
+    stored: Option<TensorTotal>,
+}
+
+fn arch_model(arch: vram::Architecture, total_params: Option<u64>) -> ModelInput {
+    ModelInput::Arch {
+        arch: Box::new(arch),
+        total_params,
+    }
+}
+
+fn load_model(args: &Args) -> Result<Loaded, String> {
+    let mut loaded = match (&args.model, args.params) {
         (Some(m), _) => {
             if let Some(p) = catalog::model(m) {
-                return Ok((
-                    ModelInput::Arch {
-                        arch: Box::new(p.arch.clone()),
-                        total_params: args.total_params,
-                    },
-                    Some(p.name.clone()),
-                    Vec::new(),
-                ));
+                Loaded {
+                    model: arch_model(p.arch.clone(), args.total_params),
+                    name: Some(p.name.clone()),
+                    notes: Vec::new(),
+                    stored: None,
+                }
+            } else if m.ends_with(".gguf") {
+                let Header::Gguf(h) = read_header(m)? else {
+                    return Err(format!("{}: no es un archivo GGUF", shown(m)));
+                };
+                let (arch, notes) =
+                    gguf_arch::architecture(&h).map_err(|e| format!("{}: {e}", shown(m)))?;
+                Loaded {
+                    model: arch_model(arch, args.total_params.or(Some(h.total.params))),
+                    name: Some(shown(m)),
+                    notes,
+                    stored: Some(h.total),
+                }
+            } else {
+                let path = Path::new(m);
+                let looks_like_file = m.ends_with(".json") || m.contains('/') || m.contains('\\');
+                if !looks_like_file {
+                    return Err(format!(
+                        "no hay ningún modelo «{}» en el catálogo (mira «vramlab models») ni es una ruta a un config.json o a un .gguf",
+                        vram::units::clip(m)
+                    ));
+                }
+                let meta = std::fs::metadata(path)
+                    .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
+                if meta.len() > hf_config::MAX_CONFIG_BYTES as u64 {
+                    return Err(format!(
+                        "{} es demasiado grande para ser un config.json",
+                        path.display()
+                    ));
+                }
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
+                let (arch, notes) =
+                    hf_config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                Loaded {
+                    model: arch_model(arch, args.total_params),
+                    name: Some(path.display().to_string()),
+                    notes,
+                    stored: None,
+                }
             }
-            let path = Path::new(m);
-            let looks_like_file = m.ends_with(".json") || m.contains('/') || m.contains('\\');
-            if !looks_like_file {
-                return Err(format!(
-                    "no hay ningún modelo «{}» en el catálogo (mira «vramlab models») ni es una ruta a un config.json",
-                    vram::units::clip(m)
-                ));
-            }
-            let meta = std::fs::metadata(path)
-                .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
-            if meta.len() > hf_config::MAX_CONFIG_BYTES as u64 {
-                return Err(format!(
-                    "{} es demasiado grande para ser un config.json",
-                    path.display()
-                ));
-            }
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
-            let (arch, warnings) =
-                hf_config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((
-                ModelInput::Arch {
-                    arch: Box::new(arch),
-                    total_params: args.total_params,
-                },
-                Some(path.display().to_string()),
-                warnings,
-            ))
         }
-        (None, Some(n)) => Ok((ModelInput::Params(n), None, Vec::new())),
-        (None, None) => Err("indica --model <id o config.json> o --params <número>".into()),
+        (None, Some(n)) => Loaded {
+            model: ModelInput::Params(n),
+            name: None,
+            notes: Vec::new(),
+            stored: None,
+        },
+        (None, None) => {
+            return Err("indica --model <id, config.json o .gguf> o --params <número>".into());
+        }
+    };
+    if let Some(f) = &args.weights_file {
+        let total = read_header(f)?.total();
+        if let ModelInput::Arch { total_params, .. } = &mut loaded.model
+            && args.total_params.is_none()
+        {
+            *total_params = Some(total.params);
+        }
+        loaded.stored = Some(total);
     }
+    if let (Some(t), Some(file)) = (
+        loaded.stored,
+        args.weights_file.as_ref().or(args.model.as_ref()),
+    ) {
+        loaded.notes.push(match args.mode {
+            ModeArg::Inference => format!(
+                "Pesos: {} exactos, de la cabecera de {} ({} tensores, {} parámetros).",
+                ByteSize(t.bytes).binary(),
+                shown(file),
+                group_digits(t.tensors),
+                group_digits(t.params)
+            ),
+            ModeArg::Train => format!(
+                "Los bytes exactos de {} solo valen para inferencia: al entrenar, los pesos se cuentan con --dtype.",
+                shown(file)
+            ),
+        });
+    }
+    Ok(loaded)
 }
 
 fn workload(args: &Args) -> Workload {
@@ -292,12 +357,19 @@ fn workload(args: &Args) -> Workload {
         pp: args.pp,
         cpu_offload: args.cpu_offload,
         cuda_context: args.cuda_context,
+        stored_weights: None,
     }
 }
 
 pub fn run(args: &Args) -> Result<String, String> {
-    let (model, model_name, mut notes) = load_model(args)?;
+    let Loaded {
+        model,
+        name: model_name,
+        mut notes,
+        stored,
+    } = load_model(args)?;
     let mut w = workload(args);
+    w.stored_weights = stored.map(|t| t.bytes);
     let gpu: Option<&Gpu> = match &args.gpu {
         Some(id) => Some(catalog::gpu(id).ok_or_else(|| {
             format!(

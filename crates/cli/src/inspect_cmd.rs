@@ -39,9 +39,30 @@ fn row(name: &str, t: &TensorTotal) -> Vec<String> {
     ]
 }
 
-pub fn run(args: &Args) -> Result<String, String> {
-    let name = shown(&args.file);
-    let mut file = File::open(&args.file).map_err(|e| match e.kind() {
+/// A weights file's header, read from the start of the file only.
+pub enum Header {
+    Gguf(gguf::GgufHeader),
+    Safetensors {
+        header_len: u64,
+        summary: safetensors::TensorSummary,
+    },
+}
+
+impl Header {
+    /// Parameters and bytes of every tensor the file holds.
+    pub fn total(&self) -> TensorTotal {
+        match self {
+            Header::Gguf(h) => h.total,
+            Header::Safetensors { summary, .. } => summary.total,
+        }
+    }
+}
+
+/// Opens `path` and reads its header: `.gguf` files by a growing prefix, safetensors
+/// by exactly 8 + N bytes. Errors are Spanish and name the file.
+pub fn read_header(path: &str) -> Result<Header, String> {
+    let name = shown(path);
+    let mut file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("no se puede leer {name}: no existe"),
         std::io::ErrorKind::PermissionDenied => {
             format!("no se puede leer {name}: no hay permiso para leerlo")
@@ -49,16 +70,9 @@ pub fn run(args: &Args) -> Result<String, String> {
         _ => format!("no se puede leer {name}: {e}"),
     })?;
     let first = read_prefix(&mut file, 8).map_err(|e| format!("{name}: {e}"))?;
-    let mut out = String::new();
-    let mut rows = vec![vec![
-        "tipo".to_owned(),
-        "tensores".to_owned(),
-        "parámetros".to_owned(),
-        "memoria".to_owned(),
-    ]];
     if first.starts_with(b"GGUF") {
         let mut len: u64 = 1 << 20;
-        let header = loop {
+        loop {
             let prefix = read_prefix(&mut file, len).map_err(|e| format!("{name}: {e}"))?;
             match gguf::parse(&prefix) {
                 Err(GgufError::NeedMore(_))
@@ -72,36 +86,58 @@ pub fn run(args: &Args) -> Result<String, String> {
                         MAX_GGUF_PREFIX >> 20
                     ));
                 }
-                other => break other.map_err(|e| format!("{name}: {e}"))?,
-            }
-        };
-        out.push_str(&format!("formato: GGUF versión {}\n", header.version));
-        if let Some(arch) = header.architecture() {
-            out.push_str(&format!("arquitectura: {arch}\n"));
-        }
-        for (field, label) in [
-            ("block_count", "capas"),
-            ("embedding_length", "dimensión oculta"),
-            ("attention.head_count", "cabezas de atención"),
-            ("attention.head_count_kv", "cabezas KV"),
-            ("context_length", "contexto de entrenamiento"),
-        ] {
-            if let Some(v) = header.arch_int(field) {
-                out.push_str(&format!("{label}: {}\n", group_digits(v)));
+                other => return other.map(Header::Gguf).map_err(|e| format!("{name}: {e}")),
             }
         }
-        rows.extend(header.by_type.iter().map(|(kind, t)| row(kind, t)));
-        rows.push(row("total", &header.total));
-    } else {
-        let n = safetensors::header_len(&first).map_err(|e| format!("{name}: {e}"))?;
-        let prefix = read_prefix(&mut file, 8 + n).map_err(|e| format!("{name}: {e}"))?;
-        let summary = safetensors::parse(&prefix).map_err(|e| format!("{name}: {e}"))?;
-        out.push_str(&format!(
-            "formato: safetensors (cabecera de {} bytes)\n",
-            group_digits(n)
-        ));
-        rows.extend(summary.by_dtype.iter().map(|(dtype, t)| row(dtype, t)));
-        rows.push(row("total", &summary.total));
+    }
+    let header_len = safetensors::header_len(&first).map_err(|e| format!("{name}: {e}"))?;
+    let prefix = read_prefix(&mut file, 8 + header_len).map_err(|e| format!("{name}: {e}"))?;
+    let summary = safetensors::parse(&prefix).map_err(|e| format!("{name}: {e}"))?;
+    Ok(Header::Safetensors {
+        header_len,
+        summary,
+    })
+}
+
+pub fn run(args: &Args) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rows = vec![vec![
+        "tipo".to_owned(),
+        "tensores".to_owned(),
+        "parámetros".to_owned(),
+        "memoria".to_owned(),
+    ]];
+    match read_header(&args.file)? {
+        Header::Gguf(header) => {
+            out.push_str(&format!("formato: GGUF versión {}\n", header.version));
+            if let Some(arch) = header.architecture() {
+                out.push_str(&format!("arquitectura: {arch}\n"));
+            }
+            for (field, label) in [
+                ("block_count", "capas"),
+                ("embedding_length", "dimensión oculta"),
+                ("attention.head_count", "cabezas de atención"),
+                ("attention.head_count_kv", "cabezas KV"),
+                ("context_length", "contexto de entrenamiento"),
+            ] {
+                if let Some(v) = header.arch_int(field) {
+                    out.push_str(&format!("{label}: {}\n", group_digits(v)));
+                }
+            }
+            rows.extend(header.by_type.iter().map(|(kind, t)| row(kind, t)));
+            rows.push(row("total", &header.total));
+        }
+        Header::Safetensors {
+            header_len,
+            summary,
+        } => {
+            out.push_str(&format!(
+                "formato: safetensors (cabecera de {} bytes)\n",
+                group_digits(header_len)
+            ));
+            rows.extend(summary.by_dtype.iter().map(|(dtype, t)| row(dtype, t)));
+            rows.push(row("total", &summary.total));
+        }
     }
     out.push('\n');
     out.push_str(&grid(&rows));

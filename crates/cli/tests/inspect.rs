@@ -96,3 +96,115 @@ fn bad_files_get_spanish_errors() {
     let out = vramlab(&["inspect", "/no/existe.gguf"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no existe"));
 }
+
+/// A Llama-3.1-8B-shaped GGUF header (metadata, a 128 256-token vocabulary that makes
+/// the header longer than the first 1 MiB read, and three tensors).
+fn llama_gguf() -> (Vec<u8>, u64) {
+    let mut b = b"GGUF".to_vec();
+    let u32le = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
+    let u64le = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
+    let s = |b: &mut Vec<u8>, t: &str| {
+        b.extend_from_slice(&(t.len() as u64).to_le_bytes());
+        b.extend_from_slice(t.as_bytes());
+    };
+    let ints = [
+        ("llama.block_count", 32),
+        ("llama.embedding_length", 4096),
+        ("llama.attention.head_count", 32),
+        ("llama.attention.head_count_kv", 8),
+        ("llama.feed_forward_length", 14_336),
+        ("llama.context_length", 131_072),
+    ];
+    u32le(&mut b, 3);
+    u64le(&mut b, 3);
+    u64le(&mut b, ints.len() as u64 + 2);
+    s(&mut b, "general.architecture");
+    u32le(&mut b, 8);
+    s(&mut b, "llama");
+    for (k, v) in ints {
+        s(&mut b, k);
+        u32le(&mut b, 4);
+        u32le(&mut b, v);
+    }
+    s(&mut b, "tokenizer.ggml.tokens");
+    u32le(&mut b, 9);
+    u32le(&mut b, 8);
+    u64le(&mut b, 128_256);
+    for _ in 0..128_256 {
+        s(&mut b, "t");
+    }
+    let mut bytes = 0;
+    for (name, dims, ggml, per_256) in [
+        ("token_embd.weight", [4096u64, 128_256], 12, 144),
+        ("output.weight", [4096, 128_256], 14, 210),
+        ("blk.0.ffn_gate.weight", [4096, 14_336], 12, 144),
+    ] {
+        s(&mut b, name);
+        u32le(&mut b, 2);
+        dims.iter().for_each(|&d| u64le(&mut b, d));
+        u32le(&mut b, ggml);
+        u64le(&mut b, 0);
+        bytes += dims[0] * dims[1] / 256 * per_256;
+    }
+    (b, bytes)
+}
+
+fn estimate_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["estimate", "--json"];
+    all.extend_from_slice(args);
+    let out = vramlab(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn estimate_reads_the_architecture_and_exact_weights_of_a_gguf() {
+    let (bytes, weights) = llama_gguf();
+    assert!(
+        bytes.len() > 1 << 20,
+        "the header must outgrow the first read"
+    );
+    let path = scratch("llama.gguf", &bytes);
+    let file = estimate_json(&["--model", path.to_str().unwrap(), "--seq", "8192"]);
+    let preset = estimate_json(&["--model", "llama-3.1-8b", "--seq", "8192"]);
+    assert_eq!(file["breakdown"]["weights"], weights);
+    assert_eq!(
+        file["breakdown"]["kv_cache"],
+        preset["breakdown"]["kv_cache"]
+    );
+    assert_eq!(
+        file["breakdown"]["kv_cache"],
+        8192u64 * 32 * 2 * 8 * 128 * 2
+    );
+    let notes = file["notes"].to_string();
+    assert!(notes.contains("exactos, de la cabecera"), "{notes}");
+}
+
+#[test]
+fn weights_file_gives_a_preset_exact_bytes() {
+    let header = r#"{"w":{"dtype":"F8_E4M3","shape":[4096,4096],"data_offsets":[0,16777216]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    let path = scratch("fp8.safetensors", &bytes);
+    let out = estimate_json(&[
+        "--model",
+        "llama-3.1-8b",
+        "--weights-file",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out["breakdown"]["weights"], 16_777_216u64);
+    assert_eq!(out["params"], 16_777_216u64, "the file's count wins");
+    let bad = vramlab(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--weights-file",
+        "/no/existe.safetensors",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no existe"));
+}

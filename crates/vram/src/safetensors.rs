@@ -33,7 +33,7 @@ pub enum SafetensorsError {
 
 /// Tensors, parameters and bytes of one group of tensors (a dtype, a GGML type, or
 /// the whole file).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TensorTotal {
     pub tensors: u64,
     pub params: u64,
