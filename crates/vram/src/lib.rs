@@ -19,6 +19,7 @@ pub mod estimate;
 pub mod gguf;
 pub mod gguf_arch;
 pub mod hf_config;
+pub mod hub;
 pub mod quant;
 pub mod safetensors;
 pub mod serving;
