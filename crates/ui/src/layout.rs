@@ -74,9 +74,11 @@ pub struct PageShell {
 }
 
 /// Content-Security-Policy of every page: same-origin everything, no inline script or
-/// style, and `'wasm-unsafe-eval'` so WebAssembly can be compiled.
+/// style, and `'wasm-unsafe-eval'` so WebAssembly can be compiled. The estimator may
+/// fetch a model's files from the Hugging Face Hub, from a mirror (any https origin,
+/// as `HF_ENDPOINT` allows) or from a server on the reader's own machine.
 pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-    style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
     base-uri 'self'; form-action 'self'";
 
 /// Renders a whole HTML document, doctype included.

@@ -14,7 +14,7 @@ use tiny_http::{Header, Request, Response, Server};
 /// The policy sent as a header. The pages carry the same policy in a `<meta>` tag for
 /// hosts that cannot set headers; the header adds what a meta tag cannot express.
 pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-    style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
     base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
 
 /// Requests answered at once; more get 503.

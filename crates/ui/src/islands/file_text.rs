@@ -1,17 +1,21 @@
 //! Reading a file the reader chose, as text, in the browser (wasm32 only): the size is
 //! checked before anything is read, and the file never leaves the machine.
 
+#[cfg(feature = "diag")]
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
+#[cfg(feature = "diag")]
 use wasm_bindgen_futures::JsFuture;
 
-fn first_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
+/// The first file of an `<input type=file>` change event.
+pub fn first_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
     ev.target()
         .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
         .and_then(|input| input.files())
         .and_then(|files| files.get(0))
 }
 
+#[cfg(feature = "diag")]
 fn too_big(max_bytes: usize) -> String {
     format!(
         "El archivo es demasiado grande (máximo {}).",
@@ -45,6 +49,7 @@ pub fn read_first_bytes(
 }
 
 /// Reads the first file of an `<input type=file>` change event with `File.text()`.
+#[cfg(feature = "diag")]
 pub fn read_first(
     ev: leptos::ev::Event,
     max_bytes: usize,

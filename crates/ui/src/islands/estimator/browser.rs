@@ -1,15 +1,25 @@
 //! The estimator's browser half (wasm32 only): the two-way sync between the inputs
-//! and the page's query string and localStorage.
+//! (with what was imported) and the page's query string and localStorage.
 
 use leptos::prelude::*;
-use vram::Architecture;
 
-use super::compute::{CUSTOM, Inputs, import_summary};
+use super::compute::{CUSTOM, Imported, Inputs, StoredWeights, import_summary};
+use super::import_panel::State;
 
 const STORAGE_KEY: &str = "vramlab.estimador";
+/// The reader's Hub address, when it is not the default.
+const HUB_KEY: &str = "vramlab.hub";
 
 /// The query key that carries an imported architecture (`vram::share`).
 const ARCH_KEY: &str = "arquitectura";
+/// Exact weights: bytes, parameters and where they came from.
+const WEIGHTS_KEY: &str = "pesos";
+const PARAMS_KEY: &str = "parametros";
+const SOURCE_KEY: &str = "origen";
+/// A Hub id to import on arrival (what the panel's form submits without JavaScript).
+const HUB_ID_KEY: &str = "hf";
+/// No real checkpoint is over 2^50 bytes (1 PiB); a larger number is a tampered link.
+const MAX_SHARED_BYTES: u64 = 1 << 50;
 
 const KEYS: [&str; 12] = [
     "modelo",
@@ -62,17 +72,41 @@ fn put(i: &mut Inputs, key: &str, v: String) {
     }
 }
 
-pub fn sync(
-    inputs: RwSignal<Inputs>,
-    custom: RwSignal<Option<(Architecture, String)>>,
-    import_error: RwSignal<Option<String>>,
-) {
+/// Exact weights from a link; absent or unreadable numbers mean none.
+fn shared_weights(params: &web_sys::UrlSearchParams) -> Option<Result<StoredWeights, String>> {
+    let bytes = params.get(WEIGHTS_KEY)?;
+    let number = |v: Option<String>| v.and_then(|t| t.parse::<u64>().ok());
+    let Some(bytes) = number(Some(bytes)).filter(|&b| b > 0 && b <= MAX_SHARED_BYTES) else {
+        return Some(Err(
+            "El enlace trae un tamaño de pesos dañado («pesos» no es un número de bytes válido)."
+                .into(),
+        ));
+    };
+    let source = params
+        .get(SOURCE_KEY)
+        .map(|s| s.chars().take(120).collect::<String>())
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "un enlace compartido".into());
+    Some(Ok(StoredWeights {
+        bytes,
+        params: number(params.get(PARAMS_KEY)).filter(|&p| p > 0 && p <= MAX_SHARED_BYTES),
+        source,
+    }))
+}
+
+pub fn sync(inputs: RwSignal<Inputs>, state: State) {
     let Some(window) = web_sys::window() else {
         return;
     };
     // A shared link wins; otherwise the reader's last configuration, if the browser
     // lets us keep one (storage can be disabled: then nothing is remembered).
     let storage = window.local_storage().ok().flatten();
+    if let Some(base) = storage
+        .as_ref()
+        .and_then(|s| s.get_item(HUB_KEY).ok().flatten())
+    {
+        state.hub_base.set(base.chars().take(200).collect());
+    }
     let search = window
         .location()
         .search()
@@ -90,27 +124,60 @@ pub fn sync(
             .iter()
             .filter_map(|k| params.get(k).map(|v| (*k, v)))
             .collect();
-        // An imported model travels as its architecture; an edited or damaged one is a
-        // Spanish message in the import panel, never a panic.
+        // An imported model travels as its architecture and weights; an edited or
+        // damaged one is a Spanish message in the import panel, never a panic.
         let shared = params.get(ARCH_KEY).map(|text| vram::share::decode(&text));
-        if !found.is_empty() || shared.is_some() {
+        let weights = shared_weights(&params);
+        let hub_id = params.get(HUB_ID_KEY).filter(|_| shared.is_none());
+        if !found.is_empty() || shared.is_some() || weights.is_some() || hub_id.is_some() {
             // After hydration, so the static HTML and the first client render agree.
             request_animation_frame(move || {
+                let mut imported = Imported::default();
+                let mut problems = Vec::new();
                 match shared {
                     Some(Ok(arch)) => {
                         let summary = import_summary(&arch, &[]);
-                        custom.set(Some((arch, summary)));
+                        imported.arch = Some((arch, summary));
                     }
-                    Some(Err(e)) => import_error.set(Some(e.to_string())),
+                    Some(Err(e)) => problems.push(e.to_string()),
                     None => {}
                 }
+                match weights {
+                    Some(Ok(w)) => imported.weights = Some(w),
+                    Some(Err(e)) => problems.push(e),
+                    None => {}
+                }
+                state.imported.set(imported);
+                state
+                    .error
+                    .set((!problems.is_empty()).then(|| problems.join(" ")));
                 inputs.update(|i| found.into_iter().for_each(|(k, v)| put(i, k, v)));
+                if let Some(id) = hub_id {
+                    state.import_repo(id);
+                }
             });
         }
     }
     Effect::new(move |first: Option<()>| {
+        let base = state.hub_base.get();
+        if first.is_some()
+            && let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+        {
+            let _ = if base == vram::hub::DEFAULT_HUB {
+                storage.remove_item(HUB_KEY)
+            } else {
+                storage.set_item(HUB_KEY, &base)
+            };
+        }
+    });
+    Effect::new(move |first: Option<()>| {
         let i = inputs.get();
-        let arch = custom.with(|c| c.as_ref().map(|(a, _)| vram::share::encode(a)));
+        let (arch, weights) = state.imported.with(|m| {
+            (
+                m.arch.as_ref().map(|(a, _)| vram::share::encode(a)),
+                m.weights.clone(),
+            )
+        });
         if first.is_none() {
             return;
         }
@@ -122,6 +189,13 @@ pub fn sync(
         }
         if let (true, Some(a)) = (i.model == CUSTOM, arch) {
             params.append(ARCH_KEY, &a);
+        }
+        if let Some(w) = weights {
+            params.append(WEIGHTS_KEY, &w.bytes.to_string());
+            if let Some(p) = w.params {
+                params.append(PARAMS_KEY, &p.to_string());
+            }
+            params.append(SOURCE_KEY, &w.source);
         }
         let query = String::from(params.to_string());
         if let Some(w) = web_sys::window() {

@@ -100,6 +100,44 @@ pub struct Outcome {
     pub curve: Vec<(u64, u64, u64)>,
 }
 
+/// Exact weights read from a file's header, a checkpoint index or a shared link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredWeights {
+    pub bytes: u64,
+    /// Parameters, when the source says (a header always does; an index may not).
+    pub params: Option<u64>,
+    /// Where they came from, as the page shows it ("model.gguf").
+    pub source: String,
+}
+
+impl StoredWeights {
+    pub fn summary(&self) -> String {
+        let params = self
+            .params
+            .map(|p| format!(" ({} parámetros)", vram::group_digits(p)))
+            .unwrap_or_default();
+        format!(
+            "Pesos exactos de {}: {}{params}. En inferencia sustituyen al formato elegido.",
+            self.source,
+            vram::ByteSize(self.bytes).binary()
+        )
+    }
+}
+
+/// What the reader imported: an architecture with its one-line summary, exact
+/// weights, or both (a GGUF file gives both).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Imported {
+    pub arch: Option<(Architecture, String)>,
+    pub weights: Option<StoredWeights>,
+}
+
+impl Imported {
+    pub fn is_empty(&self) -> bool {
+        self.arch.is_none() && self.weights.is_none()
+    }
+}
+
 /// Spanish one-liner for an imported architecture.
 pub fn import_summary(arch: &Architecture, warnings: &[String]) -> String {
     let mut s = format!(
@@ -170,7 +208,8 @@ fn workload(i: &Inputs) -> Result<Workload, String> {
     })
 }
 
-pub fn compute(i: &Inputs, custom: Option<&Architecture>) -> Result<Outcome, String> {
+pub fn compute(i: &Inputs, imported: &Imported) -> Result<Outcome, String> {
+    let custom = imported.arch.as_ref().map(|(a, _)| a);
     let arch = match (i.model.as_str(), custom) {
         (CUSTOM, Some(a)) => a.clone(),
         _ => catalog::model(&i.model)
@@ -178,13 +217,22 @@ pub fn compute(i: &Inputs, custom: Option<&Architecture>) -> Result<Outcome, Str
             .arch
             .clone(),
     };
+    let stored = imported.weights.as_ref();
     let model = ModelInput::Arch {
         arch: Box::new(arch.clone()),
-        total_params: None,
+        total_params: stored.and_then(|s| s.params),
     };
     let mut w = workload(i)?;
-    let gpu = catalog::gpu(&i.gpu);
     let mut notes = Vec::new();
+    match (stored, w.mode) {
+        (Some(s), Mode::Inference) => w.stored_weights = Some(s.bytes),
+        (Some(s), Mode::Train) => notes.push(format!(
+            "Los pesos exactos de {} solo valen para inferencia: al entrenar se cuentan con el formato elegido.",
+            s.source
+        )),
+        (None, _) => {}
+    }
+    let gpu = catalog::gpu(&i.gpu);
     if let Some(g) = gpu {
         let d = vram::context::for_family(&g.family);
         w.cuda_context = Some(d.bytes);
@@ -260,7 +308,7 @@ mod tests {
 
     #[test]
     fn computes_what_the_cli_computes() {
-        let o = compute(&inputs(), None).unwrap();
+        let o = compute(&inputs(), &Imported::default()).unwrap();
         assert_eq!(o.breakdown.weights, 16_060_522_496);
         assert!(o.max_batch.is_some());
         assert!(
@@ -272,7 +320,7 @@ mod tests {
         // of the overhead (the allocator margin) does not depend on the card.
         let mut h100 = inputs();
         h100.gpu = "h100-sxm".into();
-        let h = compute(&h100, None).unwrap();
+        let h = compute(&h100, &Imported::default()).unwrap();
         assert_eq!(
             h.breakdown.overhead - o.breakdown.overhead,
             100 * vram::ByteSize::MIB
@@ -284,16 +332,16 @@ mod tests {
         let mut i = inputs();
         i.model = "llama-3.1-70b".into();
         i.gpu = "h100-sxm".into();
-        let one = compute(&i, None).unwrap();
+        let one = compute(&i, &Imported::default()).unwrap();
         i.gpus = "4".into();
-        let four = compute(&i, None).unwrap();
+        let four = compute(&i, &Imported::default()).unwrap();
         // Tensor parallelism splits the weights four ways.
         assert_eq!(four.breakdown.weights, one.breakdown.weights.div_ceil(4));
         assert_eq!(four.gpus, 4);
         i.mode = "full".into();
-        let ddp = compute(&i, None).unwrap();
+        let ddp = compute(&i, &Imported::default()).unwrap();
         i.zero = "3".into();
-        let zero3 = compute(&i, None).unwrap();
+        let zero3 = compute(&i, &Imported::default()).unwrap();
         assert!(
             zero3.per_gpu < ddp.per_gpu / 3,
             "{} vs {}",
@@ -301,18 +349,22 @@ mod tests {
             ddp.per_gpu
         );
         i.gpus = "0".into();
-        assert!(compute(&i, None).unwrap_err().contains("GPU"));
+        assert!(
+            compute(&i, &Imported::default())
+                .unwrap_err()
+                .contains("GPU")
+        );
     }
 
     #[test]
     fn serving_plan_only_for_inference_on_a_gpu() {
         let mut i = inputs();
         i.serve = true;
-        let plan = compute(&i, None).unwrap().serving.unwrap();
+        let plan = compute(&i, &Imported::default()).unwrap().serving.unwrap();
         assert_eq!(plan.kv_bytes_per_token, 131_072);
         assert!(plan.max_sequences > 0);
         i.mode = "lora".into();
-        assert!(compute(&i, None).unwrap().serving.is_none());
+        assert!(compute(&i, &Imported::default()).unwrap().serving.is_none());
     }
 
     #[test]
@@ -320,7 +372,7 @@ mod tests {
         let mut i = inputs();
         i.mode = "qlora".into();
         i.optimizer = "paged-adamw8bit".into();
-        let o = compute(&i, None).unwrap();
+        let o = compute(&i, &Imported::default()).unwrap();
         assert!(
             o.notes.iter().any(|n| n.contains("paginado")),
             "{:?}",
@@ -333,10 +385,38 @@ mod tests {
         let mut i = inputs();
         i.model = CUSTOM.into();
         let gpt2 = catalog::model("gpt2").unwrap().arch.clone();
-        let custom = compute(&i, Some(&gpt2)).unwrap();
+        let imported = Imported {
+            arch: Some((gpt2, String::new())),
+            weights: None,
+        };
+        let custom = compute(&i, &imported).unwrap();
         assert_eq!(custom.breakdown.weights, 2 * 124_439_808);
+        // Exact weights from a file replace the formula in inference, not in training.
+        let exact = Imported {
+            weights: Some(StoredWeights {
+                bytes: 99_000_000,
+                params: Some(124_439_808),
+                source: "gpt2.gguf".into(),
+            }),
+            ..imported
+        };
+        assert_eq!(compute(&i, &exact).unwrap().breakdown.weights, 99_000_000);
+        i.mode = "full".into();
+        let train = compute(&i, &exact).unwrap();
+        assert_eq!(train.breakdown.weights, 2 * 124_439_808);
+        assert!(
+            train
+                .notes
+                .iter()
+                .any(|n| n.contains("solo valen para inferencia"))
+        );
+        i.mode = "inference".into();
         // Without an import, "propio" is a clear message, not a panic.
-        assert!(compute(&i, None).unwrap_err().contains("config.json"));
+        assert!(
+            compute(&i, &Imported::default())
+                .unwrap_err()
+                .contains("config.json")
+        );
     }
 
     #[test]
@@ -352,7 +432,7 @@ mod tests {
         for (edit, want) in cases {
             let mut i = inputs();
             edit(&mut i);
-            let e = compute(&i, None).unwrap_err();
+            let e = compute(&i, &Imported::default()).unwrap_err();
             assert!(e.contains(want), "{e}");
         }
     }

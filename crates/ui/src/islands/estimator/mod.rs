@@ -12,13 +12,19 @@
 mod browser;
 mod compute;
 mod figures;
+#[cfg(target_arch = "wasm32")]
+mod files;
+#[cfg(target_arch = "wasm32")]
+mod hub_fetch;
+mod import;
+mod import_panel;
 mod result;
 
 use leptos::prelude::*;
 use vram::catalog;
-use vram::{Architecture, ByteSize, hf_config, parse_count};
+use vram::{ByteSize, parse_count};
 
-use compute::{CUSTOM, Inputs, OPTIMIZERS, compute, import_summary};
+use compute::{CUSTOM, Imported, Inputs, OPTIMIZERS, compute};
 
 /// Weight formats offered in the picker: (id, label).
 const FORMATS: &[(&str, &str)] = &[
@@ -126,26 +132,18 @@ pub fn Estimator(
     seq: String,
 ) -> impl IntoView {
     let inputs = RwSignal::new(Inputs::new(model, gpu, mode, format, batch, seq));
-    // An imported config.json: the architecture and a one-line summary.
-    let custom: RwSignal<Option<(Architecture, String)>> = RwSignal::new(None);
+    // What the reader imported (a config, a weights file's header, a Hub repository).
+    let imported: RwSignal<Imported> = RwSignal::new(Imported::default());
     let import_error: RwSignal<Option<String>> = RwSignal::new(None);
     let filter = RwSignal::new(String::new());
     let outcome = Memo::new(move |_| {
         let i = inputs.get();
-        custom.with(|c| compute(&i, c.as_ref().map(|(a, _)| a)))
+        imported.with(|m| compute(&i, m))
     });
-    let import = move |text: String| match hf_config::parse(&text) {
-        Ok((arch, warnings)) => {
-            let summary = import_summary(&arch, &warnings);
-            custom.set(Some((arch, summary)));
-            import_error.set(None);
-            inputs.update(|i| i.model = CUSTOM.into());
-        }
-        Err(e) => import_error.set(Some(e.to_string())),
-    };
+    let panel = import_panel::State::new(inputs, imported, import_error);
 
     #[cfg(target_arch = "wasm32")]
-    browser::sync(inputs, custom, import_error);
+    browser::sync(inputs, panel);
 
     let set = move |f: fn(&mut Inputs, String)| {
         move |ev| {
@@ -166,16 +164,10 @@ pub fn Estimator(
         .collect_view();
     let custom_option = view! {
         <option value=CUSTOM
-            hidden=move || custom.with(Option::is_none)
+            hidden=move || imported.with(|m| m.arch.is_none())
             selected=move || inputs.with(|i| i.model == CUSTOM)>
-            "Modelo propio (config.json)"
+            "Modelo propio (importado)"
         </option>
-    };
-    let on_file = move |ev: leptos::ev::Event| {
-        #[cfg(target_arch = "wasm32")]
-        super::file_text::read_first(ev, hf_config::MAX_CONFIG_BYTES, import, import_error);
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = ev;
     };
     let gpu_options = catalog::gpus()
         .iter()
@@ -233,28 +225,7 @@ pub fn Estimator(
                 {check_field(inputs, "Servidor (caché KV estilo vLLM)", "servidor", |i| i.serve, |i, on| i.serve = on, training)}
             </div>
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
-            // Opens by itself when a shared link brings a model or a problem with one.
-            <details class="est-import"
-                prop:open=move || import_error.with(Option::is_some) || custom.with(Option::is_some)>
-                <summary>"Usar mi propio config.json"</summary>
-                <p class="calc-hint">
-                    "Pega el config.json del modelo (el de su repositorio en Hugging Face) o elige el archivo. Se lee en tu navegador; no se envía a ningún sitio. El enlace de la página guarda su arquitectura para compartirla."
-                </p>
-                <label><span>"config.json"</span>
-                    <textarea name="config" rows="5" spellcheck="false"
-                        on:input=move |ev| {
-                            let text = event_target_value(&ev);
-                            if !text.trim().is_empty() {
-                                import(text);
-                            }
-                        }></textarea>
-                </label>
-                <label><span>"Archivo"</span>
-                    <input name="config-archivo" type="file" accept=".json,application/json" on:change=on_file />
-                </label>
-                {move || import_error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
-                {move || custom.with(|c| c.as_ref().map(|(_, s)| view! { <p class="est-imported">{s.clone()}</p> }))}
-            </details>
+            {import_panel::view(panel)}
             <output aria-live="polite">{result}</output>
         </div>
     }

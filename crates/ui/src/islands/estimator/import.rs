@@ -1,0 +1,203 @@
+//! Turning what the reader brings (JSON text, the first bytes of a weights file, a Hub
+//! repository's files) into an [`Imported`] model. Pure: the browser halves
+//! (`files.rs`, `hub_fetch.rs`) only read bytes and call these.
+
+// The file reader is the browser's: native builds only render the panel and test it.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+use vram::gguf::{self, GgufError};
+use vram::safetensors::{self, SafetensorsError};
+use vram::{gguf_arch, hf_config, hub};
+
+use super::compute::{Imported, StoredWeights, import_summary};
+
+/// The most of a `.gguf` file read while looking for the end of its header. A 256k
+/// vocabulary takes a few MiB; the browser holds the prefix in memory.
+pub const MAX_GGUF_PREFIX: u64 = 64 << 20;
+/// The first prefix of a `.gguf` file tried; each retry reads four times more.
+pub const FIRST_GGUF_PREFIX: u64 = 1 << 20;
+
+/// What to read next from a weights file, or what it turned out to be.
+#[derive(Debug, PartialEq)]
+pub enum Step {
+    /// Read the first `n` bytes (clamped to the file's size) and call [`weights_file`]
+    /// again.
+    Read(u64),
+    Done(Box<Imported>),
+}
+
+/// One step of reading a weights file by prefixes: `prefix` is what has been read so
+/// far (its first 8 bytes at least), `size` the file's length. Safetensors needs
+/// exactly 8 + N bytes; GGUF grows its prefix until the header ends.
+pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String> {
+    let named = |e: String| format!("{name}: {e}");
+    if prefix.starts_with(b"GGUF") {
+        let h = match gguf::parse(prefix) {
+            Err(GgufError::NeedMore(n)) => {
+                let read = n as u64;
+                if read < size && read < MAX_GGUF_PREFIX {
+                    return Ok(Step::Read(
+                        (read.max(FIRST_GGUF_PREFIX / 4) * 4).min(MAX_GGUF_PREFIX),
+                    ));
+                }
+                return Err(named(format!(
+                    "la cabecera GGUF está incompleta (el archivo acaba, o pasa de {} MiB, tras {n} bytes).",
+                    MAX_GGUF_PREFIX >> 20
+                )));
+            }
+            other => other.map_err(|e| named(e.to_string()))?,
+        };
+        let (arch, notes) = gguf_arch::architecture(&h).map_err(|e| named(e.to_string()))?;
+        let summary = import_summary(&arch, &notes);
+        return Ok(Step::Done(Box::new(Imported {
+            arch: Some((arch, summary)),
+            weights: Some(StoredWeights {
+                bytes: h.total.bytes,
+                params: Some(h.total.params),
+                source: name.to_owned(),
+            }),
+        })));
+    }
+    let len = safetensors::header_len(prefix).map_err(|e| {
+        named(match e {
+            SafetensorsError::TooShort => {
+                "no es un .safetensors ni un .gguf (es demasiado corto).".into()
+            }
+            e => e.to_string(),
+        })
+    })?;
+    let need = 8 + len;
+    if (prefix.len() as u64) < need {
+        if need > size {
+            return Err(named(format!(
+                "la cabecera dice ocupar {len} bytes pero el archivo solo tiene {size}: no es un .safetensors válido."
+            )));
+        }
+        return Ok(Step::Read(need));
+    }
+    let summary = safetensors::parse(prefix).map_err(|e| named(e.to_string()))?;
+    Ok(Step::Done(Box::new(Imported {
+        arch: None,
+        weights: Some(StoredWeights {
+            bytes: summary.total.bytes,
+            params: Some(summary.total.params),
+            source: name.to_owned(),
+        }),
+    })))
+}
+
+/// JSON text: a `config.json`, or a sharded checkpoint's index (whose total size gives
+/// the exact weight bytes of the model chosen).
+pub fn json_text(name: &str, text: &str) -> Result<Imported, String> {
+    if hub::looks_like_index(text) {
+        let t = hub::parse_index(text).map_err(|e| e.to_string())?;
+        return Ok(Imported {
+            arch: None,
+            weights: Some(StoredWeights {
+                bytes: t.bytes,
+                params: t.params,
+                source: name.to_owned(),
+            }),
+        });
+    }
+    let (arch, warnings) = hf_config::parse(text).map_err(|e| e.to_string())?;
+    let summary = import_summary(&arch, &warnings);
+    Ok(Imported {
+        arch: Some((arch, summary)),
+        weights: None,
+    })
+}
+
+/// Adds a new import to the current one: a config replaces the architecture, a
+/// weights file replaces the weights, a GGUF file both.
+pub fn merge(current: &Imported, new: Imported) -> Imported {
+    Imported {
+        arch: new.arch.or_else(|| current.arch.clone()),
+        weights: new.weights.or_else(|| current.weights.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn safetensors_bytes(header: &str) -> Vec<u8> {
+        let mut b = (header.len() as u64).to_le_bytes().to_vec();
+        b.extend_from_slice(header.as_bytes());
+        b
+    }
+
+    #[test]
+    fn safetensors_reads_exactly_its_header() {
+        let file = safetensors_bytes(
+            r#"{"w":{"dtype":"BF16","shape":[1024,1024],"data_offsets":[0,2097152]}}"#,
+        );
+        let size = file.len() as u64 + 2_097_152;
+        let Step::Read(n) = weights_file("m.safetensors", &file[..8], size).unwrap() else {
+            panic!("a second read is needed");
+        };
+        assert_eq!(n, file.len() as u64);
+        let Step::Done(i) = weights_file("m.safetensors", &file, size).unwrap() else {
+            panic!("done after the header");
+        };
+        let w = i.weights.unwrap();
+        assert_eq!((w.bytes, w.params), (2_097_152, Some(1_048_576)));
+        assert!(i.arch.is_none());
+    }
+
+    #[test]
+    fn bad_files_are_spanish_messages() {
+        let forged = u64::MAX.to_le_bytes();
+        assert!(
+            weights_file("x", &forged, 100)
+                .unwrap_err()
+                .contains("64 MiB")
+        );
+        let claims_more = 1000u64.to_le_bytes();
+        let e = weights_file("x.safetensors", &claims_more, 50).unwrap_err();
+        assert!(e.contains("solo tiene 50"), "{e}");
+        assert!(
+            weights_file("x", b"abc", 3)
+                .unwrap_err()
+                .contains("demasiado corto")
+        );
+        let e = weights_file("v1.gguf", b"GGUF\x01\0\0\0", 8).unwrap_err();
+        assert!(e.starts_with("v1.gguf: ") && e.contains("Versión"), "{e}");
+    }
+
+    #[test]
+    fn gguf_prefix_grows_until_the_file_ends() {
+        // A GGUF header cut at 12 bytes of a 10 MiB file: read 1 MiB, then 4 MiB, …
+        let cut = b"GGUF\x03\0\0\0\x01\0\0\0";
+        assert_eq!(
+            weights_file("m.gguf", cut, 10 << 20).unwrap(),
+            Step::Read(1 << 20)
+        );
+        let mb = vec![0u8; 1 << 20];
+        let mut prefix = cut.to_vec();
+        prefix.extend_from_slice(&mb[..(1 << 20) - cut.len()]);
+        // All-zero counts parse as an empty header with no architecture.
+        let e = weights_file("m.gguf", &prefix, 10 << 20).unwrap_err();
+        assert!(e.contains("general.architecture"), "{e}");
+        // A file that ends inside its header says so.
+        assert!(
+            weights_file("m.gguf", cut, 12)
+                .unwrap_err()
+                .contains("incompleta")
+        );
+    }
+
+    #[test]
+    fn json_is_a_config_or_an_index() {
+        let index = r#"{"metadata":{"total_size":140000000000},"weight_map":{"a":"x"}}"#;
+        let i = json_text("model.safetensors.index.json", index).unwrap();
+        assert_eq!(i.weights.as_ref().unwrap().bytes, 140_000_000_000);
+        assert!(i.weights.as_ref().unwrap().summary().contains("130,39 GiB"));
+        let config = r#"{"model_type":"llama","num_hidden_layers":2,"hidden_size":64,
+            "num_attention_heads":4,"intermediate_size":128,"vocab_size":100}"#;
+        let both = merge(&i, json_text("config.json", config).unwrap());
+        assert!(both.arch.is_some() && both.weights.is_some());
+        assert!(json_text("c", "{").is_err());
+    }
+}

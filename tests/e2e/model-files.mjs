@@ -1,0 +1,117 @@
+// Real model files for the import tests, written the way their tools write them: a
+// safetensors file (8-byte length, JSON header, weights) and a GGUF v3 header as
+// llama.cpp's converter lays it out.
+
+// A tiny Llama: 2 layers, width 64, 4 heads (2 for K/V), untied head, vocabulary 256.
+export const TINY_CONFIG = {
+  model_type: "llama",
+  num_hidden_layers: 2,
+  hidden_size: 64,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  intermediate_size: 128,
+  vocab_size: 256,
+  max_position_embeddings: 2048,
+  tie_word_embeddings: false,
+};
+
+// The tensors of TINY_CONFIG as Hugging Face names them, with their shapes.
+function tinyTensors() {
+  const c = TINY_CONFIG;
+  const h = c.hidden_size;
+  const kv = (h / c.num_attention_heads) * c.num_key_value_heads;
+  const t = [["model.embed_tokens.weight", [c.vocab_size, h]]];
+  for (let i = 0; i < c.num_hidden_layers; i++) {
+    const p = `model.layers.${i}.`;
+    t.push(
+      [p + "self_attn.q_proj.weight", [h, h]],
+      [p + "self_attn.k_proj.weight", [kv, h]],
+      [p + "self_attn.v_proj.weight", [kv, h]],
+      [p + "self_attn.o_proj.weight", [h, h]],
+      [p + "mlp.gate_proj.weight", [c.intermediate_size, h]],
+      [p + "mlp.up_proj.weight", [c.intermediate_size, h]],
+      [p + "mlp.down_proj.weight", [h, c.intermediate_size]],
+      [p + "input_layernorm.weight", [h]],
+      [p + "post_attention_layernorm.weight", [h]],
+    );
+  }
+  t.push(["model.norm.weight", [h]], ["lm_head.weight", [c.vocab_size, h]]);
+  return t;
+}
+
+// A whole safetensors file of TINY_CONFIG in BF16 (its weights are zeros).
+export function tinySafetensors() {
+  const header = { __metadata__: { format: "pt" } };
+  let offset = 0;
+  for (const [name, shape] of tinyTensors()) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 2;
+    header[name] = { dtype: "BF16", shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  const json = Buffer.from(JSON.stringify(header));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  return { bytes: Buffer.concat([len, json, Buffer.alloc(offset)]), weightBytes: offset, params: offset / 2 };
+}
+
+class Writer {
+  constructor() {
+    this.parts = [];
+  }
+  u32(v) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.parts.push(b);
+    return this;
+  }
+  u64(v) {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.parts.push(b);
+    return this;
+  }
+  str(s) {
+    const b = Buffer.from(s);
+    this.u64(b.length);
+    this.parts.push(b);
+    return this;
+  }
+  bytes() {
+    return Buffer.concat(this.parts);
+  }
+}
+
+// A Llama-3.1-8B-shaped GGUF header: its metadata, a 128 256-token vocabulary (which
+// makes the header longer than the first 1 MiB read) and three Q4_K / Q6_K tensors.
+export function llamaGguf() {
+  const ints = [
+    ["llama.block_count", 32],
+    ["llama.embedding_length", 4096],
+    ["llama.attention.head_count", 32],
+    ["llama.attention.head_count_kv", 8],
+    ["llama.feed_forward_length", 14336],
+    ["llama.context_length", 131072],
+  ];
+  const tensors = [
+    ["token_embd.weight", [4096, 128256], 12, 144],
+    ["output.weight", [4096, 128256], 14, 210],
+    ["blk.0.ffn_gate.weight", [4096, 14336], 12, 144],
+  ];
+  const w = new Writer();
+  w.parts.push(Buffer.from("GGUF"));
+  w.u32(3).u64(tensors.length).u64(ints.length + 2);
+  w.str("general.architecture").u32(8).str("llama");
+  for (const [k, v] of ints) w.str(k).u32(4).u32(v);
+  w.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(128256);
+  for (let i = 0; i < 128256; i++) w.str("t");
+  let weightBytes = 0;
+  let params = 0;
+  for (const [name, dims, ggml, per256] of tensors) {
+    w.str(name).u32(dims.length);
+    for (const d of dims) w.u64(d);
+    w.u32(ggml).u64(0);
+    weightBytes += ((dims[0] * dims[1]) / 256) * per256;
+    params += dims[0] * dims[1];
+  }
+  return { bytes: w.bytes(), weightBytes, params };
+}
