@@ -101,6 +101,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     let widget_ctx = widgets::WidgetContext {
         gpu_js: asset("pkg/gpu_web.js"),
         gpu_wasm: asset("pkg/gpu_web_bg.wasm"),
+        import_js: asset("pkg/import_web.js"),
+        import_wasm: asset("pkg/import_web_bg.wasm"),
         base: base.clone(),
         pages: page_paths(&opts.content.join("es")),
     };

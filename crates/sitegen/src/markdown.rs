@@ -356,6 +356,8 @@ mod tests {
         WidgetContext {
             gpu_js: "/pkg/g.js".into(),
             gpu_wasm: "/pkg/g.wasm".into(),
+            import_js: "/pkg/i.js".into(),
+            import_wasm: "/pkg/i.wasm".into(),
             ..WidgetContext::default()
         }
     }

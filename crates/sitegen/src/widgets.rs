@@ -18,6 +18,9 @@ use crate::shortcode::Shortcode;
 pub struct WidgetContext {
     pub gpu_js: String,
     pub gpu_wasm: String,
+    /// The estimator's importer bundle (`import-web`).
+    pub import_js: String,
+    pub import_wasm: String,
     /// The site's base path ("/" or "/sub/").
     pub base: String,
     /// Paths of every page ("/", "/memoria-reservada/"), for links islands build.
@@ -189,9 +192,16 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             for (name, v) in [("lote", &batch), ("contexto", &seq)] {
                 vram::parse_count(v).map_err(|e| format!("{name}=\"{v}\": {e}"))?;
             }
+            if ctx.import_js.is_empty() || ctx.import_wasm.is_empty() {
+                return Err("falta el paquete import-web: compila con `cargo xtask build`".into());
+            }
+            let (import_js, import_wasm) = (ctx.import_js.clone(), ctx.import_wasm.clone());
             Ok(tools_island(render(move || {
-                view! { <Estimator model=model gpu=gpu mode=mode format=format batch=batch seq=seq /> }
-                    .into_any()
+                view! {
+                    <Estimator model=model gpu=gpu mode=mode format=format batch=batch seq=seq
+                        import_js=import_js import_wasm=import_wasm />
+                }
+                .into_any()
             })))
         }
         "validacion" => {
@@ -353,6 +363,8 @@ mod tests {
         WidgetContext {
             gpu_js: "/pkg/gpu_web.1.js".into(),
             gpu_wasm: "/pkg/gpu_web_bg.1.wasm".into(),
+            import_js: "/pkg/import_web.1.js".into(),
+            import_wasm: "/pkg/import_web_bg.1.wasm".into(),
             ..WidgetContext::default()
         }
     }

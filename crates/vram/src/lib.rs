@@ -20,6 +20,7 @@ pub mod gguf;
 pub mod gguf_arch;
 pub mod hf_config;
 pub mod hub;
+pub mod import;
 pub mod quant;
 pub mod safetensors;
 pub mod serving;

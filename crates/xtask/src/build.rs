@@ -18,6 +18,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("hydrate-attention", "hydrate_attention"),
     ("gpu-web", "gpu_web"),
     ("search-web", "search_web"),
+    ("import-web", "import_web"),
 ];
 
 #[derive(Debug, Clone, Default)]

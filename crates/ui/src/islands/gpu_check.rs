@@ -120,7 +120,7 @@ mod web {
     //! Calling the `gpu-web` bundle's smoke export.
 
     use super::SmokeView;
-    use crate::islands::gpu_module::{call, describe, has_webgpu, load, number, text};
+    use crate::islands::lazy_module::{call, describe, has_webgpu, load, number, text};
 
     pub async fn run_smoke(js_url: &str, wasm_url: &str, len: u32) -> Result<SmokeView, String> {
         if !has_webgpu() {
@@ -131,8 +131,8 @@ mod web {
                     .into(),
             );
         }
-        let module = load(js_url, wasm_url).await?;
-        let report = call(&module, "run_smoke", &len.into())
+        let module = load("de GPU", js_url, wasm_url).await?;
+        let report = call(&module, "run_smoke", &[&len.into()])
             .await
             .map_err(|e| describe(&e))?;
         Ok(SmokeView {

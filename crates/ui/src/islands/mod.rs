@@ -19,7 +19,7 @@ mod estimator;
 mod file_text;
 mod gpu_check;
 #[cfg(target_arch = "wasm32")]
-mod gpu_module;
+mod lazy_module;
 #[cfg(feature = "diag")]
 mod oom_explainer;
 #[cfg(feature = "diag")]

@@ -272,7 +272,7 @@ async fn sweep(
     points: RwSignal<Vec<Point>>,
     cancel: RwSignal<bool>,
 ) {
-    use crate::islands::gpu_module::yield_now;
+    use crate::islands::lazy_module::yield_now;
 
     if place.get_untracked() == Where::Unknown {
         status.set("Cargando el módulo de GPU…".into());

@@ -5,7 +5,7 @@ use js_sys::{Float32Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::model::{Measured, Outcome};
-use crate::islands::gpu_module::{call, describe, has_webgpu, load, number, text};
+use crate::islands::lazy_module::{call, describe, has_webgpu, load, number, text};
 
 /// Where the runs happen.
 pub enum Backend {
@@ -15,13 +15,13 @@ pub enum Backend {
 
 /// Opens the GPU through the bundle, or says why the CPU fallback runs instead.
 pub async fn connect(js_url: &str, wasm_url: &str) -> Result<Backend, String> {
-    let module = load(js_url, wasm_url).await?;
+    let module = load("de GPU", js_url, wasm_url).await?;
     if !has_webgpu() {
         return Ok(Backend::Cpu(
             "Este navegador no ofrece WebGPU (no existe navigator.gpu).".into(),
         ));
     }
-    match call(&module, "attention_info", &JsValue::UNDEFINED).await {
+    match call(&module, "attention_info", &[&JsValue::UNDEFINED]).await {
         Ok(info) => Ok(Backend::Gpu(text(&info, "adapter"))),
         Err(e) => Ok(Backend::Cpu(format!(
             "El navegador tiene WebGPU pero no entregó un adaptador: {}",
@@ -88,7 +88,7 @@ fn refused(e: &JsValue) -> Option<Outcome> {
 
 /// Runs one kernel; `gpu` picks the WebGPU export or the CPU one.
 pub async fn run(js_url: &str, wasm_url: &str, gpu: bool, r: &Request) -> Outcome {
-    let module = match load(js_url, wasm_url).await {
+    let module = match load("de GPU", js_url, wasm_url).await {
         Ok(m) => m,
         Err(e) => return Outcome::Failed(e),
     };
@@ -97,7 +97,7 @@ pub async fn run(js_url: &str, wasm_url: &str, gpu: bool, r: &Request) -> Outcom
     } else {
         "run_attention_cpu"
     };
-    match call(&module, name, &options(r)).await {
+    match call(&module, name, &[&options(r)]).await {
         Ok(v) => measured(&v).map_or_else(Outcome::Failed, Outcome::Done),
         Err(e) => refused(&e).unwrap_or_else(|| Outcome::Failed(describe(&e))),
     }

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::compute::{CUSTOM, Imported, Inputs, StoredWeights, import_summary};
+use super::compute::{CUSTOM, Imported, Inputs, StoredWeights};
 use super::import_panel::State;
 
 const STORAGE_KEY: &str = "vramlab.estimador";
@@ -136,7 +136,7 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State) {
                 let mut problems = Vec::new();
                 match shared {
                     Some(Ok(arch)) => {
-                        let summary = import_summary(&arch, &[]);
+                        let summary = vram::import::arch_summary(&arch, None, &[]);
                         imported.arch = Some((arch, summary));
                     }
                     Some(Err(e)) => problems.push(e.to_string()),

@@ -3,6 +3,7 @@
 
 use vram::catalog::{self, Gpu};
 use vram::estimate::{Breakdown, ModelInput, estimate};
+use vram::import::{ImportedModel, arch_summary};
 use vram::serving::ServingPlan;
 use vram::solve;
 use vram::workload::{Attention, Finetune, Mode, Optimizer, Workload};
@@ -100,29 +101,7 @@ pub struct Outcome {
     pub curve: Vec<(u64, u64, u64)>,
 }
 
-/// Exact weights read from a file's header, a checkpoint index or a shared link.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StoredWeights {
-    pub bytes: u64,
-    /// Parameters, when the source says (a header always does; an index may not).
-    pub params: Option<u64>,
-    /// Where they came from, as the page shows it ("model.gguf").
-    pub source: String,
-}
-
-impl StoredWeights {
-    pub fn summary(&self) -> String {
-        let params = self
-            .params
-            .map(|p| format!(" ({} parámetros)", vram::group_digits(p)))
-            .unwrap_or_default();
-        format!(
-            "Pesos exactos de {}: {}{params}. En inferencia sustituyen al formato elegido.",
-            self.source,
-            vram::ByteSize(self.bytes).binary()
-        )
-    }
-}
+pub use vram::import::StoredWeights;
 
 /// What the reader imported: an architecture with its one-line summary, exact
 /// weights, or both (a GGUF file gives both).
@@ -136,21 +115,26 @@ impl Imported {
     pub fn is_empty(&self) -> bool {
         self.arch.is_none() && self.weights.is_none()
     }
-}
 
-/// Spanish one-liner for an imported architecture.
-pub fn import_summary(arch: &Architecture, warnings: &[String]) -> String {
-    let mut s = format!(
-        "Importado: {} con {} capas y {} parámetros.",
-        arch.family,
-        arch.layers,
-        vram::group_digits(arch.param_count().total)
-    );
-    for w in warnings {
-        s.push(' ');
-        s.push_str(w);
+    /// An importer's result, with the architecture's summary written out.
+    pub fn from_model(m: ImportedModel) -> Self {
+        Imported {
+            arch: m.arch.map(|a| {
+                let s = arch_summary(&a, m.origin.as_deref(), &m.notes);
+                (a, s)
+            }),
+            weights: m.weights,
+        }
     }
-    s
+
+    /// Adds a new import to this one: a config replaces the architecture, a weights
+    /// file the weights, a GGUF file both.
+    pub fn merge(&self, new: Imported) -> Imported {
+        Imported {
+            arch: new.arch.or_else(|| self.arch.clone()),
+            weights: new.weights.or_else(|| self.weights.clone()),
+        }
+    }
 }
 
 fn optimizer(id: &str) -> Optimizer {

@@ -6,7 +6,6 @@ use leptos::prelude::*;
 use vram::hub;
 
 use super::compute::{CUSTOM, Imported, Inputs};
-use super::import;
 
 /// The panel's signals. `Copy`, so every handler can hold one.
 #[derive(Clone, Copy)]
@@ -18,6 +17,9 @@ pub struct State {
     pub busy: RwSignal<Option<String>>,
     /// The Hub's base URL (a mirror, or a test server), like `HF_ENDPOINT`.
     pub hub_base: RwSignal<String>,
+    /// The `import-web` bundle's glue and wasm URLs (only the browser loads it).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub module: StoredValue<(String, String)>,
 }
 
 impl State {
@@ -25,6 +27,7 @@ impl State {
         inputs: RwSignal<Inputs>,
         imported: RwSignal<Imported>,
         error: RwSignal<Option<String>>,
+        module: (String, String),
     ) -> Self {
         State {
             inputs,
@@ -32,6 +35,7 @@ impl State {
             error,
             busy: RwSignal::new(None),
             hub_base: RwSignal::new(hub::DEFAULT_HUB.to_owned()),
+            module: StoredValue::new(module),
         }
     }
 
@@ -52,13 +56,8 @@ impl State {
         match result {
             Ok(new) => {
                 let has_arch = new.arch.is_some();
-                self.imported.update(|cur| {
-                    *cur = if replace {
-                        new
-                    } else {
-                        import::merge(cur, new)
-                    }
-                });
+                self.imported
+                    .update(|cur| *cur = if replace { new } else { cur.merge(new) });
                 self.error.set(None);
                 if has_arch {
                     self.inputs.update(|i| i.model = CUSTOM.into());
@@ -96,15 +95,29 @@ impl State {
         self.busy.set(Some(format!("Pidiendo {repo} a {base}…")));
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
-            self.replace(super::hub_fetch::import(&base, &repo).await);
+            let urls = self.module.get_value();
+            let (base, repo) = (base, repo.to_string());
+            self.replace(super::remote::import_repo(&urls, &base, &repo).await);
+        });
+    }
+
+    /// Reads a chosen or dropped file through the importer bundle.
+    #[cfg(target_arch = "wasm32")]
+    fn read(self, file: web_sys::File) {
+        let name: String = file.name().chars().take(120).collect();
+        self.error.set(None);
+        self.busy.set(Some(format!("Leyendo {name}…")));
+        wasm_bindgen_futures::spawn_local(async move {
+            let urls = self.module.get_value();
+            self.apply(super::remote::read_file(&urls, file).await);
         });
     }
 }
 
 fn on_file(state: State, ev: leptos::ev::Event) {
     #[cfg(target_arch = "wasm32")]
-    if let Some(file) = super::files::chosen(&ev) {
-        super::files::read(file, state);
+    if let Some(file) = crate::islands::file_text::first_file(&ev) {
+        state.read(file);
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (state, ev);
@@ -113,8 +126,8 @@ fn on_file(state: State, ev: leptos::ev::Event) {
 fn on_drop(state: State, ev: leptos::ev::DragEvent) {
     ev.prevent_default();
     #[cfg(target_arch = "wasm32")]
-    if let Some(file) = super::files::dropped(&ev) {
-        super::files::read(file, state);
+    if let Some(file) = super::remote::dropped(&ev) {
+        state.read(file);
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = state;
@@ -168,7 +181,8 @@ pub fn view(state: State) -> impl IntoView {
                     on:input=move |ev| {
                         let text = event_target_value(&ev);
                         if !text.trim().is_empty() {
-                            state.apply(import::json_text("config.json", &text));
+                            let model = vram::import::json_text("config.json", &text);
+                            state.apply(model.map(Imported::from_model));
                         }
                     }></textarea>
             </label>

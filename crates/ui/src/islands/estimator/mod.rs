@@ -12,12 +12,9 @@
 mod browser;
 mod compute;
 mod figures;
-#[cfg(target_arch = "wasm32")]
-mod files;
-#[cfg(target_arch = "wasm32")]
-mod hub_fetch;
-mod import;
 mod import_panel;
+#[cfg(target_arch = "wasm32")]
+mod remote;
 mod result;
 
 use leptos::prelude::*;
@@ -130,6 +127,10 @@ pub fn Estimator(
     format: String,
     batch: String,
     seq: String,
+    /// URL of the `import-web` JavaScript glue (loaded on the first import).
+    import_js: String,
+    /// URL of the `import-web` wasm module.
+    import_wasm: String,
 ) -> impl IntoView {
     let inputs = RwSignal::new(Inputs::new(model, gpu, mode, format, batch, seq));
     // What the reader imported (a config, a weights file's header, a Hub repository).
@@ -140,7 +141,7 @@ pub fn Estimator(
         let i = inputs.get();
         imported.with(|m| compute(&i, m))
     });
-    let panel = import_panel::State::new(inputs, imported, import_error);
+    let panel = import_panel::State::new(inputs, imported, import_error, (import_js, import_wasm));
 
     #[cfg(target_arch = "wasm32")]
     browser::sync(inputs, panel);

@@ -11,8 +11,7 @@ use vram::safetensors;
 use wasm_bindgen::{JsCast, JsValue, prelude::Closure};
 use wasm_bindgen_futures::JsFuture;
 
-use super::compute::{Imported, StoredWeights};
-use super::import;
+use vram::import::{self, ImportedModel, StoredWeights};
 
 /// A response's status and (bounded) body.
 struct Fetched {
@@ -183,24 +182,18 @@ async fn weights(base: &str, repo: &RepoId) -> Result<StoredWeights, String> {
 
 /// Imports `repo`: the architecture must come; the exact weights are a bonus, and
 /// when they cannot be read the summary says why and the chosen format is used.
-pub async fn import(base: &str, repo: &RepoId) -> Result<Imported, String> {
+pub async fn import(base: &str, repo: &RepoId) -> Result<ImportedModel, String> {
     let config = file(base, repo, "config.json", vram::hf_config::MAX_CONFIG_BYTES)
         .await
         .map_err(|e| e.to_string())?;
     let mut imported = import::json_text("config.json", &config)
         .map_err(|e| format!("config.json de {repo}: {e}"))?;
-    if let Some((_, summary)) = imported.arch.as_mut() {
-        *summary = summary.replacen("Importado:", &format!("Importado de {repo}:"), 1);
-    }
+    imported.origin = Some(repo.to_string());
     match weights(base, repo).await {
         Ok(w) => imported.weights = Some(w),
-        Err(e) => {
-            if let Some((_, summary)) = imported.arch.as_mut() {
-                summary.push_str(&format!(
-                    " No se leyeron los bytes exactos de los pesos ({e}); se usa el formato elegido."
-                ));
-            }
-        }
+        Err(e) => imported.notes.push(format!(
+            "No se leyeron los bytes exactos de los pesos ({e}); se usa el formato elegido."
+        )),
     }
     Ok(imported)
 }

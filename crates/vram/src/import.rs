@@ -1,15 +1,65 @@
-//! Turning what the reader brings (JSON text, the first bytes of a weights file, a Hub
-//! repository's files) into an [`Imported`] model. Pure: the browser halves
-//! (`files.rs`, `hub_fetch.rs`) only read bytes and call these.
+//! Turning what a reader brings (JSON text, the first bytes of a weights file) into an
+//! [`ImportedModel`]: an architecture, exact weights, or both. Pure: the browser's
+//! importer (`import-web`) only reads bytes, by `File.slice` or HTTP Range, and calls
+//! these, driven by [`Step`].
 
-// The file reader is the browser's: native builds only render the panel and test it.
-#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+use serde::{Deserialize, Serialize};
 
-use vram::gguf::{self, GgufError};
-use vram::safetensors::{self, SafetensorsError};
-use vram::{gguf_arch, hf_config, hub};
+use crate::arch::Architecture;
+use crate::gguf::{self, GgufError};
+use crate::safetensors::{self, SafetensorsError};
+use crate::{gguf_arch, hf_config, hub};
 
-use super::compute::{Imported, StoredWeights, import_summary};
+/// Exact weights read from a file's header, a checkpoint index or a shared link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredWeights {
+    pub bytes: u64,
+    /// Parameters, when the source says (a header always does; an index may not).
+    pub params: Option<u64>,
+    /// Where they came from, as the page shows it ("model.gguf").
+    pub source: String,
+}
+
+impl StoredWeights {
+    pub fn summary(&self) -> String {
+        let params = self
+            .params
+            .map(|p| format!(" ({} parámetros)", crate::group_digits(p)))
+            .unwrap_or_default();
+        format!(
+            "Pesos exactos de {}: {}{params}. En inferencia sustituyen al formato elegido.",
+            self.source,
+            crate::ByteSize(self.bytes).binary()
+        )
+    }
+}
+
+/// What one import produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportedModel {
+    pub arch: Option<Architecture>,
+    /// Where the architecture came from, when it is worth saying (a Hub id).
+    pub origin: Option<String>,
+    /// Spanish remarks: what the importer assumed or could not read.
+    pub notes: Vec<String>,
+    pub weights: Option<StoredWeights>,
+}
+
+/// Spanish one-liner for an imported architecture, with the importer's remarks.
+pub fn arch_summary(arch: &Architecture, origin: Option<&str>, notes: &[String]) -> String {
+    let from = origin.map(|o| format!(" de {o}")).unwrap_or_default();
+    let mut s = format!(
+        "Importado{from}: {} con {} capas y {} parámetros.",
+        arch.family,
+        arch.layers,
+        crate::group_digits(arch.param_count().total)
+    );
+    for n in notes {
+        s.push(' ');
+        s.push_str(n);
+    }
+    s
+}
 
 /// The most of a `.gguf` file read while looking for the end of its header. A 256k
 /// vocabulary takes a few MiB; the browser holds the prefix in memory.
@@ -23,7 +73,7 @@ pub enum Step {
     /// Read the first `n` bytes (clamped to the file's size) and call [`weights_file`]
     /// again.
     Read(u64),
-    Done(Box<Imported>),
+    Done(Box<ImportedModel>),
 }
 
 /// One step of reading a weights file by prefixes: `prefix` is what has been read so
@@ -48,9 +98,10 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
             other => other.map_err(|e| named(e.to_string()))?,
         };
         let (arch, notes) = gguf_arch::architecture(&h).map_err(|e| named(e.to_string()))?;
-        let summary = import_summary(&arch, &notes);
-        return Ok(Step::Done(Box::new(Imported {
-            arch: Some((arch, summary)),
+        return Ok(Step::Done(Box::new(ImportedModel {
+            arch: Some(arch),
+            origin: None,
+            notes,
             weights: Some(StoredWeights {
                 bytes: h.total.bytes,
                 params: Some(h.total.params),
@@ -76,45 +127,36 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
         return Ok(Step::Read(need));
     }
     let summary = safetensors::parse(prefix).map_err(|e| named(e.to_string()))?;
-    Ok(Step::Done(Box::new(Imported {
-        arch: None,
+    Ok(Step::Done(Box::new(ImportedModel {
         weights: Some(StoredWeights {
             bytes: summary.total.bytes,
             params: Some(summary.total.params),
             source: name.to_owned(),
         }),
+        ..ImportedModel::default()
     })))
 }
 
 /// JSON text: a `config.json`, or a sharded checkpoint's index (whose total size gives
 /// the exact weight bytes of the model chosen).
-pub fn json_text(name: &str, text: &str) -> Result<Imported, String> {
+pub fn json_text(name: &str, text: &str) -> Result<ImportedModel, String> {
     if hub::looks_like_index(text) {
         let t = hub::parse_index(text).map_err(|e| e.to_string())?;
-        return Ok(Imported {
-            arch: None,
+        return Ok(ImportedModel {
             weights: Some(StoredWeights {
                 bytes: t.bytes,
                 params: t.params,
                 source: name.to_owned(),
             }),
+            ..ImportedModel::default()
         });
     }
-    let (arch, warnings) = hf_config::parse(text).map_err(|e| e.to_string())?;
-    let summary = import_summary(&arch, &warnings);
-    Ok(Imported {
-        arch: Some((arch, summary)),
-        weights: None,
+    let (arch, notes) = hf_config::parse(text).map_err(|e| e.to_string())?;
+    Ok(ImportedModel {
+        arch: Some(arch),
+        notes,
+        ..ImportedModel::default()
     })
-}
-
-/// Adds a new import to the current one: a config replaces the architecture, a
-/// weights file replaces the weights, a GGUF file both.
-pub fn merge(current: &Imported, new: Imported) -> Imported {
-    Imported {
-        arch: new.arch.or_else(|| current.arch.clone()),
-        weights: new.weights.or_else(|| current.weights.clone()),
-    }
 }
 
 #[cfg(test)]
@@ -196,8 +238,13 @@ mod tests {
         assert!(i.weights.as_ref().unwrap().summary().contains("130,39 GiB"));
         let config = r#"{"model_type":"llama","num_hidden_layers":2,"hidden_size":64,
             "num_attention_heads":4,"intermediate_size":128,"vocab_size":100}"#;
-        let both = merge(&i, json_text("config.json", config).unwrap());
-        assert!(both.arch.is_some() && both.weights.is_some());
+        let c = json_text("config.json", config).unwrap();
+        assert!(c.weights.is_none());
+        let summary = arch_summary(c.arch.as_ref().unwrap(), Some("org/m"), &c.notes);
+        assert!(
+            summary.starts_with("Importado de org/m: llama con 2 capas"),
+            "{summary}"
+        );
         assert!(json_text("c", "{").is_err());
     }
 }

@@ -1,5 +1,6 @@
-//! Loading the lazily fetched `gpu-web` bundle with a dynamic `import()`, once per page,
-//! and calling its exports. Shared by the islands that run kernels on the reader's GPU.
+//! Loading a lazily fetched bundle (`gpu-web` for the islands that run kernels on the
+//! reader's GPU, `import-web` for the estimator's importer) with a dynamic `import()`,
+//! once per page and bundle, and calling its exports.
 
 use std::cell::RefCell;
 
@@ -13,7 +14,8 @@ extern "C" {
 }
 
 thread_local! {
-    static MODULE: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+    /// Initialised modules by glue URL (a page loads one or two).
+    static MODULES: RefCell<Vec<(String, JsValue)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A JS error, string or object as one readable line.
@@ -54,35 +56,43 @@ fn function(module: &JsValue, key: &str) -> Result<Function, String> {
     Reflect::get(module, &key.into())
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| format!("el módulo de GPU no exporta «{key}»"))
+        .ok_or_else(|| format!("el módulo no exporta «{key}»"))
 }
 
-/// The initialised module, importing and instantiating it on first use.
-pub async fn load(js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
-    if let Some(m) = MODULE.with(|m| m.borrow().clone()) {
+/// The initialised module, importing and instantiating it on first use. `what` names
+/// it in errors ("de GPU", "de importación").
+pub async fn load(what: &str, js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
+    let cached = MODULES.with(|m| {
+        m.borrow()
+            .iter()
+            .find(|(url, _)| url == js_url)
+            .map(|(_, module)| module.clone())
+    });
+    if let Some(m) = cached {
         return Ok(m);
     }
     let module = JsFuture::from(import_module(js_url))
         .await
-        .map_err(|e| format!("No se pudo cargar el módulo de GPU: {}", describe(&e)))?;
+        .map_err(|e| format!("No se pudo cargar el módulo {what}: {}", describe(&e)))?;
     let init = function(&module, "default")?;
     let options = Object::new();
     Reflect::set(&options, &"module_or_path".into(), &wasm_url.into()).map_err(|e| describe(&e))?;
     let ready = init
         .call1(&JsValue::NULL, &options)
-        .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
+        .map_err(|e| format!("No se pudo iniciar el módulo {what}: {}", describe(&e)))?;
     JsFuture::from(Promise::resolve(&ready))
         .await
-        .map_err(|e| format!("No se pudo iniciar el módulo de GPU: {}", describe(&e)))?;
-    MODULE.with(|m| *m.borrow_mut() = Some(module.clone()));
+        .map_err(|e| format!("No se pudo iniciar el módulo {what}: {}", describe(&e)))?;
+    MODULES.with(|m| m.borrow_mut().push((js_url.to_owned(), module.clone())));
     Ok(module)
 }
 
-/// Calls export `name` with one argument and awaits it if it returns a promise. The
-/// error is the rejected value itself, for callers that read fields from it.
-pub async fn call(module: &JsValue, name: &str, arg: &JsValue) -> Result<JsValue, JsValue> {
+/// Calls export `name` with `args` and awaits it if it returns a promise. The error is
+/// the rejected value itself, for callers that read fields from it.
+pub async fn call(module: &JsValue, name: &str, args: &[&JsValue]) -> Result<JsValue, JsValue> {
     let f = function(module, name).map_err(|e| JsValue::from_str(&e))?;
-    let pending = f.call1(&JsValue::NULL, arg)?;
+    let list: js_sys::Array = args.iter().copied().collect();
+    let pending = f.apply(&JsValue::NULL, &list)?;
     JsFuture::from(Promise::resolve(&pending)).await
 }
 

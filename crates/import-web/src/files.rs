@@ -3,22 +3,11 @@
 //! ends, so a 40 GB `.gguf` costs a few MiB of memory and no upload.
 
 use js_sys::Uint8Array;
-use leptos::prelude::Set;
+use vram::import::{self, ImportedModel, Step};
 use wasm_bindgen_futures::JsFuture;
-
-use super::import::{self, Step};
-use super::import_panel::State;
 
 /// The largest JSON file read (a sharded checkpoint's index can be several MiB).
 const MAX_JSON_BYTES: f64 = vram::hub::MAX_INDEX_BYTES as f64;
-
-pub use super::super::file_text::first_file as chosen;
-
-pub fn dropped(ev: &leptos::ev::DragEvent) -> Option<web_sys::File> {
-    ev.data_transfer()
-        .and_then(|d| d.files())
-        .and_then(|files| files.get(0))
-}
 
 async fn prefix(file: &web_sys::File, n: u64) -> Result<Vec<u8>, String> {
     let end = (n as f64).min(file.size());
@@ -31,7 +20,9 @@ async fn prefix(file: &web_sys::File, n: u64) -> Result<Vec<u8>, String> {
     Ok(Uint8Array::new(&buf).to_vec())
 }
 
-async fn read_file(file: web_sys::File, name: String) -> Result<super::compute::Imported, String> {
+/// Reads `file`: JSON under a cap, a weights file by growing prefixes of its header.
+pub async fn read(file: web_sys::File) -> Result<ImportedModel, String> {
+    let name: String = file.name().chars().take(120).collect();
     let size = file.size();
     if name.to_lowercase().ends_with(".json") {
         if size > MAX_JSON_BYTES {
@@ -56,14 +47,4 @@ async fn read_file(file: web_sys::File, name: String) -> Result<super::compute::
             Step::Done(imported) => return Ok(*imported),
         }
     }
-}
-
-/// Reads `file` and hands the outcome to the panel.
-pub fn read(file: web_sys::File, state: State) {
-    let name: String = file.name().chars().take(120).collect();
-    state.error.set(None);
-    state.busy.set(Some(format!("Leyendo {name}…")));
-    wasm_bindgen_futures::spawn_local(async move {
-        state.apply(read_file(file, name).await);
-    });
 }
