@@ -81,11 +81,16 @@ async function importRepo(est, id) {
 test("the Hub: a single-file model by Range, a sharded one by its index, a shared link", async () => {
   const { context, page, problems, est } = await openImport();
   const imported = est.locator(".est-imported");
+  // The importer is its own bundle, fetched on the first import only.
+  const importerLoaded = () =>
+    page.evaluate(() => performance.getEntriesByType("resource").some((e) => e.name.includes("import_web")));
+  assert.equal(await importerLoaded(), false);
 
   await importRepo(est, "ok/tiny");
   await imported.filter({ hasText: "cabecera de model.safetensors" }).waitFor();
   assert.match(await imported.first().innerText(), /Importado de ok\/tiny: llama con 2 capas/);
   assert.equal(await est.locator("select[name=modelo]").inputValue(), "propio");
+  assert.equal(await importerLoaded(), true);
   // Two ranges of the file (its length, then its header), after the redirect; never the
   // whole file.
   const cdn = hub.requests.filter((r) => r.path === "/cdn/tiny.safetensors" && r.method === "GET");

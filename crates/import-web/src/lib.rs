@@ -8,9 +8,11 @@
 //! readers and their glue would add about 30 KB gzipped to the estimator bundle that
 //! every reader of the estimator page downloads (and later to the embeddable widget).
 //!
-//! Two exports, each resolving to the JSON of a `vram::import::ImportedModel` or
-//! rejecting with a Spanish sentence: `read_file(file)` and `import_repo(base, id)`.
-//! The parsing is `vram`'s; this crate only moves bytes.
+//! Two exports, `read_file(file)` and `import_repo(base, id)`, each resolving to a plain
+//! object (`arquitectura`: the architecture as `vram::share` text, `resumen`, and for
+//! exact weights `pesos`, `parametros`, `fuente`) or rejecting with a Spanish sentence.
+//! Plain fields keep the estimator free of another JSON decoder: it already reads
+//! `vram::share` text for links. The parsing is `vram`'s; this crate only moves bytes.
 
 #[cfg(target_arch = "wasm32")]
 mod files;
@@ -19,12 +21,30 @@ mod hub;
 
 #[cfg(target_arch = "wasm32")]
 mod exports {
-    use vram::import::ImportedModel;
+    use js_sys::{Object, Reflect};
+    use vram::import::{ImportedModel, arch_summary};
     use wasm_bindgen::prelude::*;
 
-    fn done(result: Result<ImportedModel, String>) -> Result<String, JsValue> {
-        let model = result.map_err(|e| JsValue::from_str(&e))?;
-        serde_json::to_string(&model).map_err(|e| JsValue::from_str(&e.to_string()))
+    fn done(result: Result<ImportedModel, String>) -> Result<JsValue, JsValue> {
+        let m = result.map_err(|e| JsValue::from_str(&e))?;
+        let out = Object::new();
+        let set = |k: &str, v: JsValue| Reflect::set(&out, &k.into(), &v).map(|_| ());
+        if let Some(a) = &m.arch {
+            set("arquitectura", vram::share::encode(a).into())?;
+            set(
+                "resumen",
+                arch_summary(a, m.origin.as_deref(), &m.notes).into(),
+            )?;
+        }
+        if let Some(w) = &m.weights {
+            // f64 holds every byte count below 2^53 (8 PiB) exactly.
+            set("pesos", (w.bytes as f64).into())?;
+            if let Some(p) = w.params {
+                set("parametros", (p as f64).into())?;
+            }
+            set("fuente", w.source.as_str().into())?;
+        }
+        Ok(out.into())
     }
 
     #[wasm_bindgen(start)]
@@ -34,13 +54,13 @@ mod exports {
 
     /// Reads a chosen or dropped file: JSON as text, weights files by their header.
     #[wasm_bindgen]
-    pub async fn read_file(file: web_sys::File) -> Result<String, JsValue> {
+    pub async fn read_file(file: web_sys::File) -> Result<JsValue, JsValue> {
         done(super::files::read(file).await)
     }
 
     /// Imports `id` (`org/model` or a Hub URL) from the Hub at `base`.
     #[wasm_bindgen]
-    pub async fn import_repo(base: String, id: String) -> Result<String, JsValue> {
+    pub async fn import_repo(base: String, id: String) -> Result<JsValue, JsValue> {
         let result = match (vram::hub::parse_base(&base), vram::hub::parse_repo(&id)) {
             (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
             (Ok(base), Ok(repo)) => super::hub::import(&base, &repo).await,

@@ -46,6 +46,8 @@ struct Report {
     /// The search engine and its index, loaded when the search box is first focused.
     search_bundle_gzip_bytes: u64,
     search_index_gzip_bytes: u64,
+    /// The model importer (Hub fetches, weights-file headers), loaded on the first import.
+    import_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
     attention: crate::bench_attention::AttentionBench,
     lighthouse: Vec<crate::bench_lighthouse::PageScores>,
@@ -124,6 +126,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
             .filter(|f| f.file.contains("search-index."))
             .map(|f| f.gzip_bytes)
             .sum(),
+        import_bundle_gzip_bytes: bundle(&files, &["import_web", "import_web_bg"]),
         estimator_update: crate::bench_estimator::run(),
         attention: crate::bench_attention::run()?,
         lighthouse: if lighthouse_runs == 0 {
@@ -157,7 +160,8 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
          Diagnostics bundle (allocator lab, OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n\
-         Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n",
+         Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n\
+         Model importer (loaded on the estimator's first import), gzipped: {} bytes.\n",
         report.hydrate_bundle_gzip_bytes,
         verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
         HYDRATE_BUDGET,
@@ -172,7 +176,8 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         ATTENTION_BUDGET,
         report.gpu_bundle_gzip_bytes,
         report.search_bundle_gzip_bytes,
-        report.search_index_gzip_bytes
+        report.search_index_gzip_bytes,
+        report.import_bundle_gzip_bytes
     ));
     md.push_str("\n## Estimator update (native, median of repeats; budget 16 ms per frame)\n\n| case | median µs | min µs | max µs |\n| --- | ---: | ---: | ---: |\n");
     for t in &report.estimator_update {

@@ -3,7 +3,6 @@
 
 use vram::catalog::{self, Gpu};
 use vram::estimate::{Breakdown, ModelInput, estimate};
-use vram::import::{ImportedModel, arch_summary};
 use vram::serving::ServingPlan;
 use vram::solve;
 use vram::workload::{Attention, Finetune, Mode, Optimizer, Workload};
@@ -114,17 +113,6 @@ pub struct Imported {
 impl Imported {
     pub fn is_empty(&self) -> bool {
         self.arch.is_none() && self.weights.is_none()
-    }
-
-    /// An importer's result, with the architecture's summary written out.
-    pub fn from_model(m: ImportedModel) -> Self {
-        Imported {
-            arch: m.arch.map(|a| {
-                let s = arch_summary(&a, m.origin.as_deref(), &m.notes);
-                (a, s)
-            }),
-            weights: m.weights,
-        }
     }
 
     /// Adds a new import to this one: a config replaces the architecture, a weights

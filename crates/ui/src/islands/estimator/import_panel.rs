@@ -82,22 +82,20 @@ impl State {
     }
 
     /// Imports `org/model` from the Hub (wasm32 only; the static page has no fetch).
+    /// The importer bundle checks the id and the address, so their messages cost this
+    /// bundle nothing.
     pub fn import_repo(self, text: String) {
-        let repo = match hub::parse_repo(&text) {
-            Ok(r) => r,
-            Err(e) => return self.error.set(Some(e.to_string())),
-        };
-        let base = match hub::parse_base(&self.hub_base.get_untracked()) {
-            Ok(b) => b,
-            Err(e) => return self.error.set(Some(e.to_string())),
-        };
+        let id = text.trim().to_owned();
+        if id.is_empty() {
+            return;
+        }
         self.error.set(None);
-        self.busy.set(Some(format!("Pidiendo {repo} a {base}…")));
+        self.busy.set(Some(format!("Pidiendo {id} al Hub…")));
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
             let urls = self.module.get_value();
-            let (base, repo) = (base, repo.to_string());
-            self.replace(super::remote::import_repo(&urls, &base, &repo).await);
+            let base = self.hub_base.get_untracked();
+            self.replace(super::remote::import_repo(&urls, &base, &id).await);
         });
     }
 
@@ -131,6 +129,16 @@ fn on_drop(state: State, ev: leptos::ev::DragEvent) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = state;
+}
+
+/// A pasted config.json (the importer bundle reads files, including checkpoint indexes).
+fn paste(text: &str) -> Result<Imported, String> {
+    let (arch, notes) = vram::hf_config::parse(text).map_err(|e| e.to_string())?;
+    let summary = vram::import::arch_summary(&arch, None, &notes);
+    Ok(Imported {
+        arch: Some((arch, summary)),
+        weights: None,
+    })
 }
 
 pub fn view(state: State) -> impl IntoView {
@@ -181,8 +189,7 @@ pub fn view(state: State) -> impl IntoView {
                     on:input=move |ev| {
                         let text = event_target_value(&ev);
                         if !text.trim().is_empty() {
-                            let model = vram::import::json_text("config.json", &text);
-                            state.apply(model.map(Imported::from_model));
+                            state.apply(paste(&text));
                         }
                     }></textarea>
             </label>

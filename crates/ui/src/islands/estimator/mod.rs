@@ -158,8 +158,9 @@ pub fn Estimator(
         .map(|m| {
             let id = m.id.clone();
             let selected = move || inputs.with(|i| i.model == id);
-            let haystack = format!("{} {} {}", m.name, m.id, m.hf_repo).to_lowercase();
-            let hidden = move || filter.with(|f| !haystack.contains(f.trim().to_lowercase().as_str()));
+            // Catalog names are ASCII: ASCII folding keeps Unicode case tables out of the bundle.
+            let haystack = format!("{} {} {}", m.name, m.id, m.hf_repo).to_ascii_lowercase();
+            let hidden = move || filter.with(|f| !haystack.contains(f.trim().to_ascii_lowercase().as_str()));
             view! { <option value=m.id.clone() selected=selected hidden=hidden>{m.name.clone()}</option> }
         })
         .collect_view();

@@ -1,10 +1,20 @@
 //! The estimator's calls into the lazily loaded `import-web` bundle (wasm32 only): a
-//! file or a Hub id goes in, the JSON of a `vram::import::ImportedModel` comes back.
+//! file or a Hub id goes in, a plain object comes back (the architecture as
+//! `vram::share` text, checked again here as a link would be, and the exact weights).
 
+use js_sys::Reflect;
 use wasm_bindgen::JsValue;
 
-use super::compute::Imported;
-use crate::islands::lazy_module::{call, describe, load};
+use super::compute::{Imported, StoredWeights};
+use crate::islands::lazy_module::{call, describe, load, text};
+
+fn whole(obj: &JsValue, key: &str) -> Option<u64> {
+    Reflect::get(obj, &key.into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v as u64)
+}
 
 /// The bundle's glue and wasm URLs.
 pub type Urls = (String, String);
@@ -14,12 +24,19 @@ async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, S
     let out = call(&module, export, args)
         .await
         .map_err(|e| describe(&e))?;
-    let text = out
-        .as_string()
-        .ok_or_else(|| "El módulo de importación no devolvió texto.".to_owned())?;
-    let model = serde_json::from_str(&text)
-        .map_err(|e| format!("El módulo de importación devolvió algo ilegible ({e})."))?;
-    Ok(Imported::from_model(model))
+    let arch = match text(&out, "arquitectura") {
+        a if a.is_empty() => None,
+        a => Some((
+            vram::share::decode(&a).map_err(|e| e.to_string())?,
+            text(&out, "resumen"),
+        )),
+    };
+    let weights = whole(&out, "pesos").map(|bytes| StoredWeights {
+        bytes,
+        params: whole(&out, "parametros"),
+        source: text(&out, "fuente"),
+    });
+    Ok(Imported { arch, weights })
 }
 
 pub async fn read_file(urls: &Urls, file: web_sys::File) -> Result<Imported, String> {
