@@ -33,6 +33,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "gpu_web_bg.wasm",
         "search_web.js",
         "search_web_bg.wasm",
+        "import_web.js",
+        "import_web_bg.wasm",
     ] {
         fs::write(pkg.join(name), name).unwrap();
     }
