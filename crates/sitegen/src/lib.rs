@@ -14,6 +14,7 @@
 pub mod allocator_table;
 pub mod assets;
 pub mod config;
+pub mod embed_files;
 pub mod error;
 pub mod front_matter;
 pub mod highlight;
@@ -23,6 +24,7 @@ pub mod search_index;
 pub mod shortcode;
 pub mod slug;
 pub mod table_cells;
+pub mod widget_docs;
 pub mod widgets;
 
 use anyhow::{Context, Result, bail};
@@ -97,6 +99,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             &mut manifest,
         )?;
     }
+    let embed_written = embed_files::write(&opts.out, &base, &manifest, ui::layout::CSP)?;
     let asset = |name: &str| manifest.url(name).unwrap_or_default().to_owned();
     let widget_ctx = widgets::WidgetContext {
         gpu_js: asset("pkg/gpu_web.js"),
@@ -104,6 +107,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         import_js: asset("pkg/import_web.js"),
         import_wasm: asset("pkg/import_web_bg.wasm"),
         base: base.clone(),
+        origin: origin.clone(),
+        embed: embed_written,
         pages: page_paths(&opts.content.join("es")),
     };
 

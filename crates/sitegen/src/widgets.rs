@@ -23,6 +23,10 @@ pub struct WidgetContext {
     pub import_wasm: String,
     /// The site's base path ("/" or "/sub/").
     pub base: String,
+    /// The public origin ("https://vramlab.dev"), for snippets other sites paste.
+    pub origin: String,
+    /// Whether the build wrote the embeddable widget (`embed/`).
+    pub embed: bool,
     /// Paths of every page ("/", "/memoria-reservada/"), for links islands build.
     pub pages: Vec<String>,
 }
@@ -35,6 +39,7 @@ pub const KNOWN: &[(&str, &[&str])] = &[
         &["modelo", "gpu", "modo", "formato", "lote", "contexto"],
     ),
     ("validacion", &[]),
+    ("widget", &["parte"]),
     ("laboratorio-asignador", &["escenario"]),
     ("ahorro-expandable", &[]),
     ("explicador-oom", &["ejemplo"]),
@@ -203,6 +208,24 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 }
                 .into_any()
             })))
+        }
+        "widget" => {
+            check_attrs(sc, &["parte"])?;
+            let html = match sc.attr("parte").unwrap_or("") {
+                "atributos" => crate::widget_docs::attributes(),
+                "codigo" => crate::widget_docs::snippet(&ctx.origin, &ctx.base),
+                "iframe" => crate::widget_docs::iframe(&ctx.origin, &ctx.base),
+                "demo" if !ctx.embed => {
+                    return Err("falta el paquete embed: compila con `cargo xtask build`".into());
+                }
+                "demo" => crate::widget_docs::demo(&ctx.base),
+                other => {
+                    return Err(format!(
+                        "parte=\"{other}\": usa atributos, codigo, iframe o demo"
+                    ));
+                }
+            };
+            Ok(static_html(html))
         }
         "validacion" => {
             check_attrs(sc, &[])?;

@@ -19,6 +19,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("gpu-web", "gpu_web"),
     ("search-web", "search_web"),
     ("import-web", "import_web"),
+    ("embed", "embed"),
 ];
 
 #[derive(Debug, Clone, Default)]

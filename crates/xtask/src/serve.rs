@@ -17,6 +17,11 @@ pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval';
     style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
     base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
 
+/// The policy of the embeddable widget's iframe page: the same, framable by any site.
+pub const EMBED_CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
+    base-uri 'self'; form-action 'self'; frame-ancestors *";
+
 /// Requests answered at once; more get 503.
 const MAX_IN_FLIGHT: usize = 256;
 
@@ -213,10 +218,17 @@ fn respond(request: Request, dist: &Path, base: &str, compress: bool) {
     } else {
         "no-cache"
     };
+    // Other sites load the widget's script, glue and wasm (module scripts are CORS
+    // requests) and frame its iframe page, as they may from any static host.
+    let embed = file.components().any(|c| c.as_os_str() == "embed");
     for (name, value) in [
         ("Content-Type", mime),
         ("Vary", "Accept-Encoding"),
-        ("Content-Security-Policy", CSP),
+        (
+            "Content-Security-Policy",
+            if embed { EMBED_CSP } else { CSP },
+        ),
+        ("Access-Control-Allow-Origin", "*"),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "strict-origin-when-cross-origin"),
         ("Cache-Control", cache),

@@ -1,0 +1,220 @@
+//! The widget in the browser: the `Widget` handle the custom element creates, and the
+//! view it mounts in the shadow root. Each element owns its reactive root, so several
+//! widgets on a page are independent.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use vram::{ByteSize, catalog, parse_count};
+use wasm_bindgen::prelude::*;
+
+use crate::spec::{self, Config, Outcome, Problem};
+
+/// Category names and swatch classes, in the breakdown's order.
+const CATEGORIES: [&str; 6] = [
+    "Pesos",
+    "Gradientes",
+    "Optimizador",
+    "Activaciones",
+    "Caché KV",
+    "Sobrecarga",
+];
+
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// The stylesheet each shadow root adopts.
+#[wasm_bindgen]
+pub fn css() -> String {
+    crate::CSS.to_owned()
+}
+
+type Signals = (RwSignal<Config>, RwSignal<Vec<Problem>>);
+
+/// One mounted widget. The element calls `refresh()` when an attribute changes and
+/// `free()` when it leaves the page.
+#[wasm_bindgen]
+pub struct Widget {
+    signals: Signals,
+    get: js_sys::Function,
+    _mounted: Box<dyn std::any::Any>,
+}
+
+fn read(get: &js_sys::Function) -> (Config, Vec<Problem>) {
+    let (config, problems) = spec::read(|name| {
+        get.call1(&JsValue::NULL, &name.into())
+            .ok()
+            .and_then(|v| v.as_string())
+    });
+    for p in &problems {
+        web_sys::console::warn_1(&format!("<vram-estimador> {}", p.sentence()).into());
+    }
+    (config, problems)
+}
+
+#[wasm_bindgen]
+impl Widget {
+    /// Mounts a widget in `mount` (a div inside the element's shadow root). `site` is
+    /// vramlab's base URL for the "open in vramlab" link; `get` reads an attribute.
+    #[wasm_bindgen(constructor)]
+    pub fn new(mount: web_sys::HtmlElement, site: String, get: js_sys::Function) -> Widget {
+        let (config, problems) = read(&get);
+        let slot: Rc<Cell<Option<Signals>>> = Rc::new(Cell::new(None));
+        let inner = Rc::clone(&slot);
+        let mounted = leptos::mount::mount_to(mount, move || {
+            let signals = (RwSignal::new(config), RwSignal::new(problems));
+            inner.set(Some(signals));
+            view(signals, site)
+        });
+        let signals = slot.get().unwrap_or_else(|| {
+            (
+                RwSignal::new(spec::read(|_| None).0),
+                RwSignal::new(Vec::new()),
+            )
+        });
+        Widget {
+            signals,
+            get,
+            _mounted: Box::new(mounted),
+        }
+    }
+
+    /// Reads the attributes again (one of them changed).
+    pub fn refresh(&self) {
+        let (config, problems) = read(&self.get);
+        self.signals.0.set(config);
+        self.signals.1.set(problems);
+    }
+}
+
+fn mode_label(mode: &str) -> &'static str {
+    match mode {
+        "entrenamiento" => "ajuste completo",
+        "lora" => "LoRA",
+        "qlora" => "QLoRA",
+        _ => "inferencia",
+    }
+}
+
+fn controls(config: RwSignal<Config>) -> impl IntoView {
+    let models = catalog::models()
+        .iter()
+        .map(|m| {
+            let id = m.id.clone();
+            let selected = move || config.with(|c| c.model == id);
+            view! { <option value=m.id.clone() selected=selected>{m.name.clone()}</option> }
+        })
+        .collect_view();
+    let gpus = catalog::gpus()
+        .iter()
+        .map(|g| {
+            let id = g.id.clone();
+            let selected = move || config.with(|c| c.gpu == id);
+            let label = format!("{} ({})", g.name, ByteSize(g.memory_bytes).binary());
+            view! { <option value=g.id.clone() selected=selected>{label}</option> }
+        })
+        .collect_view();
+    let number = move |label: &'static str, get: fn(&Config) -> u64, set: fn(&mut Config, u64)| {
+        view! {
+            <label><span>{label}</span>
+                <input type="text" inputmode="numeric" prop:value=move || config.with(|c| get(c).to_string())
+                    on:change=move |ev| {
+                        // A typo keeps the last good value; the field shows it again.
+                        let v = parse_count(&event_target_value(&ev)).ok().filter(|&n| n >= 1);
+                        config.update(|c| if let Some(n) = v { set(c, n.min(vram::estimate::MAX_SEQ)) });
+                    } />
+            </label>
+        }
+    };
+    view! {
+        <div class="vw-controls">
+            <label><span>"Modelo"</span>
+                <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| c.model = v) }>{models}</select>
+            </label>
+            <label><span>"GPU"</span>
+                <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| c.gpu = v) }>{gpus}</select>
+            </label>
+            {number("Lote", |c| c.batch, |c, n| c.batch = n.min(vram::estimate::MAX_BATCH))}
+            {number("Contexto (tokens)", |c| c.seq, |c, n| c.seq = n)}
+        </div>
+    }
+}
+
+/// The stacked bar (per GPU) against the card's capacity, as SVG: no inline styles.
+fn bar(o: &Outcome) -> impl IntoView + use<> {
+    let values = spec::values(&o.breakdown);
+    let top = o.per_gpu.max(o.capacity).max(1) as f64;
+    let mut x = 0.0;
+    let rects = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v > 0)
+        .map(|(i, &v)| {
+            let w = v as f64 / top * 1000.0;
+            let r = view! { <rect x=format!("{x:.1}") y="0" width=format!("{w:.1}") height="16" class=format!("s{i}") /> };
+            x += w;
+            r
+        })
+        .collect_view();
+    let cap = format!("{:.1}", o.capacity as f64 / top * 1000.0);
+    view! {
+        <svg class="vw-bar" viewBox="0 0 1000 20" preserveAspectRatio="none" aria-hidden="true">
+            {rects}
+            <line class="vw-cap" x1=cap.clone() x2=cap y1="0" y2="20" />
+        </svg>
+    }
+}
+
+fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
+    let gpus = if c.gpus > 1 {
+        format!("{} × {}", c.gpus, o.gpu_name)
+    } else {
+        o.gpu_name.clone()
+    };
+    let title = format!("{} en {gpus} · {}", o.model_name, mode_label(c.mode));
+    let legend = spec::values(&o.breakdown)
+        .into_iter()
+        .zip(CATEGORIES)
+        .enumerate()
+        .filter(|(_, (v, _))| *v > 0)
+        .map(|(i, (v, name))| {
+            view! { <li><span class=format!("vw-sw s{i}")></span>{name}": "{ByteSize(v).binary()}</li> }
+        })
+        .collect_view();
+    let limits = match (o.max_batch, o.max_seq) {
+        (Some(b), Some(s)) => format!(
+            "Lote máximo: {} · contexto máximo: {} tokens.",
+            vram::group_digits(b),
+            vram::group_digits(s)
+        ),
+        _ => "Ni con lote 1 cabe esta configuración.".into(),
+    };
+    let fits = o.fits();
+    view! {
+        <p class="vw-title">{title}</p>
+        <p class="vw-total"><strong>{ByteSize(o.per_gpu).binary()}</strong>" por GPU, de "{ByteSize(o.capacity).binary()}</p>
+        <p class="vw-verdict" data-cabe=fits.to_string()>{o.verdict()}</p>
+        {bar(&o)}
+        <ul class="vw-legend">{legend}</ul>
+        <p class="vw-limits">{limits}</p>
+    }
+}
+
+fn view((config, problems): Signals, site: String) -> impl IntoView {
+    let outcome = Memo::new(move |_| config.with(spec::compute));
+    let link = move || format!("{site}estimador/{}", config.with(spec::page_query));
+    view! {
+        <div class="vw" data-tema=move || config.with(|c| c.theme.id()) role="group" aria-label="Estimador de VRAM de vramlab">
+            {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
+            {move || config.with(|c| c.controls).then(|| controls(config))}
+            {move || match outcome.get() {
+                Ok(o) => config.with(|c| result(o, c)).into_any(),
+                Err(e) => view! { <p class="vw-problem" role="alert">{e}</p> }.into_any(),
+            }}
+            <p class="vw-foot"><a class="vw-link" href=link target="_blank" rel="noopener">"Abrir en el estimador de vramlab ↗"</a></p>
+        </div>
+    }
+}

@@ -1,0 +1,103 @@
+//! The widget's documentation, generated from `embed::spec::ATTRS` (the table the
+//! widget reads): the attribute table, copy-paste snippets whose URLs are this site's,
+//! and live examples. A `{{< widget parte="…" >}}` shortcode places each part.
+
+use embed::spec::ATTRS;
+
+use crate::markdown::escape;
+
+/// Where the widget's script is served from, absolute (for snippets other sites paste).
+fn script_url(origin: &str, base: &str) -> String {
+    format!("{origin}{base}embed/vram-estimador.js")
+}
+
+fn code(text: &str) -> String {
+    format!(
+        "<pre><code class=\"language-html\">{}</code></pre>",
+        escape(text)
+    )
+}
+
+/// The attribute table.
+pub fn attributes() -> String {
+    let rows: String = ATTRS
+        .iter()
+        .map(|a| {
+            format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                a.name,
+                escape(a.accepts),
+                escape(a.default),
+                escape(a.help)
+            )
+        })
+        .collect();
+    format!(
+        "<div class=\"table-scroll\" tabindex=\"0\"><table><caption>Atributos de &lt;vram-estimador&gt;</caption>\
+         <thead><tr><th>atributo</th><th>valores</th><th>por defecto</th><th>qué hace</th></tr></thead>\
+         <tbody>{rows}</tbody></table></div>"
+    )
+}
+
+/// The script-and-element snippet, every attribute at its default.
+pub fn snippet(origin: &str, base: &str) -> String {
+    let attrs: String = ATTRS
+        .iter()
+        .map(|a| format!("\n  {}=\"{}\"", a.name, a.default))
+        .collect();
+    code(&format!(
+        "<script type=\"module\" src=\"{}\"></script>\n<vram-estimador{attrs}>\n</vram-estimador>",
+        script_url(origin, base)
+    ))
+}
+
+/// The iframe snippet, with the optional listener that sizes the frame to its content.
+pub fn iframe(origin: &str, base: &str) -> String {
+    code(&format!(
+        "<iframe src=\"{origin}{base}embed/?modelo=llama-3.1-8b&gpu=rtx-4090&contexto=8192\"\n  \
+         title=\"Estimador de VRAM\" width=\"100%\" height=\"460\" loading=\"lazy\"></iframe>\n\
+         <script>\n  // Opcional: ajusta la altura del iframe a su contenido.\n  \
+         addEventListener(\"message\", (e) => {{\n    \
+         if (e.data?.tipo !== \"vramlab:altura\") return;\n    \
+         for (const f of document.querySelectorAll(\"iframe\"))\n      \
+         if (f.contentWindow === e.source) f.height = e.data.altura;\n  }});\n</script>"
+    ))
+}
+
+/// Two live widgets on this page, each with the markup that makes it.
+pub fn demo(base: &str) -> String {
+    let examples = [
+        r#"<vram-estimador modelo="llama-3.1-8b" gpu="rtx-4090" contexto="8192"></vram-estimador>"#,
+        r#"<vram-estimador modelo="llama-3.1-70b" gpu="h100-sxm" gpus="4" modo="inferencia" tema="oscuro" controles="no"></vram-estimador>"#,
+    ];
+    let mut html =
+        format!("<script type=\"module\" src=\"{base}embed/vram-estimador.js\"></script>\n");
+    for e in examples {
+        html.push_str(&code(e));
+        html.push_str(e);
+        html.push('\n');
+    }
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_come_from_the_attribute_table() {
+        let table = attributes();
+        let snippet = snippet("https://vramlab.dev", "/");
+        for a in ATTRS {
+            assert!(
+                table.contains(&format!("<code>{}</code>", a.name)),
+                "{}",
+                a.name
+            );
+            assert!(snippet.contains(&format!("{}=&quot;", a.name)), "{snippet}");
+        }
+        assert!(snippet.contains("https://vramlab.dev/embed/vram-estimador.js"));
+        assert!(iframe("https://x.dev", "/sub/").contains("https://x.dev/sub/embed/?modelo="));
+        assert!(demo("/").matches("<vram-estimador ").count() >= 2);
+    }
+}
