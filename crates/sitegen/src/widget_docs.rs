@@ -11,10 +11,12 @@ fn script_url(origin: &str, base: &str) -> String {
     format!("{origin}{base}embed/vram-estimador.js")
 }
 
+/// A highlighted HTML block, marked up as the Markdown renderer marks up fences
+/// (focusable, since a wide block scrolls).
 fn code(text: &str) -> String {
+    let inner = crate::highlight::highlight("html", text).unwrap_or_else(|_| escape(text));
     format!(
-        "<pre><code class=\"language-html\">{}</code></pre>",
-        escape(text)
+        "<div class=\"code\"><pre tabindex=\"0\"><code class=\"language-html\">{inner}</code></pre></div>\n"
     )
 }
 
@@ -94,7 +96,7 @@ mod tests {
                 "{}",
                 a.name
             );
-            assert!(snippet.contains(&format!("{}=&quot;", a.name)), "{snippet}");
+            assert!(snippet.contains(a.name), "{snippet}");
         }
         assert!(snippet.contains("https://vramlab.dev/embed/vram-estimador.js"));
         assert!(iframe("https://x.dev", "/sub/").contains("https://x.dev/sub/embed/?modelo="));
