@@ -23,6 +23,8 @@ pub const DIAG_BUDGET: u64 = 250 * 1000;
 /// Budget for the FlashAttention chapter's bundle (the light islands plus the demo;
 /// the GPU code itself is the separate, lazily loaded `gpu-web` bundle).
 pub const ATTENTION_BUDGET: u64 = 200 * 1000;
+/// Budget for the embeddable widget (its loader script, glue and wasm, gzipped).
+pub const EMBED_BUDGET: u64 = 200 * 1000;
 
 #[derive(Debug, Serialize)]
 struct FileSize {
@@ -48,6 +50,8 @@ struct Report {
     search_index_gzip_bytes: u64,
     /// The model importer (Hub fetches, weights-file headers), loaded on the first import.
     import_bundle_gzip_bytes: u64,
+    /// The embeddable widget: `embed/vram-estimador.js` plus its glue and wasm.
+    embed_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
     attention: crate::bench_attention::AttentionBench,
     lighthouse: Vec<crate::bench_lighthouse::PageScores>,
@@ -127,6 +131,12 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
             .map(|f| f.gzip_bytes)
             .sum(),
         import_bundle_gzip_bytes: bundle(&files, &["import_web", "import_web_bg"]),
+        embed_bundle_gzip_bytes: bundle(&files, &["embed", "embed_bg"])
+            + files
+                .iter()
+                .filter(|f| f.file == "embed/vram-estimador.js")
+                .map(|f| f.gzip_bytes)
+                .sum::<u64>(),
         estimator_update: crate::bench_estimator::run(),
         attention: crate::bench_attention::run()?,
         lighthouse: if lighthouse_runs == 0 {
@@ -161,7 +171,8 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
          Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n\
          Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n\
-         Model importer (loaded on the estimator's first import), gzipped: {} bytes.\n",
+         Model importer (loaded on the estimator's first import), gzipped: {} bytes.\n\
+         Embeddable widget (loader + glue + wasm), gzipped: {} bytes ({} the {} byte budget).\n",
         report.hydrate_bundle_gzip_bytes,
         verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
         HYDRATE_BUDGET,
@@ -177,7 +188,10 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         report.gpu_bundle_gzip_bytes,
         report.search_bundle_gzip_bytes,
         report.search_index_gzip_bytes,
-        report.import_bundle_gzip_bytes
+        report.import_bundle_gzip_bytes,
+        report.embed_bundle_gzip_bytes,
+        verdict(report.embed_bundle_gzip_bytes, EMBED_BUDGET),
+        EMBED_BUDGET
     ));
     md.push_str("\n## Estimator update (native, median of repeats; budget 16 ms per frame)\n\n| case | median µs | min µs | max µs |\n| --- | ---: | ---: | ---: |\n");
     for t in &report.estimator_update {
