@@ -4,9 +4,8 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
-import { useBrowser, url, watch, screenshot, BASE_URL } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, BASE_URL, cli, gib } from "./helpers.mjs";
 
 const shared = useBrowser();
 let host;
@@ -40,21 +39,6 @@ before(async () => {
   hostUrl = `http://127.0.0.1:${host.address().port}/`;
 });
 after(() => new Promise((resolve) => host.close(resolve)));
-
-function cli(args) {
-  const bin = process.env.VRAMLAB_BIN;
-  if (!bin) return null;
-  return JSON.parse(execFileSync(bin, ["estimate", ...args, "--json"], { encoding: "utf8" }));
-}
-
-function gib(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (i + 1 < units.length && bytes >= 1024 ** (i + 1)) i++;
-  if (i === 0) return `${bytes} B`;
-  const hundredths = Math.round((bytes * 100) / 1024 ** i);
-  return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
-}
 
 // The text of a widget's total once it has rendered (inside its shadow root).
 async function total(page, id) {

@@ -2,32 +2,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, cli, gib } from "./helpers.mjs";
 
 const shared = useBrowser();
-
-// "16,38 GiB" → bytes are not recoverable from a rounded label, so compare labels:
-// the CLI's JSON bytes are formatted the same way the page formats them.
-function gib(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (i + 1 < units.length && bytes >= 1024 ** (i + 1)) i++;
-  if (i === 0) return `${bytes} B`;
-  const hundredths = Math.round((bytes * 100) / 1024 ** i);
-  return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
-}
 
 // vram::group_digits: narrow no-break spaces every three digits, from five digits up.
 function groupDigits(n) {
   const s = String(n);
   return s.length <= 4 ? s : s.replace(/\B(?=(\d{3})+(?!\d))/g, "\u202f");
-}
-
-function cli(args) {
-  const bin = process.env.VRAMLAB_BIN;
-  if (!bin) return null;
-  return JSON.parse(execFileSync(bin, ["estimate", ...args, "--json"], { encoding: "utf8" }));
 }
 
 // A fresh browser context on the estimator page, hydrated, with its console watched.

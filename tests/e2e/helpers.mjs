@@ -5,6 +5,7 @@ import { chromium } from "playwright-core";
 import { before, after } from "node:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 
 export const BASE_URL = process.env.VRAMLAB_URL ?? "http://127.0.0.1:8080/";
 export const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? "screenshots";
@@ -93,4 +94,22 @@ export function useBrowser(extraArgs = []) {
     await shared.browser?.close();
   });
   return shared;
+}
+
+// `vramlab estimate … --json` from the CLI under test (VRAMLAB_BIN), or null without it.
+export function cli(args) {
+  const bin = process.env.VRAMLAB_BIN;
+  if (!bin) return null;
+  return JSON.parse(execFileSync(bin, ["estimate", ...args, "--json"], { encoding: "utf8" }));
+}
+
+// The page's label for a byte count (vram::ByteSize::binary): "16,38 GiB". Bytes are
+// not recoverable from a rounded label, so tests compare labels.
+export function gib(bytes) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (i + 1 < units.length && bytes >= 1024 ** (i + 1)) i++;
+  if (i === 0) return `${bytes} B`;
+  const hundredths = Math.round((bytes * 100) / 1024 ** i);
+  return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
 }

@@ -3,11 +3,10 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, openSync, ftruncateSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, cli, gib } from "./helpers.mjs";
 import { startHub } from "./hub-fixture.mjs";
 import { TINY_CONFIG, tinySafetensors, llamaGguf } from "./model-files.mjs";
 
@@ -25,22 +24,6 @@ function file(name, bytes) {
   const path = join(dir, name);
   writeFileSync(path, bytes);
   return path;
-}
-
-function cli(args) {
-  const bin = process.env.VRAMLAB_BIN;
-  if (!bin) return null;
-  return JSON.parse(execFileSync(bin, ["estimate", ...args, "--json"], { encoding: "utf8" }));
-}
-
-// The page's label for a byte count (vram::ByteSize::binary).
-function gib(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (i + 1 < units.length && bytes >= 1024 ** (i + 1)) i++;
-  if (i === 0) return `${bytes} B`;
-  const hundredths = Math.round((bytes * 100) / 1024 ** i);
-  return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
 }
 
 // Problems that are not the fixture's own error statuses (which the page must survive).

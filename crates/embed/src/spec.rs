@@ -324,14 +324,7 @@ pub fn page_query(c: &Config) -> String {
 
 /// The breakdown's six categories in display order.
 pub fn values(b: &Breakdown) -> [u64; 6] {
-    [
-        b.weights,
-        b.gradients,
-        b.optimizer,
-        b.activations,
-        b.kv_cache,
-        b.overhead,
-    ]
+    b.parts()
 }
 
 #[cfg(test)]

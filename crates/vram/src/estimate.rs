@@ -39,6 +39,19 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
+    /// The six categories in display order: weights, gradients, optimizer,
+    /// activations, KV cache, overhead.
+    pub fn parts(&self) -> [u64; 6] {
+        [
+            self.weights,
+            self.gradients,
+            self.optimizer,
+            self.activations,
+            self.kv_cache,
+            self.overhead,
+        ]
+    }
+
     pub fn total(&self) -> u64 {
         [
             self.weights,

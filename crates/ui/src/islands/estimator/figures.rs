@@ -21,14 +21,7 @@ pub const CATEGORIES: [(&str, &str); 6] = [
 ];
 
 pub fn values(b: &Breakdown) -> [u64; 6] {
-    [
-        b.weights,
-        b.gradients,
-        b.optimizer,
-        b.activations,
-        b.kv_cache,
-        b.overhead,
-    ]
+    b.parts()
 }
 
 /// Memory against sequence length, eager attention (quadratic) versus SDPA/Flash
