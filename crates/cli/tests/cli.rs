@@ -2,17 +2,7 @@
 #![allow(clippy::unwrap_used)] // A panic here is a failed test.
 
 mod common;
-use common::vramlab;
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = vramlab(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use common::{json, vramlab};
 
 #[test]
 fn estimate_json_contract() {

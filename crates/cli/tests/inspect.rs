@@ -43,30 +43,42 @@ fn safetensors_file_with_weights() {
     );
 }
 
+/// Little-endian GGUF fields, the way llama.cpp's writer lays them out.
+struct Gguf(Vec<u8>);
+
+impl Gguf {
+    fn new() -> Self {
+        Gguf(b"GGUF".to_vec())
+    }
+    fn u32(&mut self, v: u32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn str(&mut self, t: &str) -> &mut Self {
+        self.u64(t.len() as u64);
+        self.0.extend_from_slice(t.as_bytes());
+        self
+    }
+}
+
 #[test]
 fn gguf_header() {
-    let mut b = b"GGUF".to_vec();
-    let u32le = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
-    let u64le = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
-    let s = |b: &mut Vec<u8>, t: &str| {
-        b.extend_from_slice(&(t.len() as u64).to_le_bytes());
-        b.extend_from_slice(t.as_bytes());
-    };
-    u32le(&mut b, 3);
-    u64le(&mut b, 1);
-    u64le(&mut b, 2);
-    s(&mut b, "general.architecture");
-    u32le(&mut b, 8);
-    s(&mut b, "llama");
-    s(&mut b, "llama.block_count");
-    u32le(&mut b, 4);
-    u32le(&mut b, 32);
-    s(&mut b, "token_embd.weight");
-    u32le(&mut b, 2);
-    u64le(&mut b, 4096);
-    u64le(&mut b, 256);
-    u32le(&mut b, 12); // Q4_K
-    u64le(&mut b, 0);
+    let mut g = Gguf::new();
+    g.u32(3).u64(1).u64(2);
+    g.str("general.architecture").u32(8).str("llama");
+    g.str("llama.block_count").u32(4).u32(32);
+    // token_embd.weight: 2 dimensions, Q4_K (12), offset 0.
+    g.str("token_embd.weight")
+        .u32(2)
+        .u64(4096)
+        .u64(256)
+        .u32(12)
+        .u64(0);
+    let b = g.0;
     let path = scratch("m.gguf", &b);
     let text = inspect_ok(&path);
     for needle in [
@@ -100,13 +112,6 @@ fn bad_files_get_spanish_errors() {
 /// A Llama-3.1-8B-shaped GGUF header (metadata, a 128 256-token vocabulary that makes
 /// the header longer than the first 1 MiB read, and three tensors).
 fn llama_gguf() -> (Vec<u8>, u64) {
-    let mut b = b"GGUF".to_vec();
-    let u32le = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
-    let u64le = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
-    let s = |b: &mut Vec<u8>, t: &str| {
-        b.extend_from_slice(&(t.len() as u64).to_le_bytes());
-        b.extend_from_slice(t.as_bytes());
-    };
     let ints = [
         ("llama.block_count", 32),
         ("llama.embedding_length", 4096),
@@ -115,23 +120,15 @@ fn llama_gguf() -> (Vec<u8>, u64) {
         ("llama.feed_forward_length", 14_336),
         ("llama.context_length", 131_072),
     ];
-    u32le(&mut b, 3);
-    u64le(&mut b, 3);
-    u64le(&mut b, ints.len() as u64 + 2);
-    s(&mut b, "general.architecture");
-    u32le(&mut b, 8);
-    s(&mut b, "llama");
+    let mut g = Gguf::new();
+    g.u32(3).u64(3).u64(ints.len() as u64 + 2);
+    g.str("general.architecture").u32(8).str("llama");
     for (k, v) in ints {
-        s(&mut b, k);
-        u32le(&mut b, 4);
-        u32le(&mut b, v);
+        g.str(k).u32(4).u32(v);
     }
-    s(&mut b, "tokenizer.ggml.tokens");
-    u32le(&mut b, 9);
-    u32le(&mut b, 8);
-    u64le(&mut b, 128_256);
+    g.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(128_256);
     for _ in 0..128_256 {
-        s(&mut b, "t");
+        g.str("t");
     }
     let mut bytes = 0;
     for (name, dims, ggml, per_256) in [
@@ -139,26 +136,20 @@ fn llama_gguf() -> (Vec<u8>, u64) {
         ("output.weight", [4096, 128_256], 14, 210),
         ("blk.0.ffn_gate.weight", [4096, 14_336], 12, 144),
     ] {
-        s(&mut b, name);
-        u32le(&mut b, 2);
-        dims.iter().for_each(|&d| u64le(&mut b, d));
-        u32le(&mut b, ggml);
-        u64le(&mut b, 0);
+        g.str(name).u32(2);
+        dims.iter().for_each(|&d| {
+            g.u64(d);
+        });
+        g.u32(ggml).u64(0);
         bytes += dims[0] * dims[1] / 256 * per_256;
     }
-    (b, bytes)
+    (g.0, bytes)
 }
 
 fn estimate_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["estimate", "--json"];
     all.extend_from_slice(args);
-    let out = vramlab(&all);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json(&all)
 }
 
 #[test]

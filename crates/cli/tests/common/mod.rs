@@ -10,3 +10,15 @@ pub fn vramlab(args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// `vramlab args…`, which must succeed, with its stdout parsed as JSON.
+#[allow(dead_code)] // Not every test binary reads JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = vramlab(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
