@@ -4,12 +4,15 @@
 //! leak. It is its own bundle (the site's `hydrate-tools` carries the whole estimator
 //! page; a blog post needs a card), built in its own cargo invocation.
 //!
-//! `spec.rs` is pure and also compiled natively: the attribute table that the widget
-//! reads, that sitegen turns into the documentation page and the element's
-//! `observedAttributes`, and the mapping onto `vram::estimate` that matches
-//! `vramlab estimate` for the same inputs. `widget.rs` (wasm32) is the view and the
-//! `Widget` handle the custom element's script drives.
+//! `spec.rs` and `compute.rs` are pure and also compiled natively: the attribute table
+//! that the widget reads, that sitegen turns into the documentation page and the
+//! element's `observedAttributes`; and the mapping onto `vram::estimate` that matches
+//! `vramlab estimate` for the same inputs, on a catalog model or a custom one (a Hub
+//! import or a shared architecture). `widget.rs` (wasm32) is the view and the `Widget`
+//! handle the custom element's script drives; it loads `import-web` (through
+//! `lazy-web`) only when a widget shows a Hub model.
 
+pub mod compute;
 pub mod spec;
 #[cfg(target_arch = "wasm32")]
 mod widget;

@@ -4,9 +4,8 @@
 //! from what the widget accepts. Pure, for native (sitegen, tests) and wasm32.
 
 use vram::catalog;
-use vram::estimate::{Breakdown, ModelInput, estimate};
-use vram::workload::{Finetune, Mode, Workload};
-use vram::{ByteSize, WeightFormat, parse_count, solve};
+use vram::import::StoredWeights;
+use vram::{Architecture, WeightFormat, parse_count};
 
 /// One attribute of `<vram-estimador>`.
 #[derive(Debug)]
@@ -23,9 +22,45 @@ pub struct Attr {
 pub const ATTRS: &[Attr] = &[
     Attr {
         name: "modelo",
-        accepts: "id de un modelo del catálogo: llama-3.1-8b, qwen2.5-7b, mistral-7b…",
+        accepts: "id de un modelo del catálogo: llama-3.1-8b, qwen2.5-7b, mistral-7b-v0.3…",
         default: "llama-3.1-8b",
         help: "El modelo cuya memoria se calcula.",
+    },
+    Attr {
+        name: "hf",
+        accepts: "id de un repositorio del Hub de Hugging Face (organización/modelo) o su URL",
+        default: "",
+        help: "Importa el modelo del Hub al abrir la página: su config.json y el tamaño exacto de sus pesos. Sustituye a «modelo» y es lo único que hace que el widget descargue algo más.",
+    },
+    Attr {
+        name: "hub",
+        accepts: "dirección http(s) de un Hub compatible, como HF_ENDPOINT",
+        default: vram::hub::DEFAULT_HUB,
+        help: "De dónde importa «hf» (un espejo o un Hub propio).",
+    },
+    Attr {
+        name: "arquitectura",
+        accepts: "la arquitectura que lleva un enlace del estimador (texto JSON)",
+        default: "",
+        help: "Un modelo propio sin red: copia el valor del parámetro «arquitectura» del enlace del estimador, o el código de «Insértalo en tu web». Se usa cuando no hay «hf».",
+    },
+    Attr {
+        name: "pesos",
+        accepts: "entero: bytes exactos de los pesos",
+        default: "",
+        help: "En inferencia sustituye al cálculo por formato, como el tamaño de un .safetensors o un .gguf.",
+    },
+    Attr {
+        name: "parametros",
+        accepts: "entero: parámetros exactos",
+        default: "",
+        help: "Acompaña a «pesos» cuando el archivo los cuenta.",
+    },
+    Attr {
+        name: "nombre",
+        accepts: "texto de hasta 80 caracteres",
+        default: "",
+        help: "Cómo se llama en el widget un modelo de «hf» o «arquitectura» (por defecto, su id o su familia).",
     },
     Attr {
         name: "gpu",
@@ -97,10 +132,29 @@ impl Theme {
     }
 }
 
+/// A model that is not in the catalog.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Custom {
+    /// A repository to import from the Hub at [`Config::hub`].
+    Hub { repo: String },
+    /// An architecture from a link or the `arquitectura` attribute.
+    Shared(Box<Architecture>),
+}
+
 /// A widget's settings, every one valid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
+    /// The catalog model (used when there is no custom one, or it failed to import).
     pub model: String,
+    pub custom: Option<Custom>,
+    /// Whether the custom model is the one shown (the reader may pick a catalog one).
+    pub use_custom: bool,
+    /// Exact weights from the `pesos` attribute; they win over a Hub import's.
+    pub weights: Option<StoredWeights>,
+    /// The custom model's name, from `nombre`.
+    pub name: Option<String>,
+    /// The Hub this widget imports from (a checked base URL, `hub`).
+    pub hub: String,
     pub gpu: String,
     /// "inferencia", "entrenamiento", "lora" or "qlora".
     pub mode: &'static str,
@@ -123,13 +177,49 @@ pub struct Problem {
 impl Problem {
     /// The line shown in the widget and in the console.
     pub fn sentence(&self) -> String {
+        let then = match default_of(self.attr) {
+            "" => "Se omite.".to_owned(),
+            d => format!("Se usa {d}."),
+        };
         format!(
-            "{}=\"{}\": {} Se usa {}.",
+            "{}=\"{}\": {} {then}",
             self.attr,
             vram::units::clip(&self.value),
             self.message,
-            default_of(self.attr)
         )
+    }
+}
+
+/// Longest `nombre` kept.
+const MAX_NAME: usize = 80;
+
+impl Config {
+    /// The Hub import this widget wants, if it shows one: (base, repo).
+    pub fn hub_import(&self) -> Option<(String, String)> {
+        match (&self.custom, self.use_custom) {
+            (Some(Custom::Hub { repo }), true) => Some((self.hub.clone(), repo.clone())),
+            _ => None,
+        }
+    }
+
+    /// The custom model's name: `nombre`, else the Hub id or the architecture's family.
+    pub fn custom_name(&self) -> Option<String> {
+        let fallback = match self.custom.as_ref()? {
+            Custom::Hub { repo } => repo.clone(),
+            Custom::Shared(a) => format!("Modelo propio ({})", a.family),
+        };
+        Some(self.name.clone().unwrap_or(fallback))
+    }
+
+    /// Replaces the custom model with Hub repository `text` as a reader typed it.
+    pub fn set_hub_repo(&mut self, text: &str) -> Result<(), String> {
+        let repo = vram::hub::parse_repo(text).map_err(|e| e.to_string())?;
+        self.custom = Some(Custom::Hub {
+            repo: repo.to_string(),
+        });
+        self.use_custom = true;
+        self.name = None;
+        Ok(())
     }
 }
 
@@ -141,6 +231,78 @@ fn default_of(name: &str) -> &'static str {
 }
 
 const MODES: [&str; 4] = ["inferencia", "entrenamiento", "lora", "qlora"];
+
+/// The custom model, exact weights, name and Hub from `hf`, `arquitectura`, `pesos`,
+/// `parametros`, `nombre` and `hub`. A bad one is reported and left out.
+fn custom(
+    get: &impl Fn(&str) -> Option<String>,
+    problems: &mut Vec<Problem>,
+) -> (
+    Option<Custom>,
+    Option<StoredWeights>,
+    Option<String>,
+    String,
+) {
+    let value = |name: &str| {
+        get(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let mut report = |attr: &'static str, value: String, message: String| {
+        problems.push(Problem {
+            attr,
+            value,
+            message,
+        })
+    };
+    let base = match value("hub").map(|b| vram::hub::parse_base(&b).map_err(|e| (b, e))) {
+        Some(Ok(b)) => b,
+        Some(Err((b, e))) => {
+            report("hub", b, e.to_string());
+            vram::hub::DEFAULT_HUB.to_owned()
+        }
+        None => vram::hub::DEFAULT_HUB.to_owned(),
+    };
+    let hub = value("hf").and_then(|id| match vram::hub::parse_repo(&id) {
+        Ok(repo) => Some(Custom::Hub {
+            repo: repo.to_string(),
+        }),
+        Err(e) => {
+            report("hf", id, e.to_string());
+            None
+        }
+    });
+    let shared = || {
+        value("arquitectura").and_then(|text| match vram::share::decode(&text) {
+            Ok(a) => Some(Custom::Shared(Box::new(a))),
+            Err(e) => {
+                report("arquitectura", text, format!("{e}."));
+                None
+            }
+        })
+    };
+    let custom = hub.or_else(shared);
+    let name = value("nombre").map(|n| n.chars().take(MAX_NAME).collect::<String>());
+    let weights = value("pesos").and_then(|bytes| {
+        let params = value("parametros");
+        let source = name.as_deref().or(match &custom {
+            Some(Custom::Hub { repo }) => Some(repo.as_str()),
+            _ => None,
+        });
+        match vram::share::weights(&bytes, params.as_deref(), source.or(Some("«pesos»"))) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                problems.push(Problem {
+                    attr: "pesos",
+                    value: bytes,
+                    message: e,
+                });
+                None
+            }
+        }
+    });
+    (custom, weights, name, base)
+}
 
 /// Reads the settings through `get` (an element's `getAttribute`). A missing attribute
 /// takes its default; a bad one takes its default too and is reported.
@@ -206,9 +368,15 @@ pub fn read(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<Problem>) {
         "si" | "sí" | "no" => Ok(()),
         _ => Err("usa si o no.".into()),
     });
+    let (custom, weights, name, hub) = custom(&get, &mut problems);
     let number = |v: &str| parse_count(v).unwrap_or(1);
     let config = Config {
         model,
+        use_custom: custom.is_some(),
+        custom,
+        weights,
+        name,
+        hub,
         gpu,
         mode: MODES
             .iter()
@@ -227,104 +395,6 @@ pub fn read(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<Problem>) {
         controls: controls != "no",
     };
     (config, problems)
-}
-
-/// What the widget shows.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
-    pub model_name: String,
-    pub gpu_name: String,
-    pub breakdown: Breakdown,
-    pub per_gpu: u64,
-    pub capacity: u64,
-    pub max_batch: Option<u64>,
-    pub max_seq: Option<u64>,
-}
-
-impl Outcome {
-    pub fn fits(&self) -> bool {
-        self.per_gpu <= self.capacity
-    }
-
-    /// "Cabe: sobran 7,6 GiB." or "No cabe: faltan 3,1 GiB."
-    pub fn verdict(&self) -> String {
-        if self.fits() {
-            format!(
-                "Cabe: sobran {}.",
-                ByteSize(self.capacity - self.per_gpu).binary()
-            )
-        } else {
-            format!(
-                "No cabe: faltan {}.",
-                ByteSize(self.per_gpu - self.capacity).binary()
-            )
-        }
-    }
-}
-
-/// The engine's workload for `c`, as `vramlab estimate` builds it from the same flags
-/// (`--mode train --finetune … [--mixed-precision]`, `--gpus N --tp N` or `--zero 3`).
-fn workload(c: &Config) -> Result<Workload, String> {
-    let weights = WeightFormat::parse(&c.format).map_err(|e| e.to_string())?;
-    let (mode, finetune) = match c.mode {
-        "entrenamiento" => (Mode::Train, Finetune::Full),
-        "lora" => (Mode::Train, Finetune::Lora),
-        "qlora" => (Mode::Train, Finetune::Qlora),
-        _ => (Mode::Inference, Finetune::Full),
-    };
-    let train = mode == Mode::Train;
-    Ok(Workload {
-        mode,
-        finetune,
-        weights,
-        mixed_precision: train && finetune == Finetune::Full,
-        batch: c.batch,
-        seq: c.seq,
-        gpus: c.gpus,
-        tp: if train { 1 } else { c.gpus },
-        zero: if train && c.gpus > 1 { 3 } else { 0 },
-        ..Workload::default()
-    })
-}
-
-pub fn compute(c: &Config) -> Result<Outcome, String> {
-    let model = catalog::model(&c.model).ok_or("modelo desconocido")?;
-    let gpu = catalog::gpu(&c.gpu).ok_or("GPU desconocida")?;
-    let input = ModelInput::Arch {
-        arch: Box::new(model.arch.clone()),
-        total_params: None,
-    };
-    let mut w = workload(c)?;
-    w.cuda_context = Some(vram::context::for_family(&gpu.family).bytes);
-    let est = estimate(&input, &w).map_err(|e| e.to_string())?;
-    Ok(Outcome {
-        model_name: model.name.clone(),
-        gpu_name: gpu.name.clone(),
-        breakdown: est.breakdown,
-        per_gpu: est.per_gpu_bytes,
-        capacity: gpu.memory_bytes,
-        max_batch: solve::max_batch(&input, &w, gpu.memory_bytes),
-        max_seq: solve::max_seq(&input, &w, gpu.memory_bytes),
-    })
-}
-
-/// The estimator page's query for the same settings ("Abrir en vramlab").
-pub fn page_query(c: &Config) -> String {
-    let mode = match c.mode {
-        "entrenamiento" => "full",
-        "lora" => "lora",
-        "qlora" => "qlora",
-        _ => "inference",
-    };
-    format!(
-        "?modelo={}&gpu={}&modo={mode}&formato={}&lote={}&contexto={}&gpus={}",
-        c.model, c.gpu, c.format, c.batch, c.seq, c.gpus
-    )
-}
-
-/// The breakdown's six categories in display order.
-pub fn values(b: &Breakdown) -> [u64; 6] {
-    b.parts()
 }
 
 #[cfg(test)]
@@ -384,23 +454,73 @@ mod tests {
         assert!(lines[1].starts_with("lote=\"-3\""), "{lines:?}");
     }
 
-    /// The same numbers `vramlab estimate` prints for the same flags (its tests pin
-    /// those against published figures).
     #[test]
-    fn matches_the_engine() {
-        let (c, _) = read(attrs(&[]));
-        let o = compute(&c).unwrap();
-        assert_eq!(o.breakdown.weights, 16_060_522_496);
-        assert!(o.fits());
-        assert!(o.verdict().starts_with("Cabe: sobran"));
-        let (c, _) = read(attrs(&[
-            ("modelo", "llama-3.1-70b"),
-            ("gpus", "4"),
-            ("gpu", "h100-sxm"),
+    fn custom_models_come_from_hf_or_arquitectura() {
+        let (c, problems) = read(attrs(&[
+            ("hf", "https://huggingface.co/Qwen/Qwen2.5-0.5B/tree/main"),
+            ("hub", "http://127.0.0.1:9999/"),
+            ("pesos", "988097536"),
+            ("parametros", "494032768"),
         ]));
-        let four = compute(&c).unwrap();
-        assert!(four.breakdown.weights < 36 * ByteSize::GIB);
-        assert!(page_query(&c).contains("gpus=4"));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            c.hub_import(),
+            Some(("http://127.0.0.1:9999".into(), "Qwen/Qwen2.5-0.5B".into()))
+        );
+        let w = c.weights.unwrap();
+        assert_eq!((w.bytes, w.params), (988_097_536, Some(494_032_768)));
+        assert_eq!(w.source, "Qwen/Qwen2.5-0.5B");
+
+        let gpt2 = vram::share::encode(&catalog::model("gpt2").unwrap().arch);
+        let (c, _) = read(attrs(&[("arquitectura", &gpt2), ("nombre", "Mi GPT")]));
+        assert!(matches!(c.custom, Some(Custom::Shared(_))) && c.use_custom);
+        assert_eq!(c.hub_import(), None);
+        // `hf` wins over `arquitectura`.
+        let (c, _) = read(attrs(&[("arquitectura", &gpt2), ("hf", "gpt2")]));
+        assert!(c.hub_import().is_some());
+    }
+
+    #[test]
+    fn bad_custom_attributes_are_left_out_and_said() {
+        let (c, problems) = read(attrs(&[
+            ("hf", "no es un id"),
+            ("hub", "ftp://x"),
+            ("arquitectura", "{\"layers\":0}"),
+            ("pesos", "-1"),
+        ]));
+        assert_eq!((c.custom.as_ref(), c.weights.as_ref()), (None, None));
+        let lines: Vec<String> = problems.iter().map(Problem::sentence).collect();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        for (line, attr) in lines.iter().zip(["hub", "hf", "arquitectura", "pesos"]) {
+            assert!(line.starts_with(&format!("{attr}=")), "{line}");
+        }
+        assert!(
+            lines[0].ends_with("Se usa https://huggingface.co."),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with("Se omite."), "{lines:?}");
+        let mut c = c;
+        assert!(c.set_hub_repo("no vale!").is_err());
+        c.set_hub_repo("org/model").unwrap();
+        assert_eq!(c.hub_import().unwrap().1, "org/model");
+    }
+
+    /// The ids the docs table offers as examples are real.
+    #[test]
+    fn documented_examples_are_catalog_ids() {
+        for (attr, known) in [
+            (
+                "modelo",
+                (|id| catalog::model(id).is_some()) as fn(&str) -> bool,
+            ),
+            ("gpu", |id| catalog::gpu(id).is_some()),
+        ] {
+            let accepts = ATTRS.iter().find(|a| a.name == attr).unwrap().accepts;
+            let list = accepts.split_once(": ").unwrap().1.trim_end_matches('…');
+            for id in list.split(", ") {
+                assert!(known(id), "{attr}: {id}");
+            }
+        }
     }
 
     #[test]
@@ -411,6 +531,8 @@ mod tests {
         assert_eq!(names.len(), ATTRS.len());
         // Every default is itself valid.
         let defaults: Vec<(&str, &str)> = ATTRS.iter().map(|a| (a.name, a.default)).collect();
-        assert!(read(attrs(&defaults)).1.is_empty());
+        let (c, problems) = read(attrs(&defaults));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(c, read(attrs(&[])).0);
     }
 }

@@ -1,15 +1,29 @@
 //! The widget in the browser: the `Widget` handle the custom element creates, and the
 //! view it mounts in the shadow root. Each element owns its reactive root, so several
-//! widgets on a page are independent.
+//! widgets on a page are independent. A Hub model is fetched by `import-web`, loaded
+//! the first time a widget on the page shows one.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use leptos::prelude::*;
+use vram::import::Imported;
 use vram::{ByteSize, catalog, parse_count};
 use wasm_bindgen::prelude::*;
 
-use crate::spec::{self, Config, Outcome, Problem};
+use crate::compute::{self, HubState, Outcome, Shown};
+use crate::spec::{self, Config, Custom, Problem};
+
+/// The model select's value for the custom model.
+const CUSTOM_OPTION: &str = "propio";
+
+/// (Hub base, repository): what one import fetches.
+type HubKey = (String, String);
+
+thread_local! {
+    /// Imports that arrived, so several widgets with one model fetch it once.
+    static ARRIVED: RefCell<Vec<(HubKey, Imported)>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Category names and swatch classes, in the breakdown's order.
 const CATEGORIES: [&str; 6] = [
@@ -58,16 +72,24 @@ fn read(get: &js_sys::Function) -> (Config, Vec<Problem>) {
 #[wasm_bindgen]
 impl Widget {
     /// Mounts a widget in `mount` (a div inside the element's shadow root). `site` is
-    /// vramlab's base URL for the "open in vramlab" link; `get` reads an attribute.
+    /// vramlab's base URL for the "open in vramlab" link; `get` reads an attribute;
+    /// `import_js` and `import_wasm` are the importer bundle's URLs ("" when this
+    /// build has none).
     #[wasm_bindgen(constructor)]
-    pub fn new(mount: web_sys::HtmlElement, site: String, get: js_sys::Function) -> Widget {
+    pub fn new(
+        mount: web_sys::HtmlElement,
+        site: String,
+        get: js_sys::Function,
+        import_js: String,
+        import_wasm: String,
+    ) -> Widget {
         let (config, problems) = read(&get);
         let slot: Rc<Cell<Option<Signals>>> = Rc::new(Cell::new(None));
         let inner = Rc::clone(&slot);
         let mounted = leptos::mount::mount_to(mount, move || {
             let signals = (RwSignal::new(config), RwSignal::new(problems));
             inner.set(Some(signals));
-            view(signals, site)
+            view(signals, site, (import_js, import_wasm))
         });
         let signals = slot.get().unwrap_or_else(|| {
             (
@@ -99,15 +121,30 @@ fn mode_label(mode: &str) -> &'static str {
     }
 }
 
+/// The Hub id the reader sees in the field: the one shown, if any.
+fn shown_repo(c: &Config) -> String {
+    match (&c.custom, c.use_custom) {
+        (Some(Custom::Hub { repo }), true) => repo.clone(),
+        _ => String::new(),
+    }
+}
+
 fn controls(config: RwSignal<Config>) -> impl IntoView {
+    let typed = RwSignal::new(None::<String>);
     let models = catalog::models()
         .iter()
         .map(|m| {
             let id = m.id.clone();
-            let selected = move || config.with(|c| c.model == id);
+            let selected = move || config.with(|c| !c.use_custom && c.model == id);
             view! { <option value=m.id.clone() selected=selected>{m.name.clone()}</option> }
         })
         .collect_view();
+    let custom = move || {
+        config.with(Config::custom_name).map(|name| {
+            let selected = move || config.with(|c| c.use_custom);
+            view! { <option value=CUSTOM_OPTION selected=selected>{name}</option> }
+        })
+    };
     let gpus = catalog::gpus()
         .iter()
         .map(|g| {
@@ -129,23 +166,52 @@ fn controls(config: RwSignal<Config>) -> impl IntoView {
             </label>
         }
     };
+    let pick_model = move |ev| {
+        let v = event_target_value(&ev);
+        config.update(|c| {
+            c.use_custom = v == CUSTOM_OPTION;
+            if !c.use_custom {
+                c.model = v;
+            }
+        })
+    };
+    // Typing a Hub id imports it (the only way a reader makes the widget fetch).
+    let import = move |ev| {
+        let v = event_target_value(&ev);
+        if v.trim().is_empty() || v.trim() == config.with_untracked(shown_repo) {
+            return;
+        }
+        let mut next = config.get_untracked();
+        match next.set_hub_repo(&v) {
+            Ok(()) => {
+                typed.set(None);
+                config.set(next);
+            }
+            Err(e) => typed.set(Some(e)),
+        }
+    };
     view! {
         <div class="vw-controls">
             <label><span>"Modelo"</span>
-                <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| c.model = v) }>{models}</select>
+                <select on:change=pick_model>{custom}{models}</select>
             </label>
             <label><span>"GPU"</span>
                 <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| c.gpu = v) }>{gpus}</select>
             </label>
             {number("Lote", |c| c.batch, |c, n| c.batch = n.min(vram::estimate::MAX_BATCH))}
             {number("Contexto (tokens)", |c| c.seq, |c, n| c.seq = n)}
+            <label class="vw-hub"><span>"O un modelo del Hub de Hugging Face"</span>
+                <input type="text" placeholder="organización/modelo" spellcheck="false" autocomplete="off"
+                    prop:value=move || config.with(shown_repo) on:change=import />
+            </label>
         </div>
+        {move || typed.get().map(|e| view! { <p class="vw-problem" role="alert">{e}</p> })}
     }
 }
 
 /// The stacked bar (per GPU) against the card's capacity, as SVG: no inline styles.
 fn bar(o: &Outcome) -> impl IntoView + use<> {
-    let values = spec::values(&o.breakdown);
+    let values = compute::values(&o.breakdown);
     let top = o.per_gpu.max(o.capacity).max(1) as f64;
     let mut x = 0.0;
     let rects = values
@@ -175,7 +241,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
         o.gpu_name.clone()
     };
     let title = format!("{} en {gpus} · {}", o.model_name, mode_label(c.mode));
-    let legend = spec::values(&o.breakdown)
+    let legend = compute::values(&o.breakdown)
         .into_iter()
         .zip(CATEGORIES)
         .enumerate()
@@ -193,7 +259,12 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
         _ => "Ni con lote 1 cabe esta configuración.".into(),
     };
     let fits = o.fits();
+    let notice = o
+        .notice
+        .clone()
+        .map(|n| view! { <p class="vw-problem" role="alert">{n}</p> });
     view! {
+        {notice}
         <p class="vw-title">{title}</p>
         <p class="vw-total"><strong>{ByteSize(o.per_gpu).binary()}</strong>" por GPU, de "{ByteSize(o.capacity).binary()}</p>
         <p class="vw-verdict" data-cabe=fits.to_string()>{o.verdict()}</p>
@@ -203,15 +274,76 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
     }
 }
 
-fn view((config, problems): Signals, site: String) -> impl IntoView {
-    let outcome = Memo::new(move |_| config.with(spec::compute));
-    let link = move || format!("{site}estimador/{}", config.with(spec::page_query));
+/// Starts the Hub import `config` asks for, unless it is the one already held.
+fn fetch_hub(
+    config: RwSignal<Config>,
+    hub: RwSignal<Option<(HubKey, HubState)>>,
+    urls: &lazy_web::import::Urls,
+) {
+    let Some(key) = config.with(Config::hub_import) else {
+        return;
+    };
+    let held = |h: &Option<(HubKey, HubState)>| h.as_ref().is_some_and(|(k, _)| *k == key);
+    if hub.with_untracked(held) {
+        return;
+    }
+    let arrived = ARRIVED.with(|a| {
+        a.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, i)| i.clone())
+    });
+    if let Some(i) = arrived {
+        hub.set(Some((key, HubState::Ready(i))));
+        return;
+    }
+    hub.set(Some((key.clone(), HubState::Loading)));
+    let urls = urls.clone();
+    leptos::task::spawn_local(async move {
+        let state = if urls.0.is_empty() {
+            HubState::Failed("esta copia del widget no trae el importador de modelos.".into())
+        } else {
+            match lazy_web::import::import_repo(&urls, &key.0, &key.1).await {
+                Ok(i) => {
+                    ARRIVED.with(|a| a.borrow_mut().push((key.clone(), i.clone())));
+                    HubState::Ready(i)
+                }
+                Err(e) => HubState::Failed(e),
+            }
+        };
+        // The widget may have moved on to another model, or left the page.
+        let wanted = hub
+            .try_with_untracked(|h| h.as_ref().is_some_and(|(k, _)| *k == key))
+            .unwrap_or(false);
+        if wanted {
+            hub.try_set(Some((key, state)));
+        }
+    });
+}
+
+fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls) -> impl IntoView {
+    let hub = RwSignal::new(None::<(HubKey, HubState)>);
+    Effect::new(move |_| fetch_hub(config, hub, &urls));
+    let outcome = Memo::new(move |_| {
+        hub.with(|h| {
+            config.with(|c| {
+                let key = c.hub_import();
+                let state = h
+                    .as_ref()
+                    .filter(|(k, _)| Some(k) == key.as_ref())
+                    .map(|(_, s)| s);
+                compute::compute(c, state)
+            })
+        })
+    });
+    let link = move || format!("{site}estimador/{}", config.with(compute::page_query));
     view! {
         <div class="vw" data-tema=move || config.with(|c| c.theme.id()) role="group" aria-label="Estimador de VRAM de vramlab">
             {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
             {move || config.with(|c| c.controls).then(|| controls(config))}
             {move || match outcome.get() {
-                Ok(o) => config.with(|c| result(o, c)).into_any(),
+                Ok(Shown::Ready(o)) => config.with(|c| result(o, c)).into_any(),
+                Ok(Shown::Loading(s)) => view! { <p class="vw-loading" role="status">{s}</p> }.into_any(),
                 Err(e) => view! { <p class="vw-problem" role="alert">{e}</p> }.into_any(),
             }}
             <p class="vw-foot"><a class="vw-link" href=link target="_blank" rel="noopener">"Abrir en el estimador de vramlab ↗"</a></p>

@@ -2,7 +2,8 @@
 //! script a host page loads; unhashed, so the snippet stays valid across builds, and
 //! importing this build's hashed bundle), and the iframe form `embed/index.html` with
 //! its script and stylesheet. The observed attributes are written from
-//! `embed::spec::ATTRS`, the list the widget itself reads.
+//! `embed::spec::ATTRS`, the list the widget itself reads; the loader also names the
+//! `import-web` bundle, which the widget loads only to import a Hub model.
 
 use std::fs;
 use std::path::Path;
@@ -36,7 +37,16 @@ pub fn write(out: &Path, base: &str, manifest: &Manifest, csp: &str) -> Result<b
     let relative = |url: &str| format!("../{}", url.strip_prefix(base).unwrap_or(url));
     let dir = out.join("embed");
     fs::create_dir_all(&dir).with_context(|| format!("no se pudo crear {}", dir.display()))?;
+    // The importer's glue and wasm, or none (the widget then says it cannot import).
+    let importer = match (
+        manifest.url("pkg/import_web.js"),
+        manifest.url("pkg/import_web_bg.wasm"),
+    ) {
+        (Some(js), Some(wasm)) => format!("[\"{}\", \"{}\"]", relative(js), relative(wasm)),
+        _ => "[\"\", \"\"]".to_owned(),
+    };
     let loader = LOADER
+        .replace("__IMPORTER__", &importer)
         .replace("__GLUE__", &relative(glue))
         .replace("__WASM__", &relative(wasm))
         .replace("__ATTRS__", &attrs_js());
@@ -69,6 +79,8 @@ mod tests {
         for a in embed::spec::ATTRS {
             assert!(list.contains(&format!("\"{}\"", a.name)), "{list}");
         }
-        assert!(!super::LOADER.contains("__ATTRS__ ") && super::LOADER.contains("__GLUE__"));
+        for hole in ["__ATTRS__;", "__GLUE__", "__WASM__", "__IMPORTER__."] {
+            assert!(super::LOADER.contains(hole), "{hole}");
+        }
     }
 }

@@ -26,10 +26,14 @@ pub fn attributes() -> String {
         .iter()
         .map(|a| {
             format!(
-                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 a.name,
                 escape(a.accepts),
-                escape(a.default),
+                if a.default.is_empty() {
+                    "—".to_owned()
+                } else {
+                    format!("<code>{}</code>", escape(a.default))
+                },
                 escape(a.help)
             )
         })
@@ -41,10 +45,12 @@ pub fn attributes() -> String {
     )
 }
 
-/// The script-and-element snippet, every attribute at its default.
+/// The script-and-element snippet, every attribute that has a default at it (the
+/// custom-model ones, empty by default, have their own example).
 pub fn snippet(origin: &str, base: &str) -> String {
     let attrs: String = ATTRS
         .iter()
+        .filter(|a| !a.default.is_empty())
         .map(|a| format!("\n  {}=\"{}\"", a.name, a.default))
         .collect();
     code(&format!(
@@ -82,6 +88,29 @@ pub fn demo(base: &str) -> String {
     html
 }
 
+/// A model outside the catalog: a Hub id (fetched when the page opens, so shown as
+/// code only) and, live, an architecture as the estimator's links carry it (no
+/// network), written from the catalog's GPT-2 so it always parses.
+pub fn custom(base: &str) -> String {
+    let hub = r#"<vram-estimador hf="Qwen/Qwen2.5-7B-Instruct" gpu="rtx-4090" contexto="32768"></vram-estimador>"#;
+    let arch = vram::catalog::model("gpt2")
+        .map(|m| vram::share::encode(&m.arch))
+        .unwrap_or_default();
+    let rest = r#"nombre="Mi GPT-2" gpu="rtx-3060" lote="8" contexto="1024""#;
+    let mut html = format!(
+        "<script type=\"module\" src=\"{base}embed/vram-estimador.js\"></script>\n{}",
+        code(hub)
+    );
+    html.push_str(&code(&format!(
+        "<vram-estimador arquitectura='{arch}'\n  {rest}></vram-estimador>"
+    )));
+    html.push_str(&format!(
+        "<vram-estimador id=\"widget-propio\" arquitectura=\"{}\" {rest}></vram-estimador>\n",
+        escape(&arch)
+    ));
+    html
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,8 +125,14 @@ mod tests {
                 "{}",
                 a.name
             );
-            assert!(snippet.contains(a.name), "{snippet}");
+            assert_eq!(snippet.contains(a.name), !a.default.is_empty(), "{snippet}");
         }
+        let custom = custom("/");
+        assert!(
+            custom.contains("hf=&quot;Qwen/")
+                && custom.contains("id=\"widget-propio\" arquitectura=\"{&quot;"),
+            "{custom}"
+        );
         assert!(snippet.contains("https://vramlab.dev/embed/vram-estimador.js"));
         assert!(iframe("https://x.dev", "/sub/").contains("https://x.dev/sub/embed/?modelo="));
         assert!(demo("/").matches("<vram-estimador ").count() >= 2);

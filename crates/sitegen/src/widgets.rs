@@ -215,13 +215,14 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 "atributos" => crate::widget_docs::attributes(),
                 "codigo" => crate::widget_docs::snippet(&ctx.origin, &ctx.base),
                 "iframe" => crate::widget_docs::iframe(&ctx.origin, &ctx.base),
-                "demo" if !ctx.embed => {
+                "demo" | "propio" if !ctx.embed => {
                     return Err("falta el paquete embed: compila con `cargo xtask build`".into());
                 }
                 "demo" => crate::widget_docs::demo(&ctx.base),
+                "propio" => crate::widget_docs::custom(&ctx.base),
                 other => {
                     return Err(format!(
-                        "parte=\"{other}\": usa atributos, codigo, iframe o demo"
+                        "parte=\"{other}\": usa atributos, codigo, iframe, demo o propio"
                     ));
                 }
             };

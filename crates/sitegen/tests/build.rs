@@ -143,6 +143,19 @@ fn real_content_builds_under_a_sub_path() {
 
     assert!(dist.join("404.html").is_file());
     assert!(dist.join("pkg/snippets/ui-1/inline0.js").is_file());
+    // The widget's loader names this build's hashed widget and importer bundles by
+    // paths relative to itself, so it works from any origin and under the base path.
+    let loader = fs::read_to_string(dist.join("embed/vram-estimador.js")).unwrap();
+    for name in ["embed.", "embed_bg.", "import_web.", "import_web_bg."] {
+        let at = format!("\"../pkg/{name}");
+        let file = loader
+            .split(&at)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(|tail| format!("pkg/{name}{tail}"))
+            .unwrap_or_else(|| panic!("the loader names {name}: {loader}"));
+        assert!(dist.join(&file).is_file(), "{file}");
+    }
     let sitemap = fs::read_to_string(dist.join("sitemap.xml")).unwrap();
     assert!(sitemap.contains("<loc>https://vramlab.dev/vramlab/anatomia-vram/</loc>"));
     let robots = fs::read_to_string(dist.join("robots.txt")).unwrap();

@@ -45,6 +45,41 @@ pub struct ImportedModel {
     pub weights: Option<StoredWeights>,
 }
 
+/// What a page holds of a reader's imports: an architecture with its one-line
+/// summary, exact weights, or both (a GGUF file gives both).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Imported {
+    pub arch: Option<(Architecture, String)>,
+    pub weights: Option<StoredWeights>,
+}
+
+impl Imported {
+    pub fn is_empty(&self) -> bool {
+        self.arch.is_none() && self.weights.is_none()
+    }
+
+    /// Adds a new import to this one: a config replaces the architecture, a weights
+    /// file the weights, a GGUF file both.
+    pub fn merge(&self, new: Imported) -> Imported {
+        Imported {
+            arch: new.arch.or_else(|| self.arch.clone()),
+            weights: new.weights.or_else(|| self.weights.clone()),
+        }
+    }
+}
+
+impl From<ImportedModel> for Imported {
+    fn from(m: ImportedModel) -> Self {
+        Imported {
+            arch: m.arch.map(|a| {
+                let summary = arch_summary(&a, m.origin.as_deref(), &m.notes);
+                (a, summary)
+            }),
+            weights: m.weights,
+        }
+    }
+}
+
 /// Spanish one-liner for an imported architecture, with the importer's remarks.
 pub fn arch_summary(arch: &Architecture, origin: Option<&str>, notes: &[String]) -> String {
     let from = origin.map(|o| format!(" de {o}")).unwrap_or_default();

@@ -9,6 +9,7 @@
 
 use crate::arch::Architecture;
 use crate::hf_config::{ConfigError, MAX_DIM};
+use crate::import::StoredWeights;
 
 /// Longest encoded architecture accepted (real ones are about 500 bytes).
 pub const MAX_SHARED_BYTES: usize = 4096;
@@ -87,6 +88,36 @@ pub fn decode(text: &str) -> Result<Architecture, ConfigError> {
     Ok(a)
 }
 
+/// No real checkpoint is over 2^50 bytes (1 PiB); a larger number is a tampered link.
+pub const MAX_SHARED_WEIGHTS: u64 = 1 << 50;
+
+/// Exact weights as a link or an attribute carries them: `bytes` and `params` as
+/// decimal text, `source` the name shown (bounded to 120 characters). A missing or
+/// unreadable parameter count means none; unreadable bytes are an error.
+pub fn weights(
+    bytes: &str,
+    params: Option<&str>,
+    source: Option<&str>,
+) -> Result<StoredWeights, String> {
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0 && n <= MAX_SHARED_WEIGHTS)
+    };
+    let bytes = number(bytes)
+        .ok_or("el tamaño de los pesos no es un número de bytes válido (entero de 1 a 2^50).")?;
+    let source = source
+        .map(|s| s.trim().chars().take(120).collect::<String>())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "un enlace compartido".into());
+    Ok(StoredWeights {
+        bytes,
+        params: params.and_then(number),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -122,6 +153,40 @@ mod tests {
             let e = decode(&bad).unwrap_err().to_string();
             assert!(e.contains(want), "{e}");
         }
+    }
+
+    #[test]
+    fn shared_weights_are_bounded_numbers() {
+        let w = weights("16060522496", Some("8030261248"), Some(" m.gguf ")).unwrap();
+        assert_eq!(
+            (w.bytes, w.params, w.source.as_str()),
+            (16_060_522_496, Some(8_030_261_248), "m.gguf")
+        );
+        let w = weights("100", Some("muchos"), None).unwrap();
+        assert_eq!(
+            (w.params, w.source.as_str()),
+            (None, "un enlace compartido")
+        );
+        for bad in [
+            "",
+            "0",
+            "-5",
+            "1e9",
+            "1125899906842625",
+            "99999999999999999999",
+        ] {
+            assert!(
+                weights(bad, None, None).unwrap_err().contains("bytes"),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            weights("1", None, Some(&"x".repeat(500)))
+                .unwrap()
+                .source
+                .len(),
+            120
+        );
     }
 
     proptest! {

@@ -1,9 +1,9 @@
 // The iframe form of the widget (/embed/?modelo=…): the query's attributes go onto the
-// element, and the page's height goes to the parent, which may size the iframe to it.
+// element (bounded: an architecture is at most 4 KiB), and the page's height goes to the parent, which may size the iframe to it.
 const OBSERVED = __ATTRS__;
 const widget = document.querySelector("vram-estimador");
 for (const [name, value] of new URLSearchParams(location.search)) {
-  if (OBSERVED.includes(name)) widget.setAttribute(name, value.slice(0, 200));
+  if (OBSERVED.includes(name)) widget.setAttribute(name, value.slice(0, 4096));
 }
 let last = 0;
 new ResizeObserver(() => {

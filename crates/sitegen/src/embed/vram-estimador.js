@@ -4,6 +4,8 @@
 import init, { Widget, css } from "__GLUE__";
 
 const OBSERVED = __ATTRS__;
+// The model importer (glue, wasm), loaded by the widget only when it shows a Hub model.
+const IMPORTER = __IMPORTER__.map((path) => (path ? new URL(path, import.meta.url).href : ""));
 const site = new URL("../", import.meta.url).href;
 const ready = init({ module_or_path: new URL("__WASM__", import.meta.url) });
 let sheet = null;
@@ -34,7 +36,7 @@ class VramEstimador extends HTMLElement {
         root.adoptedStyleSheets = [styles()];
         const mount = document.createElement("div");
         root.replaceChildren(mount);
-        this.widget = new Widget(mount, site, (name) => this.getAttribute(name));
+        this.widget = new Widget(mount, site, (name) => this.getAttribute(name), ...IMPORTER);
       },
       (err) => {
         note.textContent = "No se pudo cargar el estimador de VRAM de vramlab.";

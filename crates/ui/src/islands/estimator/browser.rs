@@ -18,8 +18,6 @@ const PARAMS_KEY: &str = "parametros";
 const SOURCE_KEY: &str = "origen";
 /// A Hub id to import on arrival (what the panel's form submits without JavaScript).
 const HUB_ID_KEY: &str = "hf";
-/// No real checkpoint is over 2^50 bytes (1 PiB); a larger number is a tampered link.
-const MAX_SHARED_BYTES: u64 = 1 << 50;
 
 const KEYS: [&str; 12] = [
     "modelo",
@@ -72,26 +70,17 @@ fn put(i: &mut Inputs, key: &str, v: String) {
     }
 }
 
-/// Exact weights from a link; absent or unreadable numbers mean none.
+/// Exact weights from a link, when it carries them.
 fn shared_weights(params: &web_sys::UrlSearchParams) -> Option<Result<StoredWeights, String>> {
     let bytes = params.get(WEIGHTS_KEY)?;
-    let number = |v: Option<String>| v.and_then(|t| t.parse::<u64>().ok());
-    let Some(bytes) = number(Some(bytes)).filter(|&b| b > 0 && b <= MAX_SHARED_BYTES) else {
-        return Some(Err(
-            "El enlace trae un tamaño de pesos dañado («pesos» no es un número de bytes válido)."
-                .into(),
-        ));
-    };
-    let source = params
-        .get(SOURCE_KEY)
-        .map(|s| s.chars().take(120).collect::<String>())
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| "un enlace compartido".into());
-    Some(Ok(StoredWeights {
-        bytes,
-        params: number(params.get(PARAMS_KEY)).filter(|&p| p > 0 && p <= MAX_SHARED_BYTES),
-        source,
-    }))
+    Some(
+        vram::share::weights(
+            &bytes,
+            params.get(PARAMS_KEY).as_deref(),
+            params.get(SOURCE_KEY).as_deref(),
+        )
+        .map_err(|e| format!("El enlace trae un tamaño de pesos dañado: {e}")),
+    )
 }
 
 pub fn sync(inputs: RwSignal<Inputs>, state: State) {

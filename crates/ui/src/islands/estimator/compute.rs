@@ -6,7 +6,7 @@ use vram::estimate::{Breakdown, ModelInput, estimate};
 use vram::serving::ServingPlan;
 use vram::solve;
 use vram::workload::{Attention, Finetune, Mode, Optimizer, Workload};
-use vram::{Architecture, WeightFormat, parse_count};
+use vram::{WeightFormat, parse_count};
 
 /// The `modelo` value that selects the reader's imported config.json.
 pub const CUSTOM: &str = "propio";
@@ -100,30 +100,7 @@ pub struct Outcome {
     pub curve: Vec<(u64, u64, u64)>,
 }
 
-pub use vram::import::StoredWeights;
-
-/// What the reader imported: an architecture with its one-line summary, exact
-/// weights, or both (a GGUF file gives both).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Imported {
-    pub arch: Option<(Architecture, String)>,
-    pub weights: Option<StoredWeights>,
-}
-
-impl Imported {
-    pub fn is_empty(&self) -> bool {
-        self.arch.is_none() && self.weights.is_none()
-    }
-
-    /// Adds a new import to this one: a config replaces the architecture, a weights
-    /// file the weights, a GGUF file both.
-    pub fn merge(&self, new: Imported) -> Imported {
-        Imported {
-            arch: new.arch.or_else(|| self.arch.clone()),
-            weights: new.weights.or_else(|| self.weights.clone()),
-        }
-    }
-}
+pub use vram::import::{Imported, StoredWeights};
 
 fn optimizer(id: &str) -> Optimizer {
     match id {

@@ -1,0 +1,365 @@
+//! What a widget shows for its settings: the same workload `vramlab estimate` builds,
+//! on a catalog model or a custom one (a Hub import, once it has arrived, or a shared
+//! architecture), and the estimator page's link for the same settings. Pure.
+
+use vram::estimate::{Breakdown, ModelInput, estimate};
+use vram::import::{Imported, StoredWeights};
+use vram::workload::{Finetune, Mode, Workload};
+use vram::{Architecture, ByteSize, WeightFormat, catalog, solve};
+
+use crate::spec::{Config, Custom};
+
+/// The estimator page's `modelo` for a custom model (`ui`'s `CUSTOM`).
+const PAGE_CUSTOM: &str = "propio";
+
+/// Where a widget's Hub import stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HubState {
+    Loading,
+    Ready(Imported),
+    Failed(String),
+}
+
+/// What the widget shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shown {
+    /// The Hub import is on its way: this sentence says what is being fetched.
+    Loading(String),
+    Ready(Outcome),
+}
+
+/// One estimate, ready to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub model_name: String,
+    pub gpu_name: String,
+    pub breakdown: Breakdown,
+    pub per_gpu: u64,
+    pub capacity: u64,
+    pub max_batch: Option<u64>,
+    pub max_seq: Option<u64>,
+    /// A Hub import that failed, as the sentence shown above the result (which then
+    /// falls back to the catalog model).
+    pub notice: Option<String>,
+}
+
+impl Outcome {
+    pub fn fits(&self) -> bool {
+        self.per_gpu <= self.capacity
+    }
+
+    /// "Cabe: sobran 7,6 GiB." or "No cabe: faltan 3,1 GiB."
+    pub fn verdict(&self) -> String {
+        if self.fits() {
+            format!(
+                "Cabe: sobran {}.",
+                ByteSize(self.capacity - self.per_gpu).binary()
+            )
+        } else {
+            format!(
+                "No cabe: faltan {}.",
+                ByteSize(self.per_gpu - self.capacity).binary()
+            )
+        }
+    }
+}
+
+/// The engine's workload for `c`, as `vramlab estimate` builds it from the same flags
+/// (`--mode train --finetune … [--mixed-precision]`, `--gpus N --tp N` or `--zero 3`).
+fn workload(c: &Config) -> Result<Workload, String> {
+    let weights = WeightFormat::parse(&c.format).map_err(|e| e.to_string())?;
+    let (mode, finetune) = match c.mode {
+        "entrenamiento" => (Mode::Train, Finetune::Full),
+        "lora" => (Mode::Train, Finetune::Lora),
+        "qlora" => (Mode::Train, Finetune::Qlora),
+        _ => (Mode::Inference, Finetune::Full),
+    };
+    let train = mode == Mode::Train;
+    Ok(Workload {
+        mode,
+        finetune,
+        weights,
+        mixed_precision: train && finetune == Finetune::Full,
+        batch: c.batch,
+        seq: c.seq,
+        gpus: c.gpus,
+        tp: if train { 1 } else { c.gpus },
+        zero: if train && c.gpus > 1 { 3 } else { 0 },
+        ..Workload::default()
+    })
+}
+
+/// The model to estimate: architecture, name, exact weights.
+struct Chosen {
+    arch: Architecture,
+    name: String,
+    weights: Option<StoredWeights>,
+}
+
+fn catalog_model(c: &Config) -> Result<Chosen, String> {
+    let m = catalog::model(&c.model).ok_or("modelo desconocido")?;
+    Ok(Chosen {
+        arch: m.arch.clone(),
+        name: m.name.clone(),
+        weights: c.weights.clone(),
+    })
+}
+
+/// What `c` shows, given how its Hub import stands (`None` before it starts).
+pub fn compute(c: &Config, hub: Option<&HubState>) -> Result<Shown, String> {
+    let custom = c.custom.as_ref().filter(|_| c.use_custom);
+    let (chosen, notice) = match (custom, hub) {
+        (None, _) => (catalog_model(c)?, None),
+        (Some(Custom::Shared(a)), _) => {
+            let chosen = Chosen {
+                arch: (**a).clone(),
+                name: c.custom_name().unwrap_or_default(),
+                weights: c.weights.clone(),
+            };
+            (chosen, None)
+        }
+        (Some(Custom::Hub { repo }), None | Some(HubState::Loading)) => {
+            let host = c.hub.split("://").nth(1).unwrap_or(&c.hub);
+            return Ok(Shown::Loading(format!("Importando {repo} de {host}…")));
+        }
+        (Some(Custom::Hub { repo }), Some(HubState::Ready(i))) => match &i.arch {
+            Some((arch, _)) => {
+                let chosen = Chosen {
+                    arch: arch.clone(),
+                    name: c.custom_name().unwrap_or_default(),
+                    weights: c.weights.clone().or_else(|| i.weights.clone()),
+                };
+                (chosen, None)
+            }
+            None => failed(c, repo, "el repositorio no trae config.json.")?,
+        },
+        (Some(Custom::Hub { repo }), Some(HubState::Failed(e))) => failed(c, repo, e)?,
+    };
+    let gpu = catalog::gpu(&c.gpu).ok_or("GPU desconocida")?;
+    let input = ModelInput::Arch {
+        total_params: chosen.weights.as_ref().and_then(|w| w.params),
+        arch: Box::new(chosen.arch),
+    };
+    let mut w = workload(c)?;
+    w.cuda_context = Some(vram::context::for_family(&gpu.family).bytes);
+    if w.mode == Mode::Inference {
+        w.stored_weights = chosen.weights.as_ref().map(|s| s.bytes);
+    }
+    let est = estimate(&input, &w).map_err(|e| e.to_string())?;
+    Ok(Shown::Ready(Outcome {
+        model_name: chosen.name,
+        gpu_name: gpu.name.clone(),
+        breakdown: est.breakdown,
+        per_gpu: est.per_gpu_bytes,
+        capacity: gpu.memory_bytes,
+        max_batch: solve::max_batch(&input, &w, gpu.memory_bytes),
+        max_seq: solve::max_seq(&input, &w, gpu.memory_bytes),
+        notice,
+    }))
+}
+
+/// A failed Hub import: the catalog model, with the reason above it.
+fn failed(c: &Config, repo: &str, why: &str) -> Result<(Chosen, Option<String>), String> {
+    let chosen = catalog_model(c)?;
+    let notice = format!("hf=\"{repo}\": {why} Se usa {}.", chosen.name);
+    Ok((chosen, Some(notice)))
+}
+
+/// The estimator page's query for the same settings ("Abrir en vramlab"): a custom
+/// model travels as the page's own links carry it (`hf`, or `arquitectura` with the
+/// exact weights).
+pub fn page_query(c: &Config) -> String {
+    let mode = match c.mode {
+        "entrenamiento" => "full",
+        "lora" => "lora",
+        "qlora" => "qlora",
+        _ => "inference",
+    };
+    let custom = c.custom.as_ref().filter(|_| c.use_custom);
+    let mut q = form_urlencoded::Serializer::new(String::from("?"));
+    q.append_pair(
+        "modelo",
+        if custom.is_some() {
+            PAGE_CUSTOM
+        } else {
+            &c.model
+        },
+    );
+    let (batch, seq, gpus) = (c.batch.to_string(), c.seq.to_string(), c.gpus.to_string());
+    for (k, v) in [
+        ("gpu", c.gpu.as_str()),
+        ("modo", mode),
+        ("formato", &c.format),
+        ("lote", &batch),
+        ("contexto", &seq),
+        ("gpus", &gpus),
+    ] {
+        q.append_pair(k, v);
+    }
+    match custom {
+        Some(Custom::Hub { repo }) => {
+            q.append_pair("hf", repo);
+        }
+        Some(Custom::Shared(a)) => {
+            q.append_pair("arquitectura", &vram::share::encode(a));
+        }
+        None => {}
+    }
+    if let Some(w) = &c.weights {
+        q.append_pair("pesos", &w.bytes.to_string());
+        if let Some(p) = w.params {
+            q.append_pair("parametros", &p.to_string());
+        }
+        q.append_pair("origen", &w.source);
+    }
+    q.finish()
+}
+
+/// The breakdown's six categories in display order.
+pub fn values(b: &Breakdown) -> [u64; 6] {
+    b.parts()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::spec::read;
+
+    fn config(pairs: &[(&str, &str)]) -> Config {
+        let (c, problems) = read(|k| {
+            pairs
+                .iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| (*v).to_owned())
+        });
+        assert!(problems.is_empty(), "{problems:?}");
+        c
+    }
+
+    fn ready(shown: Result<Shown, String>) -> Outcome {
+        match shown.unwrap() {
+            Shown::Ready(o) => o,
+            Shown::Loading(s) => panic!("still loading: {s}"),
+        }
+    }
+
+    fn gpt2() -> Architecture {
+        catalog::model("gpt2").unwrap().arch.clone()
+    }
+
+    /// The same numbers `vramlab estimate` prints for the same flags (its tests pin
+    /// those against published figures).
+    #[test]
+    fn matches_the_engine() {
+        let o = ready(compute(&config(&[]), None));
+        assert_eq!(o.breakdown.weights, 16_060_522_496);
+        assert!(o.fits());
+        assert!(o.verdict().starts_with("Cabe: sobran"));
+        let c = config(&[
+            ("modelo", "llama-3.1-70b"),
+            ("gpus", "4"),
+            ("gpu", "h100-sxm"),
+        ]);
+        let four = ready(compute(&c, None));
+        assert!(four.breakdown.weights < 36 * ByteSize::GIB);
+        assert!(page_query(&c).contains("gpus=4"));
+    }
+
+    #[test]
+    fn a_hub_model_waits_then_uses_what_arrived() {
+        let c = config(&[
+            ("hf", "openai-community/gpt2"),
+            ("hub", "http://127.0.0.1:9"),
+        ]);
+        let Shown::Loading(s) = compute(&c, None).unwrap() else {
+            panic!("a Hub model starts loading");
+        };
+        assert_eq!(s, "Importando openai-community/gpt2 de 127.0.0.1:9…");
+        let arrived = Imported {
+            arch: Some((gpt2(), String::new())),
+            weights: None,
+        };
+        let o = ready(compute(&c, Some(&HubState::Ready(arrived.clone()))));
+        assert_eq!(o.breakdown.weights, 2 * 124_439_808);
+        assert_eq!(o.model_name, "openai-community/gpt2");
+        // The index's exact bytes replace the formula in inference...
+        let exact = Imported {
+            weights: Some(StoredWeights {
+                bytes: 548_105_171,
+                params: Some(137_022_720),
+                source: "model.safetensors".into(),
+            }),
+            ..arrived.clone()
+        };
+        let o = ready(compute(&c, Some(&HubState::Ready(exact.clone()))));
+        assert_eq!(o.breakdown.weights, 548_105_171);
+        // ...and the `pesos` attribute wins over the index.
+        let c2 = config(&[("hf", "gpt2"), ("pesos", "1000000")]);
+        let o = ready(compute(&c2, Some(&HubState::Ready(exact))));
+        assert_eq!(o.breakdown.weights, 1_000_000);
+        // A reader who picks a catalog model leaves the import aside.
+        let mut c3 = c.clone();
+        c3.use_custom = false;
+        assert_eq!(
+            ready(compute(&c3, Some(&HubState::Ready(arrived)))).model_name,
+            "Llama 3.1 8B"
+        );
+    }
+
+    #[test]
+    fn a_failed_import_falls_back_with_the_reason() {
+        let c = config(&[("hf", "org/gated"), ("modelo", "mistral-7b-v0.3")]);
+        let why = "org/gated es privado o restringido.";
+        let o = ready(compute(&c, Some(&HubState::Failed(why.into()))));
+        assert_eq!(o.model_name, "Mistral 7B v0.3");
+        assert_eq!(
+            o.notice.as_deref(),
+            Some("hf=\"org/gated\": org/gated es privado o restringido. Se usa Mistral 7B v0.3.")
+        );
+        let empty = HubState::Ready(Imported::default());
+        let o = ready(compute(&c, Some(&empty)));
+        assert!(o.notice.unwrap().contains("config.json"));
+    }
+
+    #[test]
+    fn a_shared_architecture_needs_no_network_and_links_back() {
+        let text = vram::share::encode(&gpt2());
+        let c = config(&[
+            ("arquitectura", &text),
+            ("pesos", "99000000"),
+            ("nombre", "Mi GPT & co"),
+        ]);
+        let o = ready(compute(&c, None));
+        assert_eq!(
+            (o.model_name.as_str(), o.breakdown.weights),
+            ("Mi GPT & co", 99_000_000)
+        );
+        let query = page_query(&c);
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query[1..].as_bytes())
+            .into_owned()
+            .collect();
+        let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("modelo"), Some(PAGE_CUSTOM));
+        assert_eq!(
+            vram::share::decode(get("arquitectura").unwrap()).unwrap(),
+            gpt2()
+        );
+        assert_eq!(
+            (get("pesos"), get("origen")),
+            (Some("99000000"), Some("Mi GPT & co"))
+        );
+        let hub = page_query(&config(&[("hf", "org/m")]));
+        assert!(
+            hub.contains("modelo=propio") && hub.contains("&hf=org%2Fm"),
+            "{hub}"
+        );
+        // Training ignores exact weights: the format decides what training holds.
+        let train = config(&[
+            ("arquitectura", &text),
+            ("pesos", "99000000"),
+            ("modo", "lora"),
+        ]);
+        assert_ne!(ready(compute(&train, None)).breakdown.weights, 99_000_000);
+    }
+}
