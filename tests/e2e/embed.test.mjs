@@ -1,15 +1,23 @@
 // The embeddable widget on a third-party page: another loopback origin, hostile CSS,
 // two widgets with different attributes, live attribute changes, bad attributes, a
-// phone-width screen, and the iframe form sizing itself through postMessage.
+// phone-width screen, the iframe form sizing itself through postMessage, and models
+// outside the catalog (from a stand-in Hub, typed by the reader, or a shared
+// architecture).
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
 import { useBrowser, url, watch, screenshot, BASE_URL, cli, gib } from "./helpers.mjs";
+import { startHub } from "./hub-fixture.mjs";
+import { TINY_CONFIG, tinySafetensors } from "./model-files.mjs";
 
 const shared = useBrowser();
 let host;
 let hostUrl;
+let hub;
 
 // A blog that styles everything aggressively, embeds two widgets and the iframe form.
 const PAGE = `<!doctype html><html lang="es"><head><meta charset="utf-8">
@@ -30,15 +38,35 @@ const FRAME = `<!doctype html><html lang="es"><head><meta charset="utf-8"><title
 <iframe id="f" src="${BASE_URL}embed/?modelo=qwen2.5-7b&gpu=rtx-3060&lote=2" title="Estimador" width="600" height="100"></iframe>
 </body></html>`;
 
+// A model card whose widgets import from the Hub (the fixture, on a third origin).
+const hubPage = (hubUrl) => `<!doctype html><html lang="es"><head><meta charset="utf-8">
+<title>Una ficha de modelo</title>
+<script type="module" src="${BASE_URL}embed/vram-estimador.js"></script>
+</head><body>
+<vram-estimador id="s" hf="sharded/llama" hub="${hubUrl}" gpu="rtx-4090" contexto="8192"></vram-estimador>
+<vram-estimador id="t" hf="ok/tiny" hub="${hubUrl}" nombre="Tiny"></vram-estimador>
+<vram-estimador id="g" hf="gated/llama" hub="${hubUrl}" modelo="qwen2.5-7b"></vram-estimador>
+<vram-estimador id="r" hub="${hubUrl}"></vram-estimador>
+</body></html>`;
+
 before(async () => {
+  hub = await startHub();
   host = createServer((req, res) => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    if (req.url.startsWith("/hub")) return res.end(hubPage(hub.url));
     res.end(req.url.startsWith("/iframe") ? FRAME : PAGE);
   });
   await new Promise((resolve) => host.listen(0, "127.0.0.1", resolve));
   hostUrl = `http://127.0.0.1:${host.address().port}/`;
 });
-after(() => new Promise((resolve) => host.close(resolve)));
+after(async () => {
+  await hub?.close();
+  await new Promise((resolve) => host.close(resolve));
+});
+
+// Whether the page has fetched the model importer's bundle.
+const importerLoaded = (page) =>
+  page.evaluate(() => performance.getEntriesByType("resource").some((e) => e.name.includes("import_web")));
 
 // The text of a widget's total once it has rendered (inside its shadow root).
 async function total(page, id) {
@@ -68,6 +96,8 @@ test("two widgets on a hostile third-party page match the CLI and follow their a
   assert.equal(font, "24px");
   assert.equal(await page.locator("#b .vw-controls").count(), 0, "controles=no");
   assert.equal(await page.locator("#b .vw").getAttribute("data-tema"), "oscuro");
+  // Catalog models need nothing else from the network.
+  assert.equal(await importerLoaded(page), false);
 
   // Changing an attribute re-renders that widget only.
   await page.evaluate(() => document.querySelector("#a").setAttribute("lote", "8"));
@@ -118,6 +148,80 @@ test("the iframe form takes its attributes from the URL and reports its height",
   if (want) assert.equal(await frame.locator(".vw-total strong").innerText(), gib(want.per_gpu_bytes));
   await page.waitForFunction(() => window.__heights.some((h) => h > 200));
   await screenshot(page, "widget-iframe");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("widgets import Hub models only when asked, fall back when they cannot, and fetch each once", async () => {
+  const context = await shared.browser.newContext();
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(hostUrl + "hub");
+
+  // A sharded repository: config.json plus the index's exact bytes, which equal the
+  // catalog's Llama 3.1 8B in BF16.
+  const s = await total(page, "s");
+  const preset = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--seq", "8192"]);
+  if (preset) assert.equal(s, gib(preset.per_gpu_bytes));
+  assert.match(await page.locator("#s .vw-title").innerText(), /^sharded\/llama en GeForce RTX 4090/);
+  const href = await page.locator("#s .vw-link").getAttribute("href");
+  assert.ok(href.includes("modelo=propio") && href.includes("hf=sharded%2Fllama"), href);
+  assert.equal(await importerLoaded(page), true);
+
+  // A single-file repository: the safetensors header by Range, named by `nombre`.
+  const dir = mkdtempSync(join(tmpdir(), "vramlab-embed-"));
+  const config = join(dir, "config.json");
+  const weights = join(dir, "tiny.safetensors");
+  writeFileSync(config, JSON.stringify(TINY_CONFIG));
+  writeFileSync(weights, tinySafetensors().bytes);
+  const tiny = cli(["--model", config, "--weights-file", weights, "--gpu", "rtx-4090"]);
+  const t = await total(page, "t");
+  if (tiny) assert.equal(t, gib(tiny.per_gpu_bytes));
+  assert.match(await page.locator("#t .vw-title").innerText(), /^Tiny en/);
+
+  // A gated repository: the reason, then the catalog model, never a blank box.
+  await page.locator("#g .vw-problem", { hasText: 'hf="gated/llama"' }).waitFor();
+  const gated = await page.locator("#g .vw-problem").first().innerText();
+  assert.match(gated, /privado o restringido.*Se usa Qwen2\.5 7B\./, gated);
+  const qwen = cli(["--model", "qwen2.5-7b", "--gpu", "rtx-4090"]);
+  if (qwen) assert.equal(await total(page, "g"), gib(qwen.per_gpu_bytes));
+
+  // The reader types a Hub id into a catalog widget; a bad one is a message. The
+  // model arrived already for #t, so it is not fetched again.
+  const field = page.locator("#r .vw-hub input");
+  await field.fill("no vale!");
+  await field.press("Enter");
+  await page.locator("#r .vw-problem", { hasText: "no es un id del Hub" }).waitFor();
+  await field.fill("ok/tiny");
+  await field.press("Enter");
+  await page.locator("#r .vw-title", { hasText: "ok/tiny en" }).waitFor();
+  if (tiny) assert.equal(await total(page, "r"), gib(tiny.per_gpu_bytes));
+  assert.equal(await page.locator("#r .vw-problem").count(), 0);
+  const fetched = hub.requests.filter((r) => r.path === "/ok/tiny/resolve/main/config.json" && r.method === "GET");
+  assert.equal(fetched.length, 1);
+  // Back to a catalog model, and to the imported one, from the model picker.
+  const picker = page.locator("#r select").first();
+  await picker.selectOption("llama-3.1-8b");
+  await page.locator("#r .vw-title", { hasText: "Llama 3.1 8B en" }).waitFor();
+  await picker.selectOption("propio");
+  await page.locator("#r .vw-title", { hasText: "ok/tiny en" }).waitFor();
+  await screenshot(page, "widget-hub");
+  const real = problems.filter((p) => !p.includes(hub.url) && !p.includes("Failed to load resource"));
+  assert.deepEqual(real, []);
+  await context.close();
+});
+
+test("the docs page's shared-architecture widget needs no network and matches the CLI", async () => {
+  const context = await shared.browser.newContext();
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url("widget/"));
+  const strong = page.locator("#widget-propio .vw-total strong");
+  await strong.waitFor();
+  const gpt2 = cli(["--model", "gpt2", "--gpu", "rtx-3060", "--batch", "8", "--seq", "1024"]);
+  if (gpt2) assert.equal(await strong.innerText(), gib(gpt2.per_gpu_bytes));
+  assert.match(await page.locator("#widget-propio .vw-title").innerText(), /^Mi GPT-2 en/);
+  assert.equal(await importerLoaded(page), false);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -136,7 +136,7 @@ test("the Hub's failures are Spanish messages: 401, 404, bad ids, broken, huge a
   const { context, page, problems, est } = await openImport();
   const alert = est.locator(".est-import [role=alert]");
   for (const [id, want] of [
-    ["gated/llama", /privado o restringido \(el Hub respondió 401\).*pega aquí su config\.json/],
+    ["gated/llama", /privado o restringido \(el Hub respondió 401\).*pega su config\.json/],
     ["nadie/nada", /no tiene «config\.json» en «nadie\/nada» \(404\)/],
     ["no es un id", /no es un id del Hub/],
     ["broken/x", /config\.json de broken\/x: .*JSON/],

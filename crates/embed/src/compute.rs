@@ -176,7 +176,7 @@ pub fn page_query(c: &Config) -> String {
         _ => "inference",
     };
     let custom = c.custom.as_ref().filter(|_| c.use_custom);
-    let mut q = form_urlencoded::Serializer::new(String::from("?"));
+    let mut q = form_urlencoded::Serializer::for_suffix(String::from("?"), 1);
     q.append_pair(
         "modelo",
         if custom.is_some() {
@@ -263,7 +263,10 @@ mod tests {
         ]);
         let four = ready(compute(&c, None));
         assert!(four.breakdown.weights < 36 * ByteSize::GIB);
-        assert!(page_query(&c).contains("gpus=4"));
+        assert_eq!(
+            page_query(&c),
+            "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inference&formato=bf16&lote=1&contexto=4096&gpus=4"
+        );
     }
 
     #[test]
@@ -336,7 +339,7 @@ mod tests {
             ("Mi GPT & co", 99_000_000)
         );
         let query = page_query(&c);
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(query[1..].as_bytes())
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(&query.as_bytes()[1..])
             .into_owned()
             .collect();
         let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());

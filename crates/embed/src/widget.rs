@@ -129,20 +129,27 @@ fn shown_repo(c: &Config) -> String {
     }
 }
 
-fn controls(config: RwSignal<Config>) -> impl IntoView {
+/// The controls. `failed` says whether the Hub import failed: the picker then shows
+/// the catalog model the widget fell back to.
+fn controls(config: RwSignal<Config>, failed: Memo<bool>) -> impl IntoView {
     let typed = RwSignal::new(None::<String>);
+    let custom_shown = move || config.with(|c| c.use_custom) && !failed.get();
     let models = catalog::models()
         .iter()
         .map(|m| {
             let id = m.id.clone();
-            let selected = move || config.with(|c| !c.use_custom && c.model == id);
+            let selected = move || !custom_shown() && config.with(|c| c.model == id);
             view! { <option value=m.id.clone() selected=selected>{m.name.clone()}</option> }
         })
         .collect_view();
     let custom = move || {
         config.with(Config::custom_name).map(|name| {
-            let selected = move || config.with(|c| c.use_custom);
-            view! { <option value=CUSTOM_OPTION selected=selected>{name}</option> }
+            let label = if failed.get() {
+                format!("{name} (no se pudo importar)")
+            } else {
+                name
+            };
+            view! { <option value=CUSTOM_OPTION selected=custom_shown>{label}</option> }
         })
     };
     let gpus = catalog::gpus()
@@ -336,11 +343,12 @@ fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls)
             })
         })
     });
+    let failed = Memo::new(move |_| hub.with(|h| matches!(h, Some((_, HubState::Failed(_))))));
     let link = move || format!("{site}estimador/{}", config.with(compute::page_query));
     view! {
         <div class="vw" data-tema=move || config.with(|c| c.theme.id()) role="group" aria-label="Estimador de VRAM de vramlab">
             {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
-            {move || config.with(|c| c.controls).then(|| controls(config))}
+            {move || config.with(|c| c.controls).then(|| controls(config, failed))}
             {move || match outcome.get() {
                 Ok(Shown::Ready(o)) => config.with(|c| result(o, c)).into_any(),
                 Ok(Shown::Loading(s)) => view! { <p class="vw-loading" role="status">{s}</p> }.into_any(),

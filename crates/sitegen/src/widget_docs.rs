@@ -7,7 +7,7 @@ use embed::spec::ATTRS;
 use crate::markdown::escape;
 
 /// Where the widget's script is served from, absolute (for snippets other sites paste).
-fn script_url(origin: &str, base: &str) -> String {
+pub fn script_url(origin: &str, base: &str) -> String {
     format!("{origin}{base}embed/vram-estimador.js")
 }
 

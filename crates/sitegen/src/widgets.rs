@@ -201,10 +201,15 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete import-web: compila con `cargo xtask build`".into());
             }
             let (import_js, import_wasm) = (ctx.import_js.clone(), ctx.import_wasm.clone());
+            let embed_js = if ctx.embed {
+                crate::widget_docs::script_url(&ctx.origin, &ctx.base)
+            } else {
+                String::new()
+            };
             Ok(tools_island(render(move || {
                 view! {
                     <Estimator model=model gpu=gpu mode=mode format=format batch=batch seq=seq
-                        import_js=import_js import_wasm=import_wasm />
+                        import_js=import_js import_wasm=import_wasm embed_js=embed_js />
                 }
                 .into_any()
             })))

@@ -30,7 +30,7 @@ pub enum HubError {
     #[error("La dirección del Hub debe empezar por http:// o https:// («{0}» no sirve).")]
     BadBase(String),
     #[error(
-        "«{repo}» es un modelo privado o restringido (el Hub respondió {status}): acepta su licencia en la web del Hub y pega aquí su config.json, o elige el archivo."
+        "«{repo}» es un modelo privado o restringido (el Hub respondió {status}): acepta su licencia en la web del Hub y pega su config.json en el estimador de vramlab, o elige el archivo."
     )]
     Gated { repo: String, status: u16 },
     #[error("El Hub no tiene «{file}» en «{repo}» (404): revisa el nombre (organización/modelo).")]
@@ -42,10 +42,12 @@ pub enum HubError {
         status: u16,
     },
     #[error(
-        "No se pudo conectar con {0}: sin conexión, bloqueado por el navegador (CORS) o el servidor no responde. Puedes pegar el config.json."
+        "No se pudo conectar con {0}: sin conexión, bloqueado por el navegador (CORS) o el servidor no responde. Puedes pegar el config.json en el estimador de vramlab."
     )]
     Network(String),
-    #[error("El Hub no respondió en {0} s; inténtalo de nuevo o pega el config.json.")]
+    #[error(
+        "El Hub no respondió en {0} s; inténtalo de nuevo o pega el config.json en el estimador de vramlab."
+    )]
     Timeout(u32),
     #[error("«{file}» ocupa más de {max}: no parece lo que dice ser, y no se lee.")]
     TooLarge { file: String, max: String },

@@ -3,8 +3,9 @@
 
 use leptos::prelude::*;
 
-use super::compute::{CUSTOM, Imported, Inputs, StoredWeights};
+use super::compute::{CUSTOM, Imported, Inputs};
 use super::import_panel::State;
+use vram::import::StoredWeights;
 
 const STORAGE_KEY: &str = "vramlab.estimador";
 /// The reader's Hub address, when it is not the default.

@@ -100,7 +100,7 @@ pub struct Outcome {
     pub curve: Vec<(u64, u64, u64)>,
 }
 
-pub use vram::import::{Imported, StoredWeights};
+pub use vram::import::Imported;
 
 fn optimizer(id: &str) -> Optimizer {
     match id {
@@ -243,6 +243,7 @@ pub fn compute(i: &Inputs, imported: &Imported) -> Result<Outcome, String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use vram::import::StoredWeights;
 
     fn inputs() -> Inputs {
         Inputs::new(

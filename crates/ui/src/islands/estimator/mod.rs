@@ -11,6 +11,7 @@
 #[cfg(target_arch = "wasm32")]
 mod browser;
 mod compute;
+mod embed_code;
 mod figures;
 mod import_panel;
 #[cfg(target_arch = "wasm32")]
@@ -131,6 +132,9 @@ pub fn Estimator(
     import_js: String,
     /// URL of the `import-web` wasm module.
     import_wasm: String,
+    /// Absolute URL of the embeddable widget's script, for the "embed it" snippet
+    /// ("" when the build has no widget).
+    embed_js: String,
 ) -> impl IntoView {
     let inputs = RwSignal::new(Inputs::new(model, gpu, mode, format, batch, seq));
     // What the reader imported (a config, a weights file's header, a Hub repository).
@@ -229,6 +233,7 @@ pub fn Estimator(
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
             {import_panel::view(panel)}
             <output aria-live="polite">{result}</output>
+            {(!embed_js.is_empty()).then(|| embed_code::view(inputs, imported, embed_js))}
         </div>
     }
 }

@@ -1,0 +1,239 @@
+//! "Insértalo en tu web": the `<vram-estimador>` snippet for what the estimator shows,
+//! imported model included (as its architecture and exact weights, so the embed needs
+//! no network), the way a video page offers its embed code. The snippet is pure and
+//! tested here; the view only shows it and copies it.
+
+use leptos::prelude::*;
+
+use super::compute::{CUSTOM, Imported, Inputs};
+
+/// The widget's `modo` for the page's mode.
+fn widget_mode(mode: &str) -> &'static str {
+    match mode {
+        "full" => "entrenamiento",
+        "lora" => "lora",
+        "qlora" => "qlora",
+        _ => "inferencia",
+    }
+}
+
+/// Text for an HTML attribute between double quotes.
+fn attr(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
+
+/// The script and element that embed these settings; `script` is the widget's URL.
+pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> String {
+    let mut attrs = Vec::new();
+    let custom = imported.arch.as_ref().filter(|_| i.model == CUSTOM);
+    match custom {
+        // Single quotes keep the JSON readable; `'` and `&` inside are escaped.
+        Some((a, _)) => attrs.push(format!(
+            "arquitectura='{}'",
+            vram::share::encode(a)
+                .replace('&', "&amp;")
+                .replace('\'', "&#39;")
+        )),
+        None => attrs.push(format!("modelo=\"{}\"", attr(&i.model))),
+    }
+    for (name, value) in [
+        ("gpu", i.gpu.as_str()),
+        ("modo", widget_mode(&i.mode)),
+        ("formato", &i.format),
+        ("lote", &i.batch),
+        ("contexto", &i.seq),
+        ("gpus", &i.gpus),
+    ] {
+        attrs.push(format!("{name}=\"{}\"", attr(value.trim())));
+    }
+    if let Some(w) = &imported.weights {
+        attrs.push(format!("pesos=\"{}\"", w.bytes));
+        if let Some(p) = w.params {
+            attrs.push(format!("parametros=\"{p}\""));
+        }
+    }
+    format!(
+        "<script type=\"module\" src=\"{}\"></script>\n<vram-estimador {}></vram-estimador>",
+        attr(script),
+        attrs.join("\n  ")
+    )
+}
+
+/// The page's settings the widget does not have, in Spanish, when any differs from
+/// what the widget assumes (AdamW, SDPA, no checkpointing, ZeRO-3 on several GPUs).
+pub fn left_out(i: &Inputs) -> Option<String> {
+    let several = i.gpus.trim() != "1";
+    let mut out = Vec::new();
+    if i.is_training() && i.optimizer != "adamw" {
+        out.push("el optimizador");
+    }
+    if i.is_training() && i.checkpointing {
+        out.push("el gradient checkpointing");
+    }
+    if i.is_training() && several && i.zero != "3" {
+        out.push("el reparto entre GPU");
+    }
+    if i.attention == "eager" {
+        out.push("la atención ingenua");
+    }
+    if i.serve && !i.is_training() {
+        out.push("el modo servidor");
+    }
+    (!out.is_empty()).then(|| {
+        format!(
+            "El widget no tiene {}: usa AdamW, SDPA y, al entrenar en varias GPU, ZeRO-3, así que su número puede diferir del de esta página.",
+            out.join(", ")
+        )
+    })
+}
+
+/// The disclosure with the snippet and a copy button. `script` is the widget's URL.
+pub fn view(
+    inputs: RwSignal<Inputs>,
+    imported: RwSignal<Imported>,
+    script: String,
+) -> impl IntoView {
+    let docs = script.replace("embed/vram-estimador.js", "widget/");
+    let code = Memo::new(move |_| inputs.with(|i| imported.with(|m| snippet(&script, i, m))));
+    let note = move || {
+        inputs
+            .with(left_out)
+            .map(|n| view! { <p class="calc-hint">{n}</p> })
+    };
+    let status = RwSignal::new(String::new());
+    #[cfg(target_arch = "wasm32")]
+    let copy = move |_| copy_text(code.get_untracked(), status);
+    #[cfg(not(target_arch = "wasm32"))]
+    let copy = move |_: leptos::ev::MouseEvent| status.set(String::new());
+    view! {
+        <details class="est-import est-embed">
+            <summary>"Insértalo en tu web"</summary>
+            <p>"Pega este código en tu blog, tu wiki o la ficha del modelo y tus lectores verán este mismo cálculo, con los selectores para cambiar la GPU, el lote o el contexto. "
+                <a href=docs>"Cómo funciona el widget"</a>"."</p>
+            <pre class="est-embed-code"><code>{move || code.get()}</code></pre>
+            <button type="button" on:click=copy>"Copiar el código"</button>
+            <span class="est-embed-status" role="status">{move || status.get()}</span>
+            {note}
+        </details>
+    }
+}
+
+/// Copies `text` with the Clipboard API; without it (no permission, not a secure
+/// context) says how to copy by hand.
+#[cfg(target_arch = "wasm32")]
+fn copy_text(text: String, status: RwSignal<String>) {
+    use js_sys::{Function, Promise, Reflect};
+    use wasm_bindgen::{JsCast, JsValue};
+    let by_hand = "Selecciona el código y cópialo con Ctrl+C.";
+    let write = web_sys::window()
+        .and_then(|w| Reflect::get(&w.navigator(), &"clipboard".into()).ok())
+        .filter(|c| !c.is_undefined())
+        .and_then(|c| {
+            let f = Reflect::get(&c, &"writeText".into())
+                .ok()?
+                .dyn_into::<Function>()
+                .ok()?;
+            f.call1(&c, &JsValue::from_str(&text)).ok()
+        })
+        .and_then(|p| p.dyn_into::<Promise>().ok());
+    let Some(promise) = write else {
+        status.set(by_hand.into());
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        let done = wasm_bindgen_futures::JsFuture::from(promise).await.is_ok();
+        status.set(if done {
+            "Copiado.".into()
+        } else {
+            by_hand.into()
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use vram::import::StoredWeights;
+
+    fn inputs() -> Inputs {
+        Inputs::new(
+            "qwen2.5-7b".into(),
+            "rtx-3060".into(),
+            "lora".into(),
+            "nf4".into(),
+            "2".into(),
+            "2048".into(),
+        )
+    }
+
+    #[test]
+    fn catalog_settings_become_attributes() {
+        let s = snippet(
+            "https://vramlab.dev/embed/vram-estimador.js",
+            &inputs(),
+            &Imported::default(),
+        );
+        assert_eq!(
+            s,
+            "<script type=\"module\" src=\"https://vramlab.dev/embed/vram-estimador.js\"></script>\n\
+             <vram-estimador modelo=\"qwen2.5-7b\"\n  gpu=\"rtx-3060\"\n  modo=\"lora\"\n  formato=\"nf4\"\n  \
+             lote=\"2\"\n  contexto=\"2048\"\n  gpus=\"1\"></vram-estimador>"
+        );
+        // Whatever the reader typed stays inside its attribute.
+        let mut i = inputs();
+        i.batch = "\"><script>".into();
+        assert!(snippet("x", &i, &Imported::default()).contains("lote=\"&quot;>&lt;script>\""));
+    }
+
+    #[test]
+    fn an_imported_model_travels_whole() {
+        let mut i = inputs();
+        i.model = CUSTOM.into();
+        let mut arch = vram::catalog::model("gpt2").unwrap().arch.clone();
+        arch.family = "it's & co".into();
+        let imported = Imported {
+            arch: Some((arch.clone(), String::new())),
+            weights: Some(StoredWeights {
+                bytes: 99_000_000,
+                params: Some(124_439_808),
+                source: "gpt2.gguf".into(),
+            }),
+        };
+        let s = snippet("x", &i, &imported);
+        assert!(!s.contains("modelo="), "{s}");
+        assert!(
+            s.contains("pesos=\"99000000\"\n  parametros=\"124439808\""),
+            "{s}"
+        );
+        let json = s
+            .split("arquitectura='")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
+        let json = json.replace("&#39;", "'").replace("&amp;", "&");
+        assert_eq!(vram::share::decode(&json).unwrap(), arch);
+    }
+
+    #[test]
+    fn what_the_widget_cannot_show_is_said() {
+        let mut i = inputs();
+        assert_eq!(left_out(&i), None);
+        i.optimizer = "adafactor".into();
+        i.attention = "eager".into();
+        let note = left_out(&i).unwrap();
+        assert!(
+            note.starts_with("El widget no tiene el optimizador, la atención ingenua:"),
+            "{note}"
+        );
+        i.mode = "inference".into();
+        i.optimizer = "adamw".into();
+        i.attention = "sdpa".into();
+        i.gpus = "4".into();
+        assert_eq!(left_out(&i), None, "inference splits with TP in both");
+    }
+}
