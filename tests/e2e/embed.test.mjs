@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { useBrowser, url, watch, screenshot, BASE_URL, cli, gib } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, BASE_URL, cli, gib } from "./helpers.mjs";
 import { startHub } from "./hub-fixture.mjs";
 import { TINY_CONFIG, tinySafetensors } from "./model-files.mjs";
 
@@ -183,6 +183,7 @@ test("widgets import Hub models only when asked, fall back when they cannot, and
   await page.locator("#g .vw-problem", { hasText: 'hf="gated/llama"' }).waitFor();
   const gated = await page.locator("#g .vw-problem").first().innerText();
   assert.match(gated, /privado o restringido.*Se usa Qwen2\.5 7B\./, gated);
+  assert.equal(await page.locator("#g select").first().inputValue(), "qwen2.5-7b");
   const qwen = cli(["--model", "qwen2.5-7b", "--gpu", "rtx-4090"]);
   if (qwen) assert.equal(await total(page, "g"), gib(qwen.per_gpu_bytes));
 
@@ -223,5 +224,50 @@ test("the docs page's shared-architecture widget needs no network and matches th
   assert.match(await page.locator("#widget-propio .vw-title").innerText(), /^Mi GPT-2 en/);
   assert.equal(await importerLoaded(page), false);
   assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the estimator's embed code, pasted on another site, shows the same numbers for an imported model", async () => {
+  const context = await shared.browser.newContext();
+  await context.addInitScript((h) => localStorage.setItem("vramlab.hub", h), hub.url);
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(BASE_URL).origin });
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url("estimador/?hf=sharded/llama&gpu=rtx-3060&lote=2&contexto=2048"));
+  await waitForIslands(page);
+  await page.locator(".est-imported", { hasText: "Importado de sharded/llama" }).waitFor();
+  const want = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-3060", "--batch", "2", "--seq", "2048"]);
+  if (want) await page.locator(".est-total").filter({ hasText: gib(want.per_gpu_bytes) }).waitFor();
+
+  await page.locator(".est-embed summary").click();
+  const code = await page.locator(".est-embed-code").innerText();
+  const [script, ...element] = code.split("\n");
+  assert.equal(script, '<script type="module" src="https://vramlab.dev/embed/vram-estimador.js"></script>');
+  assert.match(code, /arquitectura='\{"family":"llama"/);
+  assert.match(code, /gpu="rtx-3060"[\s\S]*lote="2"[\s\S]*contexto="2048"[\s\S]*pesos="16060522496"/);
+  await page.locator(".est-embed button", { hasText: "Copiar" }).click();
+  await page.locator(".est-embed-status", { hasText: /Copiado|Ctrl\+C/ }).waitFor();
+  const status = await page.locator(".est-embed-status").innerText();
+  if (status === "Copiado.") assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);
+  await page.setViewportSize({ width: 360, height: 900 });
+  await page.locator(".est-embed").scrollIntoViewIfNeeded();
+  await screenshot(page, "estimador-insertar");
+  assert.deepEqual(problems.filter((p) => !p.includes(hub.url)), []);
+
+  // The element on the hostile third-party page (with this server's script), offline
+  // from the Hub: the architecture and the exact bytes travel in the attributes.
+  const before = hub.requests.length;
+  const other = await context.newPage();
+  const otherProblems = watch(other);
+  await other.goto(hostUrl);
+  await other.evaluate((markup) => {
+    document.body.innerHTML = markup;
+  }, element.join("\n").replace(/ id="[^"]*"/g, "").replace("<vram-estimador ", '<vram-estimador id="p" '));
+  const pasted = await total(other, "p");
+  if (want) assert.equal(pasted, gib(want.per_gpu_bytes));
+  assert.match(await other.locator("#p .vw-title").innerText(), /^Modelo propio \(llama\) en GeForce RTX 3060/);
+  assert.equal(hub.requests.length, before, "no Hub request from the pasted widget");
+  assert.equal(await importerLoaded(other), false);
+  assert.deepEqual(otherProblems, []);
   await context.close();
 });

@@ -95,7 +95,12 @@ pub fn view(
     imported: RwSignal<Imported>,
     script: String,
 ) -> impl IntoView {
-    let docs = script.replace("embed/vram-estimador.js", "widget/");
+    // The docs page on this same site: the script's path without its origin.
+    let path = script
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
+        .unwrap_or("/");
+    let docs = path.replace("embed/vram-estimador.js", "widget/");
     let code = Memo::new(move |_| inputs.with(|i| imported.with(|m| snippet(&script, i, m))));
     let note = move || {
         inputs
