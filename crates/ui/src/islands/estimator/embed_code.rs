@@ -113,7 +113,7 @@ pub fn view(
     #[cfg(not(target_arch = "wasm32"))]
     let copy = move |_: leptos::ev::MouseEvent| status.set(String::new());
     view! {
-        <details class="est-import est-embed">
+        <details class="est-embed">
             <summary>"Insértalo en tu web"</summary>
             <p>"Pega este código en tu blog, tu wiki o la ficha del modelo y tus lectores verán este mismo cálculo, con los selectores para cambiar la GPU, el lote o el contexto. "
                 <a href=docs>"Cómo funciona el widget"</a>"."</p>
