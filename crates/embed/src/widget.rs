@@ -315,7 +315,11 @@ fn fetch_hub(
                     ARRIVED.with(|a| a.borrow_mut().push((key.clone(), i.clone())));
                     HubState::Ready(i)
                 }
-                Err(e) => HubState::Failed(e),
+                Err(e) => {
+                    let line = format!("<vram-estimador> hf=\"{}\": {e}", key.1);
+                    web_sys::console::warn_1(&line.into());
+                    HubState::Failed(e)
+                }
             }
         };
         // The widget may have moved on to another model, or left the page.
