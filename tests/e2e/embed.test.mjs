@@ -226,6 +226,8 @@ test("the docs page's shared-architecture widget needs no network and matches th
   if (gpt2) assert.equal(await strong.innerText(), gib(gpt2.per_gpu_bytes));
   assert.match(await page.locator("#widget-propio .vw-title").innerText(), /^Mi GPT-2 en/);
   assert.equal(await importerLoaded(page), false);
+  // The snippets, written by shortcodes, get the copy buttons too.
+  assert.ok((await page.locator("div.code button.copy").count()) >= 5);
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -248,10 +250,12 @@ test("the estimator's embed code, pasted on another site, shows the same numbers
   assert.equal(script, '<script type="module" src="https://vramlab.dev/embed/vram-estimador.js"></script>');
   assert.match(code, /arquitectura='\{"family":"llama"/);
   assert.match(code, /gpu="rtx-3060"[\s\S]*lote="2"[\s\S]*contexto="2048"[\s\S]*pesos="16060522496"/);
-  await page.locator(".est-embed button", { hasText: "Copiar" }).click();
-  await page.locator(".est-embed-status", { hasText: /Copiado|Ctrl\+C/ }).waitFor();
-  const status = await page.locator(".est-embed-status").innerText();
-  if (status === "Copiado.") assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);
+  // The site's copy button copies what the block shows now, not what it first showed.
+  await page.locator(".est-embed button.copy").click();
+  await page.locator(".est-embed .copy", { hasText: /Copiado|Ctrl\+C/ }).waitFor();
+  if ((await page.locator(".est-embed .copy").innerText()) === "Copiado") {
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);
+  }
   await page.setViewportSize({ width: 360, height: 900 });
   await page.locator(".est-embed").scrollIntoViewIfNeeded();
   await screenshot(page, "estimador-insertar");

@@ -228,7 +228,9 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             next: pages.get(i + 1).map(link),
             has_islands: page.body.has_islands,
             search: search.clone(),
-            has_code: page.body.has_code,
+            // Shortcodes and islands write code blocks too (the widget's snippets, the
+            // estimator's embed code): they get the copy buttons as well.
+            has_code: page.body.has_code || page.body.html.contains("<div class=\"code\">"),
             assets: bundle_urls(page.body.bundle),
             body_html: format!(
                 "<h1>{}</h1>\n{}",

@@ -143,6 +143,9 @@ fn real_content_builds_under_a_sub_path() {
 
     assert!(dist.join("404.html").is_file());
     assert!(dist.join("pkg/snippets/ui-1/inline0.js").is_file());
+    // Code blocks written by shortcodes (the widget's snippets) get the copy script.
+    let widget_page = fs::read_to_string(dist.join("widget/index.html")).unwrap();
+    assert!(widget_page.contains(r#"<script src="/vramlab/assets/copy."#));
     // The widget's loader names this build's hashed widget and importer bundles by
     // paths relative to itself, so it works from any origin and under the base path.
     let loader = fs::read_to_string(dist.join("embed/vram-estimador.js")).unwrap();

@@ -1,7 +1,7 @@
 //! "Insértalo en tu web": the `<vram-estimador>` snippet for what the estimator shows,
 //! imported model included (as its architecture and exact weights, so the embed needs
 //! no network), the way a video page offers its embed code. The snippet is pure and
-//! tested here; the view only shows it and copies it.
+//! tested here; the view only shows it.
 
 use leptos::prelude::*;
 
@@ -89,7 +89,8 @@ pub fn left_out(i: &Inputs) -> Option<String> {
     })
 }
 
-/// The disclosure with the snippet and a copy button. `script` is the widget's URL.
+/// The disclosure with the snippet, as a code block: the site's copy script gives it
+/// its «Copiar» button (and copies what the block shows when clicked).
 pub fn view(
     inputs: RwSignal<Inputs>,
     imported: RwSignal<Imported>,
@@ -101,60 +102,21 @@ pub fn view(
         .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
         .unwrap_or("/");
     let docs = path.replace("embed/vram-estimador.js", "widget/");
-    let code = Memo::new(move |_| inputs.with(|i| imported.with(|m| snippet(&script, i, m))));
+    let code = move || inputs.with(|i| imported.with(|m| snippet(&script, i, m)));
     let note = move || {
         inputs
             .with(left_out)
             .map(|n| view! { <p class="calc-hint">{n}</p> })
     };
-    let status = RwSignal::new(String::new());
-    #[cfg(target_arch = "wasm32")]
-    let copy = move |_| copy_text(code.get_untracked(), status);
-    #[cfg(not(target_arch = "wasm32"))]
-    let copy = move |_: leptos::ev::MouseEvent| status.set(String::new());
     view! {
         <details class="est-embed">
             <summary>"Insértalo en tu web"</summary>
             <p>"Pega este código en tu blog, tu wiki o la ficha del modelo y tus lectores verán este mismo cálculo, con los selectores para cambiar la GPU, el lote o el contexto. "
                 <a href=docs>"Cómo funciona el widget"</a>"."</p>
-            <pre class="est-embed-code"><code>{move || code.get()}</code></pre>
-            <button type="button" on:click=copy>"Copiar el código"</button>
-            <span class="est-embed-status" role="status">{move || status.get()}</span>
+            <div class="code"><pre class="est-embed-code" tabindex="0"><code>{code}</code></pre></div>
             {note}
         </details>
     }
-}
-
-/// Copies `text` with the Clipboard API; without it (no permission, not a secure
-/// context) says how to copy by hand.
-#[cfg(target_arch = "wasm32")]
-fn copy_text(text: String, status: RwSignal<String>) {
-    use js_sys::{Function, Promise, Reflect};
-    use wasm_bindgen::{JsCast, JsValue};
-    let by_hand = "Selecciona el código y cópialo con Ctrl+C.";
-    let write = web_sys::window()
-        .and_then(|w| Reflect::get(&w.navigator(), &"clipboard".into()).ok())
-        .filter(|c| !c.is_undefined())
-        .and_then(|c| {
-            let f = Reflect::get(&c, &"writeText".into())
-                .ok()?
-                .dyn_into::<Function>()
-                .ok()?;
-            f.call1(&c, &JsValue::from_str(&text)).ok()
-        })
-        .and_then(|p| p.dyn_into::<Promise>().ok());
-    let Some(promise) = write else {
-        status.set(by_hand.into());
-        return;
-    };
-    leptos::task::spawn_local(async move {
-        let done = wasm_bindgen_futures::JsFuture::from(promise).await.is_ok();
-        status.set(if done {
-            "Copiado.".into()
-        } else {
-            by_hand.into()
-        });
-    });
 }
 
 #[cfg(test)]
