@@ -68,24 +68,18 @@ impl Outcome {
 /// (`--mode train --finetune … [--mixed-precision]`, `--gpus N --tp N` or `--zero 3`).
 fn workload(c: &Config) -> Result<Workload, String> {
     let weights = WeightFormat::parse(&c.format).map_err(|e| e.to_string())?;
-    let (mode, finetune) = match c.mode {
-        "entrenamiento" => (Mode::Train, Finetune::Full),
-        "lora" => (Mode::Train, Finetune::Lora),
-        "qlora" => (Mode::Train, Finetune::Qlora),
-        _ => (Mode::Inference, Finetune::Full),
+    let task = match c.mode {
+        "entrenamiento" => Some(Finetune::Full),
+        "lora" => Some(Finetune::Lora),
+        "qlora" => Some(Finetune::Qlora),
+        _ => None,
     };
-    let train = mode == Mode::Train;
+    let zero = if c.gpus > 1 { 3 } else { 0 };
     Ok(Workload {
-        mode,
-        finetune,
         weights,
-        mixed_precision: train && finetune == Finetune::Full,
         batch: c.batch,
         seq: c.seq,
-        gpus: c.gpus,
-        tp: if train { 1 } else { c.gpus },
-        zero: if train && c.gpus > 1 { 3 } else { 0 },
-        ..Workload::default()
+        ..Workload::for_task(task, c.gpus, zero)
     })
 }
 

@@ -145,6 +145,28 @@ impl Default for Workload {
 }
 
 impl Workload {
+    /// What the site's estimator and widget mean by a task: inference (`None`), or
+    /// training with a fine-tuning method, a full fine-tune in mixed precision. On
+    /// `gpus` GPUs, inference splits the model with tensor parallelism (vLLM's
+    /// `--tensor-parallel-size`) and training shards with ZeRO stage `zero`.
+    pub fn for_task(task: Option<Finetune>, gpus: u32, zero: u8) -> Workload {
+        match task {
+            None => Workload {
+                gpus,
+                tp: gpus,
+                ..Workload::default()
+            },
+            Some(finetune) => Workload {
+                mode: Mode::Train,
+                finetune,
+                mixed_precision: finetune == Finetune::Full,
+                gpus,
+                zero: zero.min(3),
+                ..Workload::default()
+            },
+        }
+    }
+
     /// The dtype activations and gradients are computed in: fp32 only when the weights
     /// are fp32 and no mixed precision is asked for; 16-bit otherwise.
     pub fn compute_dtype(&self) -> Dtype {
@@ -165,5 +187,29 @@ impl Workload {
         let grads = if stage >= 2 { dp } else { 1 };
         let optim = if stage >= 1 { dp } else { 1 };
         (params, grads, optim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_split_gpus_the_way_their_mode_does() {
+        let infer = Workload::for_task(None, 4, 3);
+        assert_eq!(
+            (infer.mode, infer.tp, infer.zero, infer.mixed_precision),
+            (Mode::Inference, 4, 0, false)
+        );
+        let full = Workload::for_task(Some(Finetune::Full), 4, 9);
+        assert_eq!(
+            (full.mode, full.tp, full.zero, full.mixed_precision),
+            (Mode::Train, 1, 3, true)
+        );
+        let lora = Workload::for_task(Some(Finetune::Lora), 1, 0);
+        assert_eq!(
+            (lora.finetune, lora.mixed_precision),
+            (Finetune::Lora, false)
+        );
     }
 }

@@ -123,18 +123,14 @@ fn workload(i: &Inputs) -> Result<Workload, String> {
     }
     let gpus = gpus as u32;
     let weights = WeightFormat::parse(&i.format).map_err(|e| e.to_string())?;
-    let (mode, finetune) = match i.mode.as_str() {
-        "full" => (Mode::Train, Finetune::Full),
-        "lora" => (Mode::Train, Finetune::Lora),
-        "qlora" => (Mode::Train, Finetune::Qlora),
-        _ => (Mode::Inference, Finetune::Full),
+    let task = match i.mode.as_str() {
+        "full" => Some(Finetune::Full),
+        "lora" => Some(Finetune::Lora),
+        "qlora" => Some(Finetune::Qlora),
+        _ => None,
     };
-    let train = mode == Mode::Train;
     Ok(Workload {
-        mode,
-        finetune,
         weights,
-        mixed_precision: train && finetune == Finetune::Full,
         optimizer: optimizer(&i.optimizer),
         batch,
         seq,
@@ -144,16 +140,7 @@ fn workload(i: &Inputs) -> Result<Workload, String> {
         } else {
             Attention::Sdpa
         },
-        gpus,
-        // Training shards with ZeRO / FSDP; inference splits the model with tensor
-        // parallelism, as vLLM's --tensor-parallel-size does.
-        zero: if train {
-            i.zero.parse().unwrap_or(0).min(3)
-        } else {
-            0
-        },
-        tp: if train { 1 } else { gpus },
-        ..Workload::default()
+        ..Workload::for_task(task, gpus, i.zero.parse().unwrap_or(0))
     })
 }
 
