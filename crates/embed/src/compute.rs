@@ -359,4 +359,35 @@ mod tests {
         ]);
         assert_ne!(ready(compute(&train, None)).breakdown.weights, 99_000_000);
     }
+
+    proptest::proptest! {
+        /// Whatever a host page writes in the attributes, the widget reads a valid
+        /// configuration, computes without panicking, and links back with a query
+        /// that parses.
+        #[test]
+        fn any_attributes_compute_or_explain(
+            values in proptest::collection::vec(".{0,40}", crate::spec::ATTRS.len()),
+            failed in proptest::bool::ANY,
+        ) {
+            let (c, problems) = read(|name| {
+                crate::spec::ATTRS
+                    .iter()
+                    .position(|a| a.name == name)
+                    .and_then(|i| values.get(i).cloned())
+            });
+            for p in &problems {
+                proptest::prop_assert!(!p.sentence().is_empty());
+            }
+            let state = if failed {
+                HubState::Failed("sin red".into())
+            } else {
+                HubState::Ready(Imported { arch: Some((gpt2(), String::new())), weights: None })
+            };
+            let _ = compute(&c, Some(&state));
+            let _ = compute(&c, None);
+            let query = page_query(&c);
+            proptest::prop_assert!(query.starts_with("?modelo="));
+            proptest::prop_assert_eq!(form_urlencoded::parse(&query.as_bytes()[1..]).count() >= 7, true);
+        }
+    }
 }

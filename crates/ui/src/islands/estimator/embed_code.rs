@@ -203,4 +203,20 @@ mod tests {
         i.gpus = "4".into();
         assert_eq!(left_out(&i), None, "inference splits with TP in both");
     }
+
+    /// Whatever the reader typed, each value stays inside its attribute: the element
+    /// has exactly one attribute per setting, each quoted once.
+    #[test]
+    fn typed_text_never_escapes_its_attribute() {
+        for text in ["\"", "' onload='x", "<script>", "a&b\"c", "\n", "“”"] {
+            let mut i = inputs();
+            i.batch = text.into();
+            i.seq = text.into();
+            i.format = text.into();
+            let s = snippet("x\"y", &i, &Imported::default());
+            let element = s.split_once('\n').unwrap().1;
+            assert_eq!(element.matches('"').count(), 2 * 7, "{element}");
+            assert!(!element.contains("<script>"), "{element}");
+        }
+    }
 }
