@@ -95,7 +95,8 @@ fn catalog_model(c: &Config) -> Result<Chosen, String> {
     Ok(Chosen {
         arch: m.arch.clone(),
         name: m.name.clone(),
-        weights: c.weights.clone(),
+        // Exact bytes given with a custom model are that model's, not this one's.
+        weights: c.weights.clone().filter(|_| c.custom.is_none()),
     })
 }
 
@@ -161,15 +162,15 @@ fn failed(c: &Config, repo: &str, why: &str) -> Result<(Chosen, Option<String>),
 
 /// The estimator page's query for the same settings ("Abrir en vramlab"): a custom
 /// model travels as the page's own links carry it (`hf`, or `arquitectura` with the
-/// exact weights).
-pub fn page_query(c: &Config) -> String {
+/// exact weights); after a failed import (`fell_back`), the catalog model shown.
+pub fn page_query(c: &Config, fell_back: bool) -> String {
     let mode = match c.mode {
         "entrenamiento" => "full",
         "lora" => "lora",
         "qlora" => "qlora",
         _ => "inference",
     };
-    let custom = c.custom.as_ref().filter(|_| c.use_custom);
+    let custom = c.custom.as_ref().filter(|_| c.use_custom && !fell_back);
     let mut q = form_urlencoded::Serializer::for_suffix(String::from("?"), 1);
     q.append_pair(
         "modelo",
@@ -190,6 +191,10 @@ pub fn page_query(c: &Config) -> String {
     ] {
         q.append_pair(k, v);
     }
+    // The widget trains on several GPUs with ZeRO-3; the page starts without ZeRO.
+    if mode != "inference" && c.gpus > 1 {
+        q.append_pair("zero", "3");
+    }
     match custom {
         Some(Custom::Hub { repo }) => {
             q.append_pair("hf", repo);
@@ -199,7 +204,11 @@ pub fn page_query(c: &Config) -> String {
         }
         None => {}
     }
-    if let Some(w) = &c.weights {
+    if let Some(w) = c
+        .weights
+        .as_ref()
+        .filter(|_| c.custom.is_none() || custom.is_some())
+    {
         q.append_pair("pesos", &w.bytes.to_string());
         if let Some(p) = w.params {
             q.append_pair("parametros", &p.to_string());
@@ -258,7 +267,7 @@ mod tests {
         let four = ready(compute(&c, None));
         assert!(four.breakdown.weights < 36 * ByteSize::GIB);
         assert_eq!(
-            page_query(&c),
+            page_query(&c, false),
             "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inference&formato=bf16&lote=1&contexto=4096&gpus=4"
         );
     }
@@ -332,7 +341,7 @@ mod tests {
             (o.model_name.as_str(), o.breakdown.weights),
             ("Mi GPT & co", 99_000_000)
         );
-        let query = page_query(&c);
+        let query = page_query(&c, false);
         let pairs: Vec<(String, String)> = form_urlencoded::parse(&query.as_bytes()[1..])
             .into_owned()
             .collect();
@@ -346,7 +355,7 @@ mod tests {
             (get("pesos"), get("origen")),
             (Some("99000000"), Some("Mi GPT & co"))
         );
-        let hub = page_query(&config(&[("hf", "org/m")]));
+        let hub = page_query(&config(&[("hf", "org/m")]), false);
         assert!(
             hub.contains("modelo=propio") && hub.contains("&hf=org%2Fm"),
             "{hub}"
@@ -360,14 +369,75 @@ mod tests {
         assert_ne!(ready(compute(&train, None)).breakdown.weights, 99_000_000);
     }
 
+    #[test]
+    fn a_custom_models_exact_bytes_stay_with_it() {
+        // The bytes the estimator's embed code gives an imported model...
+        let c = config(&[("hf", "org/m"), ("pesos", "1000000"), ("modelo", "gpt2")]);
+        let failed = HubState::Failed("sin red".into());
+        // ...are not the fallback's, nor a catalog model's the reader picks,
+        let o = ready(compute(&c, Some(&failed)));
+        assert_eq!(o.breakdown.weights, 2 * 124_439_808);
+        let mut picked = c.clone();
+        picked.use_custom = false;
+        assert_eq!(
+            ready(compute(&picked, None)).breakdown.weights,
+            2 * 124_439_808
+        );
+        // ...nor a Hub model the reader types in.
+        let mut typed = c.clone();
+        typed.set_hub_repo("otra/cosa").unwrap();
+        assert_eq!(typed.weights, None);
+        // The link after a failure opens the model shown, without the bytes.
+        let q = page_query(&c, true);
+        assert!(
+            q.starts_with("?modelo=gpt2&") && !q.contains("hf=") && !q.contains("pesos="),
+            "{q}"
+        );
+        // A catalog model keeps bytes given for it.
+        let own = config(&[("modelo", "gpt2"), ("pesos", "1000000")]);
+        assert_eq!(ready(compute(&own, None)).breakdown.weights, 1_000_000);
+        assert!(page_query(&own, false).contains("pesos=1000000"));
+        // Training on several GPUs links with the widget's ZeRO-3.
+        let train = config(&[("modo", "lora"), ("gpus", "4")]);
+        assert!(page_query(&train, false).contains("&zero=3"));
+    }
+
+    /// Values a host page may write: some valid for some attribute, most not.
+    fn attribute_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let valid = vec![
+            "llama-3.1-70b",
+            "rtx-3060",
+            "h100-sxm",
+            "lora",
+            "entrenamiento",
+            "Q4_K_M",
+            "8",
+            "8k",
+            "4",
+            "oscuro",
+            "no",
+            "org/model",
+            "http://127.0.0.1:1",
+            "1000000",
+        ];
+        let shared = vram::share::encode(&catalog::model("qwen3-30b-a3b").unwrap().arch);
+        prop_oneof![
+            proptest::sample::select(valid).prop_map(str::to_owned),
+            Just(shared),
+            ".{0,40}",
+        ]
+    }
+
     proptest::proptest! {
         /// Whatever a host page writes in the attributes, the widget reads a valid
         /// configuration, computes without panicking, and links back with a query
-        /// that parses.
+        /// whose settings are the configuration's.
         #[test]
         fn any_attributes_compute_or_explain(
-            values in proptest::collection::vec(".{0,40}", crate::spec::ATTRS.len()),
+            values in proptest::collection::vec(attribute_value(), crate::spec::ATTRS.len()),
             failed in proptest::bool::ANY,
+            fell_back in proptest::bool::ANY,
         ) {
             let (c, problems) = read(|name| {
                 crate::spec::ATTRS
@@ -376,7 +446,7 @@ mod tests {
                     .and_then(|i| values.get(i).cloned())
             });
             for p in &problems {
-                proptest::prop_assert!(!p.sentence().is_empty());
+                proptest::prop_assert!(p.sentence().starts_with(p.attr));
             }
             let state = if failed {
                 HubState::Failed("sin red".into())
@@ -385,9 +455,15 @@ mod tests {
             };
             let _ = compute(&c, Some(&state));
             let _ = compute(&c, None);
-            let query = page_query(&c);
-            proptest::prop_assert!(query.starts_with("?modelo="));
-            proptest::prop_assert_eq!(form_urlencoded::parse(&query.as_bytes()[1..]).count() >= 7, true);
+            let query = page_query(&c, fell_back);
+            let pairs: Vec<(String, String)> =
+                form_urlencoded::parse(&query.as_bytes()[1..]).into_owned().collect();
+            let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+            proptest::prop_assert_eq!(get("gpu"), Some(c.gpu.clone()));
+            proptest::prop_assert_eq!(get("lote"), Some(c.batch.to_string()));
+            if let Some(text) = get("arquitectura") {
+                proptest::prop_assert!(vram::share::decode(&text).is_ok());
+            }
         }
     }
 }

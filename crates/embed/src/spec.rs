@@ -218,7 +218,9 @@ impl Config {
             repo: repo.to_string(),
         });
         self.use_custom = true;
+        // The name and exact bytes were the previous model's.
         self.name = None;
+        self.weights = None;
         Ok(())
     }
 }

@@ -19,9 +19,12 @@ const CUSTOM_OPTION: &str = "propio";
 
 /// (Hub base, repository): what one import fetches.
 type HubKey = (String, String);
+/// A widget's Hub import: which one, and how it stands.
+type HubSignal = RwSignal<Option<(HubKey, HubState)>>;
 
 thread_local! {
-    /// Imports that arrived, so several widgets with one model fetch it once.
+    /// Imports that arrived, so a widget showing a model another one has already
+    /// imported does not fetch it again.
     static ARRIVED: RefCell<Vec<(HubKey, Imported)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -130,8 +133,9 @@ fn shown_repo(c: &Config) -> String {
 }
 
 /// The controls. `failed` says whether the Hub import failed: the picker then shows
-/// the catalog model the widget fell back to.
-fn controls(config: RwSignal<Config>, failed: Memo<bool>) -> impl IntoView {
+/// the catalog model the widget fell back to, and typing the same id again retries
+/// (by forgetting the failed import held in `hub`).
+fn controls(config: RwSignal<Config>, failed: Memo<bool>, hub: HubSignal) -> impl IntoView {
     let typed = RwSignal::new(None::<String>);
     let custom_shown = move || config.with(|c| c.use_custom) && !failed.get();
     let models = catalog::models()
@@ -185,8 +189,12 @@ fn controls(config: RwSignal<Config>, failed: Memo<bool>) -> impl IntoView {
     // Typing a Hub id imports it (the only way a reader makes the widget fetch).
     let import = move |ev| {
         let v = event_target_value(&ev);
-        if v.trim().is_empty() || v.trim() == config.with_untracked(shown_repo) {
+        let again = v.trim() == config.with_untracked(shown_repo);
+        if v.trim().is_empty() || (again && !failed.get_untracked()) {
             return;
+        }
+        if failed.get_untracked() {
+            hub.set(None);
         }
         let mut next = config.get_untracked();
         match next.set_hub_repo(&v) {
@@ -312,7 +320,9 @@ fn fetch_hub(
         } else {
             match lazy_web::import::import_repo(&urls, &key.0, &key.1).await {
                 Ok(i) => {
-                    ARRIVED.with(|a| a.borrow_mut().push((key.clone(), i.clone())));
+                    if i.arch.is_some() {
+                        ARRIVED.with(|a| a.borrow_mut().push((key.clone(), i.clone())));
+                    }
                     HubState::Ready(i)
                 }
                 Err(e) => {
@@ -333,7 +343,7 @@ fn fetch_hub(
 }
 
 fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls) -> impl IntoView {
-    let hub = RwSignal::new(None::<(HubKey, HubState)>);
+    let hub: HubSignal = RwSignal::new(None);
     Effect::new(move |_| fetch_hub(config, hub, &urls));
     let outcome = Memo::new(move |_| {
         hub.with(|h| {
@@ -347,12 +357,18 @@ fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls)
             })
         })
     });
-    let failed = Memo::new(move |_| hub.with(|h| matches!(h, Some((_, HubState::Failed(_))))));
-    let link = move || format!("{site}estimador/{}", config.with(compute::page_query));
+    // The custom model could not be shown: the widget fell back to the catalog one.
+    let failed = Memo::new(move |_| {
+        outcome.with(|o| matches!(o, Ok(Shown::Ready(o)) if o.notice.is_some()))
+    });
+    let link = move || {
+        let query = config.with(|c| compute::page_query(c, failed.get()));
+        format!("{site}estimador/{query}")
+    };
     view! {
         <div class="vw" data-tema=move || config.with(|c| c.theme.id()) role="group" aria-label="Estimador de VRAM de vramlab">
             {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
-            {move || config.with(|c| c.controls).then(|| controls(config, failed))}
+            {move || config.with(|c| c.controls).then(|| controls(config, failed, hub))}
             {move || match outcome.get() {
                 Ok(Shown::Ready(o)) => config.with(|c| result(o, c)).into_any(),
                 Ok(Shown::Loading(s)) => view! { <p class="vw-loading" role="status">{s}</p> }.into_any(),

@@ -105,8 +105,7 @@ pub fn weights(
             .ok()
             .filter(|&n| n > 0 && n <= MAX_SHARED_WEIGHTS)
     };
-    let bytes = number(bytes)
-        .ok_or("el tamaño de los pesos no es un número de bytes válido (entero de 1 a 2^50).")?;
+    let bytes = number(bytes).ok_or("no es un número de bytes válido (entero de 1 a 2^50).")?;
     let source = source
         .map(|s| s.trim().chars().take(120).collect::<String>())
         .filter(|s| !s.is_empty())

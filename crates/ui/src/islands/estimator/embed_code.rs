@@ -25,18 +25,19 @@ fn attr(text: &str) -> String {
 }
 
 /// The script and element that embed these settings; `script` is the widget's URL.
-pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> String {
+/// `None` while the custom model is chosen but nothing was imported.
+pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> Option<String> {
     let mut attrs = Vec::new();
-    let custom = imported.arch.as_ref().filter(|_| i.model == CUSTOM);
-    match custom {
+    match (&imported.arch, i.model == CUSTOM) {
         // Single quotes keep the JSON readable; `'` and `&` inside are escaped.
-        Some((a, _)) => attrs.push(format!(
+        (Some((a, _)), true) => attrs.push(format!(
             "arquitectura='{}'",
             vram::share::encode(a)
                 .replace('&', "&amp;")
                 .replace('\'', "&#39;")
         )),
-        None => attrs.push(format!("modelo=\"{}\"", attr(&i.model))),
+        (None, true) => return None,
+        (_, false) => attrs.push(format!("modelo=\"{}\"", attr(&i.model))),
     }
     for (name, value) in [
         ("gpu", i.gpu.as_str()),
@@ -54,11 +55,11 @@ pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> String {
             attrs.push(format!("parametros=\"{p}\""));
         }
     }
-    format!(
+    Some(format!(
         "<script type=\"module\" src=\"{}\"></script>\n<vram-estimador {}></vram-estimador>",
         attr(script),
         attrs.join("\n  ")
-    )
+    ))
 }
 
 /// The page's settings the widget does not have, in Spanish, when any differs from
@@ -81,12 +82,15 @@ pub fn left_out(i: &Inputs) -> Option<String> {
     if i.serve && !i.is_training() {
         out.push("el modo servidor");
     }
-    (!out.is_empty()).then(|| {
-        format!(
-            "El widget no tiene {}: usa AdamW, SDPA y, al entrenar en varias GPU, ZeRO-3, así que su número puede diferir del de esta página.",
-            out.join(", ")
-        )
-    })
+    let last = out.pop()?;
+    let list = if out.is_empty() {
+        last.to_owned()
+    } else {
+        format!("{} ni {last}", out.join(", "))
+    };
+    Some(format!(
+        "El widget no deja elegir {list}: usa AdamW, SDPA y, al entrenar en varias GPU, ZeRO-3, así que su número puede diferir del de esta página."
+    ))
 }
 
 /// The disclosure with the snippet, as a code block: the site's copy script gives it
@@ -102,7 +106,13 @@ pub fn view(
         .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
         .unwrap_or("/");
     let docs = path.replace("embed/vram-estimador.js", "widget/");
-    let code = move || inputs.with(|i| imported.with(|m| snippet(&script, i, m)));
+    let code = move || {
+        inputs
+            .with(|i| imported.with(|m| snippet(&script, i, m)))
+            .unwrap_or_else(|| {
+                "Importa un modelo o elige uno del catálogo para obtener el código.".into()
+            })
+    };
     let note = move || {
         inputs
             .with(left_out)
@@ -142,7 +152,8 @@ mod tests {
             "https://vramlab.dev/embed/vram-estimador.js",
             &inputs(),
             &Imported::default(),
-        );
+        )
+        .unwrap();
         assert_eq!(
             s,
             "<script type=\"module\" src=\"https://vramlab.dev/embed/vram-estimador.js\"></script>\n\
@@ -152,7 +163,14 @@ mod tests {
         // Whatever the reader typed stays inside its attribute.
         let mut i = inputs();
         i.batch = "\"><script>".into();
-        assert!(snippet("x", &i, &Imported::default()).contains("lote=\"&quot;>&lt;script>\""));
+        assert!(
+            snippet("x", &i, &Imported::default())
+                .unwrap()
+                .contains("lote=\"&quot;>&lt;script>\"")
+        );
+        // "propio" with nothing imported has no code to give.
+        i.model = CUSTOM.into();
+        assert_eq!(snippet("x", &i, &Imported::default()), None);
     }
 
     #[test]
@@ -169,7 +187,7 @@ mod tests {
                 source: "gpt2.gguf".into(),
             }),
         };
-        let s = snippet("x", &i, &imported);
+        let s = snippet("x", &i, &imported).unwrap();
         assert!(!s.contains("modelo="), "{s}");
         assert!(
             s.contains("pesos=\"99000000\"\n  parametros=\"124439808\""),
@@ -194,9 +212,18 @@ mod tests {
         i.attention = "eager".into();
         let note = left_out(&i).unwrap();
         assert!(
-            note.starts_with("El widget no tiene el optimizador, la atención ingenua:"),
+            note.starts_with("El widget no deja elegir el optimizador ni la atención ingenua:"),
             "{note}"
         );
+        i.checkpointing = true;
+        let three = left_out(&i).unwrap();
+        assert!(
+            three.starts_with(
+                "El widget no deja elegir el optimizador, el gradient checkpointing ni la atención ingenua:"
+            ),
+            "{three}"
+        );
+        i.checkpointing = false;
         i.mode = "inference".into();
         i.optimizer = "adamw".into();
         i.attention = "sdpa".into();
@@ -213,7 +240,7 @@ mod tests {
             i.batch = text.into();
             i.seq = text.into();
             i.format = text.into();
-            let s = snippet("x\"y", &i, &Imported::default());
+            let s = snippet("x\"y", &i, &Imported::default()).unwrap();
             let element = s.split_once('\n').unwrap().1;
             assert_eq!(element.matches('"').count(), 2 * 7, "{element}");
             assert!(!element.contains("<script>"), "{element}");
