@@ -45,6 +45,7 @@ const hubPage = (hubUrl) => `<!doctype html><html lang="es"><head><meta charset=
 </head><body>
 <vram-estimador id="s" hf="sharded/llama" hub="${hubUrl}" gpu="rtx-4090" contexto="8192"></vram-estimador>
 <vram-estimador id="t" hf="ok/tiny" hub="${hubUrl}" nombre="Tiny"></vram-estimador>
+<vram-estimador id="t2" hf="ok/tiny" hub="${hubUrl}" gpu="rtx-3060"></vram-estimador>
 <vram-estimador id="g" hf="gated/llama" hub="${hubUrl}" modelo="qwen2.5-7b"></vram-estimador>
 <vram-estimador id="r" hub="${hubUrl}"></vram-estimador>
 </body></html>`;
@@ -178,6 +179,8 @@ test("widgets import Hub models only when asked, fall back when they cannot, and
   const t = await total(page, "t");
   if (tiny) assert.equal(t, gib(tiny.per_gpu_bytes));
   assert.match(await page.locator("#t .vw-title").innerText(), /^Tiny en/);
+  // A second widget with the same model, on the page from the start.
+  await page.locator("#t2 .vw-title", { hasText: "ok/tiny en GeForce RTX 3060" }).waitFor();
 
   // A gated repository: the reason, then the catalog model, never a blank box.
   await page.locator("#g .vw-problem", { hasText: 'hf="gated/llama"' }).waitFor();
@@ -198,7 +201,8 @@ test("widgets import Hub models only when asked, fall back when they cannot, and
   if (qwen) assert.equal(await total(page, "g"), gib(qwen.per_gpu_bytes));
 
   // The reader types a Hub id into a catalog widget; a bad one is a message. The
-  // model arrived already for #t, so it is not fetched again.
+  // model arrived already for #t and #t2 (one fetch for both), so it is not fetched
+  // again.
   const field = page.locator("#r .vw-hub input");
   await field.fill("no vale!");
   await field.press("Enter");

@@ -26,6 +26,9 @@ thread_local! {
     /// Imports that arrived, so a widget showing a model another one has already
     /// imported does not fetch it again.
     static ARRIVED: RefCell<Vec<(HubKey, Imported)>> = const { RefCell::new(Vec::new()) };
+    /// Imports on their way, with the widgets waiting for each: widgets that ask for
+    /// the same model at once share one fetch.
+    static PENDING: RefCell<Vec<(HubKey, Vec<HubSignal>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Category names and swatch classes, in the breakdown's order.
@@ -290,11 +293,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
 }
 
 /// Starts the Hub import `config` asks for, unless it is the one already held.
-fn fetch_hub(
-    config: RwSignal<Config>,
-    hub: RwSignal<Option<(HubKey, HubState)>>,
-    urls: &lazy_web::import::Urls,
-) {
+fn fetch_hub(config: RwSignal<Config>, hub: HubSignal, urls: &lazy_web::import::Urls) {
     let Some(key) = config.with(Config::hub_import) else {
         return;
     };
@@ -313,6 +312,23 @@ fn fetch_hub(
         return;
     }
     hub.set(Some((key.clone(), HubState::Loading)));
+    // Another widget is already fetching this model: wait for its answer.
+    let joined = PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        match p.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, waiting)) => {
+                waiting.push(hub);
+                true
+            }
+            None => {
+                p.push((key.clone(), vec![hub]));
+                false
+            }
+        }
+    });
+    if joined {
+        return;
+    }
     let urls = urls.clone();
     leptos::task::spawn_local(async move {
         let state = if urls.0.is_empty() {
@@ -332,12 +348,21 @@ fn fetch_hub(
                 }
             }
         };
-        // The widget may have moved on to another model, or left the page.
-        let wanted = hub
-            .try_with_untracked(|h| h.as_ref().is_some_and(|(k, _)| *k == key))
-            .unwrap_or(false);
-        if wanted {
-            hub.try_set(Some((key, state)));
+        let waiting = PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            p.iter()
+                .position(|(k, _)| *k == key)
+                .map(|at| p.swap_remove(at).1)
+                .unwrap_or_default()
+        });
+        for hub in waiting {
+            // A widget may have moved on to another model, or left the page.
+            let wanted = hub
+                .try_with_untracked(|h| h.as_ref().is_some_and(|(k, _)| *k == key))
+                .unwrap_or(false);
+            if wanted {
+                hub.try_set(Some((key.clone(), state.clone())));
+            }
         }
     });
 }
