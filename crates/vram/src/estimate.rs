@@ -53,16 +53,7 @@ impl Breakdown {
     }
 
     pub fn total(&self) -> u64 {
-        [
-            self.weights,
-            self.gradients,
-            self.optimizer,
-            self.activations,
-            self.kv_cache,
-            self.overhead,
-        ]
-        .iter()
-        .fold(0u64, |a, &b| a.saturating_add(b))
+        self.parts().iter().fold(0u64, |a, &b| a.saturating_add(b))
     }
 
     /// Weights + gradients + optimizer states: what ZeRO shards.
