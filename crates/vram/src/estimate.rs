@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::arch::{Architecture, Mlp, ParamCount};
 use crate::dtype::Dtype;
 use crate::quant::{WeightFormat, mix_of, use_more_bits};
-use crate::units::ByteSize;
 use crate::workload::{Attention, Finetune, Mode, Optimizer, Workload};
 
 /// What is known about the model.
@@ -74,8 +73,8 @@ pub struct Estimate {
     /// Summed over all GPUs.
     pub total_bytes: u64,
     pub gpus: u32,
-    /// Spanish remarks: what could not be estimated, what was assumed.
-    pub notes: Vec<String>,
+    /// Optimizer bytes per GPU that ZeRO-Offload keeps in CPU RAM instead.
+    pub offloaded_optimizer: u64,
 }
 
 /// Why a workload cannot be estimated. `Display` is Spanish.
@@ -91,8 +90,14 @@ pub enum EstimateError {
     },
     #[error("El número de GPU ({gpus}) debe ser múltiplo de tp × pp ({tp} × {pp}).")]
     Parallelism { gpus: u32, tp: u32, pp: u32 },
-    #[error("{0}")]
-    Unsupported(String),
+    #[error(
+        "El ajuste completo necesita pesos en fp32, fp16 o bf16; con pesos cuantizados, elige QLoRA."
+    )]
+    FullNeedsPlainWeights,
+    #[error(
+        "LoRA y QLoRA necesitan la arquitectura del modelo: elige un modelo del catálogo o un config.json, no solo un número de parámetros."
+    )]
+    AdaptersNeedArchitecture,
 }
 
 /// Upper bounds that keep every product far from overflow and reject typos.
@@ -247,11 +252,7 @@ fn model_states(
     match w.finetune {
         Finetune::Full => {
             let WeightFormat::Plain { dtype } = w.weights else {
-                return Err(EstimateError::Unsupported(
-                    "El ajuste completo necesita pesos en fp32, fp16 o bf16; con pesos \
-                     cuantizados usa --finetune qlora."
-                        .into(),
-                ));
+                return Err(EstimateError::FullNeedsPlainWeights);
             };
             let trainable = pc.total;
             let bytes = dtype.bytes_for(1);
@@ -267,13 +268,7 @@ fn model_states(
             Ok((b, trainable))
         }
         Finetune::Lora | Finetune::Qlora => {
-            let a = arch.ok_or_else(|| {
-                EstimateError::Unsupported(
-                    "LoRA y QLoRA necesitan la arquitectura del modelo (usa --model con un \
-                     modelo del catálogo o un config.json)."
-                        .into(),
-                )
-            })?;
+            let a = arch.ok_or(EstimateError::AdaptersNeedArchitecture)?;
             if w.lora_rank == 0 {
                 return Err(EstimateError::Zero("El rango de LoRA"));
             }
@@ -440,15 +435,10 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
 /// Estimates `w` for `model`.
 pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateError> {
     validate(w)?;
-    let mut notes = Vec::new();
     let (arch, pc) = match model {
         ModelInput::Arch { arch, total_params } => {
             let mut pc = arch.param_count();
             if let Some(total) = total_params.filter(|&t| t > 0 && t != pc.total) {
-                notes.push(format!(
-                    "Se usa el total de parámetros indicado ({total}) en lugar del derivado de la arquitectura ({}).",
-                    pc.total
-                ));
                 let extra = total.saturating_sub(pc.total);
                 let missing = pc.total.saturating_sub(total);
                 pc.layer_linear = (pc.layer_linear + extra).saturating_sub(missing);
@@ -481,38 +471,12 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
-    if w.optimizer.is_paged() && optimizer > 0 && !w.cpu_offload {
-        notes.push(format!(
-            "El optimizador paginado guarda sus estados ({}) en memoria unificada: se cuentan en la GPU, pero si falta memoria el controlador los desaloja a la RAM de la CPU en vez de dar OOM (más lento por el tráfico PCIe).",
-            ByteSize(optimizer)
-        ));
-    }
-    if w.mode == Mode::Train && w.pp > 1 && arch.is_some() {
-        notes.push(format!(
-            "Con paralelismo de tubería (calendario 1F1B), la primera etapa guarda {} microlotes en vuelo por {} de las capas: las activaciones por GPU son las de todo el modelo para un microlote.",
-            w.pp,
-            if w.pp == 2 { "la mitad".to_owned() } else { format!("1/{}", w.pp) }
-        ));
-    }
-    if w.cpu_offload && optimizer > 0 {
-        notes.push(format!(
-            "Con descarga a CPU, los estados del optimizador ({}) ocupan RAM del sistema por GPU, no VRAM.",
-            ByteSize(optimizer)
-        ));
-    }
-    match arch {
-        Some(a) => {
-            b.activations = match w.mode {
-                Mode::Train => training_activations(a, w),
-                Mode::Inference => prefill_activations(a, w),
-            };
-            b.kv_cache = kv_cache(a, w).div_ceil(u64::from(w.pp.max(1)));
-        }
-        None => notes.push(
-            "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV \
-             (elige un modelo del catálogo o un config.json)."
-                .into(),
-        ),
+    if let Some(a) = arch {
+        b.activations = match w.mode {
+            Mode::Train => training_activations(a, w),
+            Mode::Inference => prefill_activations(a, w),
+        };
+        b.kv_cache = kv_cache(a, w).div_ceil(u64::from(w.pp.max(1)));
     }
     let dynamic = b
         .activations
@@ -530,7 +494,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         per_gpu_bytes: per_gpu,
         total_bytes: mul(&[per_gpu, u64::from(w.gpus)]),
         gpus: w.gpus,
-        notes,
+        offloaded_optimizer: if w.cpu_offload { optimizer } else { 0 },
     })
 }
 
@@ -586,7 +550,8 @@ mod tests {
         };
         let e = estimate(&ModelInput::Params(1_000_000), &w).unwrap();
         assert_eq!(e.breakdown.optimizer, 0);
-        assert!(e.notes.iter().any(|n| n.contains("RAM")), "{:?}", e.notes);
+        // fp32 moments (8 bytes) and the fp32 master copy (4) per parameter.
+        assert_eq!(e.offloaded_optimizer, 12_000_000);
     }
 
     #[test]
@@ -656,7 +621,7 @@ mod tests {
     }
 
     #[test]
-    fn paged_optimizers_count_the_same_bytes_and_say_why() {
+    fn paged_optimizers_count_the_same_bytes() {
         let m = preset("llama-3.1-8b");
         for (plain, paged) in [
             (Optimizer::Adamw, Optimizer::PagedAdamw),
@@ -678,11 +643,6 @@ mod tests {
             )
             .unwrap();
             assert_eq!(a.breakdown, b.breakdown);
-            assert!(
-                b.notes.iter().any(|n| n.contains("paginado")),
-                "{:?}",
-                b.notes
-            );
         }
     }
 
@@ -699,11 +659,6 @@ mod tests {
         let pp = estimate(&m, &Workload { pp: 4, ..w }).unwrap();
         assert_eq!(pp.breakdown.activations, one.breakdown.activations);
         assert_eq!(pp.breakdown.weights, one.breakdown.weights.div_ceil(4));
-        assert!(
-            pp.notes.iter().any(|n| n.contains("1F1B")),
-            "{:?}",
-            pp.notes
-        );
     }
 
     #[test]

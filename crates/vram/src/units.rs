@@ -53,7 +53,7 @@ pub fn clip(input: &str) -> String {
 
 /// A decimal number parsed exactly: `mantissa / 10^scale`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Decimal {
+pub(crate) struct Decimal {
     mantissa: u128,
     scale: u32,
 }
@@ -61,7 +61,7 @@ struct Decimal {
 impl Decimal {
     /// Multiplies by `factor` and divides out the scale. Returns the exact integer
     /// and whether a remainder was dropped.
-    fn times(self, factor: u128) -> Option<(u128, bool)> {
+    pub(crate) fn times(self, factor: u128) -> Option<(u128, bool)> {
         let num = self.mantissa.checked_mul(factor)?;
         let den = 10u128.checked_pow(self.scale)?;
         Some((num / den, num % den != 0))
@@ -70,7 +70,7 @@ impl Decimal {
 
 /// Removes the characters people use to group digits: spaces (also no-break and thin
 /// spaces) and underscores.
-fn strip_spacing(s: &str) -> String {
+pub(crate) fn strip_spacing(s: &str) -> String {
     s.chars()
         .filter(|c| !matches!(c, ' ' | '_' | '\u{a0}' | '\u{202f}' | '\u{2009}' | '\t'))
         .collect()
@@ -91,7 +91,7 @@ fn is_digit_grouping(s: &str, sep: char) -> bool {
 
 /// Why a decimal number could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DecimalError {
+pub(crate) enum DecimalError {
     /// Not a number at all.
     Syntax,
     /// A well-formed number too large for exact arithmetic.
@@ -101,7 +101,7 @@ enum DecimalError {
 /// Parses digits with at most one decimal separator ('.' or ','), optional exponent.
 /// `allow_grouping` accepts "7.000.000" style thousands separators when the number has
 /// no unit (so "7.000" means seven thousand parameters, as a Spanish reader means it).
-fn parse_decimal(s: &str, allow_grouping: bool) -> Result<Decimal, DecimalError> {
+pub(crate) fn parse_decimal(s: &str, allow_grouping: bool) -> Result<Decimal, DecimalError> {
     use DecimalError::{Overflow, Syntax};
     let (base, exp) = match s.find(['e', 'E']) {
         Some(i) => {

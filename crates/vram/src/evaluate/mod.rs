@@ -1,0 +1,246 @@
+//! `evaluate`: a model and its settings → everything a front end shows: the estimate,
+//! the verdict against the GPU, the largest batch and context that fit, the smallest
+//! GPU and the fewest GPUs, speed hints, the serving plan and the notes.
+//!
+//! The CLI's table and JSON, the estimator page, the widget and its embed snippet all
+//! render one [`Evaluation`], so they cannot disagree. Numbers are computed without
+//! building any text: notes are typed ([`Note`]) and worded by each front end.
+
+mod note;
+
+pub use note::Note;
+
+use crate::catalog::Gpu;
+use crate::estimate::{Estimate, EstimateError, ModelInput, estimate};
+use crate::import::StoredWeights;
+use crate::quant::WeightFormat;
+use crate::serving::ServingPlan;
+use crate::settings::{Settings, Task};
+use crate::speed::SpeedHint;
+use crate::workload::{Attention, Workload};
+use crate::{serving, solve, speed};
+
+/// What is known of the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub input: ModelInput,
+    /// Exact bytes of the weights as a file stores them: in inference they replace the
+    /// format's formula.
+    pub stored: Option<StoredWeights>,
+    /// Tensors in that file, when a header said.
+    pub tensors: Option<u64>,
+}
+
+impl Model {
+    pub fn new(input: ModelInput) -> Model {
+        Model {
+            input,
+            stored: None,
+            tensors: None,
+        }
+    }
+
+    pub fn arch(&self) -> Option<&crate::Architecture> {
+        match &self.input {
+            ModelInput::Arch { arch, .. } => Some(arch),
+            ModelInput::Params(_) => None,
+        }
+    }
+}
+
+/// Whether the workload fits one GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Fits {
+        spare: u64,
+    },
+    DoesNotFit {
+        missing: u64,
+    },
+    /// Serving: the KV cache left holds this many sequences of the context at once.
+    Serves {
+        sequences: u64,
+    },
+    /// Serving: not even one sequence of the context fits in the KV cache left (vLLM
+    /// refuses to start).
+    CannotServe {
+        /// KV cache bytes left after weights, activations and overhead.
+        kv_budget: u64,
+        /// KV cache bytes one sequence of the context needs.
+        needed: u64,
+    },
+}
+
+impl Verdict {
+    pub fn fits(self) -> bool {
+        matches!(self, Verdict::Fits { .. } | Verdict::Serves { .. })
+    }
+}
+
+/// Everything the front ends show for one model and one set of settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    pub workload: Workload,
+    pub estimate: Estimate,
+    /// Memory of one GPU, when a GPU or a size was given.
+    pub capacity: Option<u64>,
+    pub verdict: Option<Verdict>,
+    pub max_batch: Option<u64>,
+    pub max_seq: Option<u64>,
+    /// The catalog GPU with the least memory that holds the workload.
+    pub smallest_gpu: Option<&'static Gpu>,
+    /// The fewest GPUs of this capacity that hold it (ZeRO-3 for training, tensor
+    /// parallelism for inference).
+    pub min_gpus: Option<u32>,
+    pub speed: Option<SpeedHint>,
+    pub serving: Option<ServingPlan>,
+    pub notes: Vec<Note>,
+}
+
+/// The engine's model input and workload for `model` and `s`.
+pub fn workload(model: &Model, s: &Settings) -> Workload {
+    let mut w = s.workload();
+    if !s.task.is_training() {
+        w.stored_weights = model.stored.as_ref().map(|st| st.bytes);
+    }
+    w
+}
+
+/// Evaluates `model` under `s`.
+pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError> {
+    let w = workload(model, s);
+    let est = estimate(&model.input, &w)?;
+    let input = &model.input;
+    let capacity = s.capacity();
+    let arch = model.arch();
+    let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
+        (true, Some(a), Some(c)) => {
+            Some(serving::plan(a, &w, &est, c, s.utilization, s.block_size))
+        }
+        _ => None,
+    };
+    let verdict = capacity.map(|c| match serving {
+        Some(p) if p.max_sequences >= 1 => Verdict::Serves {
+            sequences: p.max_sequences,
+        },
+        Some(p) => Verdict::CannotServe {
+            kv_budget: p.kv_budget_bytes,
+            needed: p
+                .kv_bytes_per_token
+                .saturating_mul(w.seq.saturating_add(w.new_tokens)),
+        },
+        None if est.per_gpu_bytes <= c => Verdict::Fits {
+            spare: c - est.per_gpu_bytes,
+        },
+        None => Verdict::DoesNotFit {
+            missing: est.per_gpu_bytes - c,
+        },
+    });
+    Ok(Evaluation {
+        max_batch: capacity.and_then(|c| solve::max_batch(input, &w, c)),
+        max_seq: capacity.and_then(|c| solve::max_seq(input, &w, c)),
+        smallest_gpu: solve::smallest_gpu(input, &w),
+        min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &w, c)),
+        speed: match (arch, s.gpu) {
+            (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
+            _ => None,
+        },
+        notes: notes(model, s, &w, &est),
+        serving,
+        verdict,
+        capacity,
+        estimate: est,
+        workload: w,
+    })
+}
+
+fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if let (None, Some(g)) = (s.cuda_context, s.gpu) {
+        let d = crate::context::for_family(&g.family);
+        notes.push(Note::CudaContext {
+            bytes: d.bytes,
+            gpu: g.name.clone(),
+            basis: d.basis,
+        });
+    }
+    match &model.input {
+        ModelInput::Arch {
+            arch,
+            total_params: Some(given),
+        } => {
+            let derived = arch.param_count().total;
+            if *given > 0 && *given != derived {
+                notes.push(Note::TotalParams {
+                    given: *given,
+                    derived,
+                });
+            }
+        }
+        ModelInput::Arch { .. } => {}
+        ModelInput::Params(_) => notes.push(Note::ParamsOnly),
+    }
+    if let Some(st) = &model.stored {
+        notes.push(if s.task.is_training() {
+            Note::ExactWeightsIgnored {
+                source: st.source.clone(),
+            }
+        } else {
+            Note::ExactWeights {
+                bytes: st.bytes,
+                params: st.params,
+                tensors: model.tensors,
+                source: st.source.clone(),
+            }
+        });
+    }
+    if s.task == Task::Qlora && matches!(s.format, WeightFormat::Plain { .. }) {
+        notes.push(Note::QloraBase {
+            asked: s.format.id(),
+        });
+    }
+    let optimizer = est.breakdown.optimizer;
+    if w.optimizer.is_paged() && optimizer > 0 {
+        notes.push(Note::PagedOptimizer { bytes: optimizer });
+    }
+    if est.offloaded_optimizer > 0 {
+        notes.push(Note::CpuOffload {
+            bytes: est.offloaded_optimizer,
+        });
+    }
+    if s.task.is_training() && w.pp > 1 && model.arch().is_some() {
+        notes.push(Note::Pipeline { pp: w.pp });
+    }
+    notes
+}
+
+/// Memory against context for the page's chart: (tokens, bytes with eager attention,
+/// bytes with SDPA/Flash) at powers of two from 512 up to the model's context.
+pub fn context_curve(model: &Model, s: &Settings) -> Vec<(u64, u64, u64)> {
+    const SEQS: [u64; 9] = [512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072];
+    let Some(arch) = model.arch() else {
+        return Vec::new();
+    };
+    let w = workload(model, s);
+    SEQS.iter()
+        .filter(|&&seq| seq <= u64::from(arch.max_positions))
+        .filter_map(|&seq| {
+            let at = |attention| {
+                estimate(
+                    &model.input,
+                    &Workload {
+                        seq,
+                        attention,
+                        ..w.clone()
+                    },
+                )
+                .ok()
+                .map(|e| e.per_gpu_bytes)
+            };
+            Some((seq, at(Attention::Eager)?, at(Attention::Sdpa)?))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+//! What the estimate assumed or could not do, as typed values. Each front end words
+//! them for its readers with [`Note::text`]: the CLI may name its flags, the web never
+//! does. Building notes costs nothing in the solvers, which never ask for them.
+
+use crate::settings::Surface;
+use crate::units::{ByteSize, group_digits};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// The CUDA context came from the GPU family's default.
+    CudaContext {
+        bytes: u64,
+        gpu: String,
+        basis: &'static str,
+    },
+    /// A parameter total was given and differs from the architecture's.
+    TotalParams { given: u64, derived: u64 },
+    /// Paged optimizer states, counted on the GPU but evictable to CPU RAM.
+    PagedOptimizer { bytes: u64 },
+    /// Pipeline parallelism keeps `pp` micro-batches in flight in the first stage.
+    Pipeline { pp: u32 },
+    /// ZeRO-Offload moved these optimizer bytes per GPU to CPU RAM.
+    CpuOffload { bytes: u64 },
+    /// Only a parameter count is known.
+    ParamsOnly,
+    /// Inference uses a file's exact weight bytes.
+    ExactWeights {
+        bytes: u64,
+        params: Option<u64>,
+        tensors: Option<u64>,
+        source: String,
+    },
+    /// A file's exact bytes were given, but training counts weights by format.
+    ExactWeightsIgnored { source: String },
+    /// QLoRA was asked with 16/32-bit weights: the base is loaded in NF4 anyway.
+    QloraBase { asked: String },
+}
+
+impl Note {
+    /// The note in Spanish for `surface`.
+    pub fn text(&self, surface: Surface) -> String {
+        let cli = surface == Surface::Cli;
+        match self {
+            Note::CudaContext { bytes, gpu, basis } => {
+                let hint = if cli {
+                    " Mide el tuyo con nvidia-smi tras torch.ones(1).cuda() y pásalo con --cuda-context."
+                } else {
+                    ""
+                };
+                format!(
+                    "Contexto CUDA de {} por GPU para {gpu}: {basis}.{hint}",
+                    ByteSize(*bytes).binary()
+                )
+            }
+            Note::TotalParams { given, derived } => format!(
+                "Se usa el total de parámetros indicado ({}) en lugar del derivado de la arquitectura ({}).",
+                group_digits(*given),
+                group_digits(*derived)
+            ),
+            Note::PagedOptimizer { bytes } => format!(
+                "El optimizador paginado guarda sus estados ({}) en memoria unificada: se cuentan en la GPU, pero si falta memoria el controlador los desaloja a la RAM de la CPU en vez de dar OOM (más lento por el tráfico PCIe).",
+                ByteSize(*bytes)
+            ),
+            Note::Pipeline { pp } => format!(
+                "Con paralelismo de tubería (calendario 1F1B), la primera etapa guarda {pp} microlotes en vuelo por {} de las capas: las activaciones por GPU son las de todo el modelo para un microlote.",
+                if *pp == 2 {
+                    "la mitad".to_owned()
+                } else {
+                    format!("1/{pp}")
+                }
+            ),
+            Note::CpuOffload { bytes } => format!(
+                "Con descarga a CPU, los estados del optimizador ({}) ocupan RAM del sistema por GPU, no VRAM.",
+                ByteSize(*bytes)
+            ),
+            Note::ParamsOnly => if cli {
+                "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV (usa --model con un id del catálogo, un config.json o un .gguf)."
+            } else {
+                "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV (elige un modelo del catálogo o importa el tuyo)."
+            }
+            .to_owned(),
+            Note::ExactWeights {
+                bytes,
+                params,
+                tensors,
+                source,
+            } => {
+                let mut detail = Vec::new();
+                if let Some(t) = tensors {
+                    detail.push(format!("{} tensores", group_digits(*t)));
+                }
+                if let Some(p) = params {
+                    detail.push(format!("{} parámetros", group_digits(*p)));
+                }
+                let detail = if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", detail.join(", "))
+                };
+                format!(
+                    "Pesos: {} exactos, de {source}{detail}.",
+                    ByteSize(*bytes).binary()
+                )
+            }
+            Note::ExactWeightsIgnored { source } => format!(
+                "Los bytes exactos de {source} solo valen para inferencia: al entrenar, los pesos se cuentan con {}.",
+                if cli { "--dtype" } else { "el formato elegido" }
+            ),
+            Note::QloraBase { asked } => format!(
+                "QLoRA carga el modelo base en NF4 con doble cuantización, no en {asked}: así se cuenta."
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_notes_never_name_flags() {
+        let notes = [
+            Note::CudaContext {
+                bytes: 500 << 20,
+                gpu: "RTX 4090".into(),
+                basis: "supuesto",
+            },
+            Note::TotalParams {
+                given: 8,
+                derived: 9,
+            },
+            Note::PagedOptimizer { bytes: 1 << 30 },
+            Note::Pipeline { pp: 2 },
+            Note::CpuOffload { bytes: 1 << 30 },
+            Note::ParamsOnly,
+            Note::ExactWeights {
+                bytes: 1 << 30,
+                params: Some(1),
+                tensors: None,
+                source: "m.gguf".into(),
+            },
+            Note::ExactWeightsIgnored {
+                source: "m.gguf".into(),
+            },
+            Note::QloraBase {
+                asked: "bf16".into(),
+            },
+        ];
+        for n in &notes {
+            let web = n.text(Surface::Web);
+            assert!(!web.contains("--"), "{web}");
+            assert!(web.ends_with('.'), "{web}");
+            assert!(!n.text(Surface::Cli).is_empty());
+        }
+        assert!(notes[0].text(Surface::Cli).contains("--cuda-context"));
+    }
+}

@@ -1,0 +1,164 @@
+use super::*;
+use crate::catalog;
+use crate::settings::{Field, Surface};
+
+fn preset(id: &str) -> Model {
+    Model::new(ModelInput::Arch {
+        arch: Box::new(catalog::model(id).unwrap().arch.clone()),
+        total_params: None,
+    })
+}
+
+fn settings(pairs: &[(Field, &str)]) -> Settings {
+    let mut s = Settings::for_task(Task::Inference);
+    for &(f, v) in pairs {
+        if f == Field::Task {
+            let mut probe = s.clone();
+            probe.set(f, v, Surface::Cli).unwrap();
+            s = s.with_task(probe.task);
+        } else {
+            s.set(f, v, Surface::Cli).unwrap();
+        }
+    }
+    s
+}
+
+#[test]
+fn verdict_and_solvers_against_the_gpu() {
+    let e = evaluate(
+        &preset("llama-3.1-8b"),
+        &settings(&[(Field::Gpu, "rtx-4090")]),
+    )
+    .unwrap();
+    assert_eq!(e.estimate.breakdown.weights, 16_060_522_496);
+    assert!(matches!(e.verdict, Some(Verdict::Fits { .. })));
+    assert!(e.max_batch.unwrap() >= 1 && e.max_seq.unwrap() > 4096);
+    assert_eq!(e.min_gpus, Some(1));
+    assert!(e.smallest_gpu.unwrap().memory_bytes >= e.estimate.per_gpu_bytes);
+    assert!(
+        matches!(e.notes[0], Note::CudaContext { .. }),
+        "{:?}",
+        e.notes
+    );
+    let big = evaluate(
+        &preset("llama-3.1-70b"),
+        &settings(&[(Field::Gpu, "rtx-4090")]),
+    )
+    .unwrap();
+    assert!(matches!(big.verdict, Some(Verdict::DoesNotFit { .. })));
+    assert!(big.min_gpus.unwrap() > 1);
+    // No GPU, no verdict.
+    let none = evaluate(&preset("gpt2"), &settings(&[])).unwrap();
+    assert_eq!((none.verdict, none.max_batch), (None, None));
+}
+
+/// Qwen2.5-7B in bf16 on an L4 with a 32k context: the weights fit, but vLLM would
+/// refuse to start because the KV cache left cannot hold one sequence.
+#[test]
+fn serving_verdict_fails_without_room_for_one_sequence() {
+    let s = settings(&[
+        (Field::Gpu, "l4"),
+        (Field::Seq, "32k"),
+        (Field::Serve, "true"),
+    ]);
+    let e = evaluate(&preset("qwen2.5-7b"), &s).unwrap();
+    let plan = e.serving.unwrap();
+    assert_eq!(plan.max_sequences, 0, "{plan:?}");
+    match e.verdict {
+        Some(Verdict::CannotServe { kv_budget, needed }) => {
+            assert!(kv_budget < needed, "{kv_budget} vs {needed}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!e.verdict.unwrap().fits());
+    // A short context serves several sequences.
+    let s = settings(&[
+        (Field::Gpu, "l4"),
+        (Field::Seq, "2k"),
+        (Field::Serve, "true"),
+    ]);
+    let e = evaluate(&preset("qwen2.5-7b"), &s).unwrap();
+    assert!(matches!(e.verdict, Some(Verdict::Serves { sequences }) if sequences > 1));
+}
+
+#[test]
+fn qlora_with_plain_weights_says_what_it_counts() {
+    let mut s = settings(&[(Field::Task, "qlora")]);
+    let nf4 = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert!(
+        nf4.notes
+            .iter()
+            .all(|n| !matches!(n, Note::QloraBase { .. }))
+    );
+    s.set(Field::Format, "bf16", Surface::Cli).unwrap();
+    let asked_bf16 = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert!(
+        asked_bf16
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::QloraBase { .. }))
+    );
+    // The default (NF4 with double quantisation) is exactly what the engine computes.
+    assert_eq!(
+        nf4.estimate.breakdown.weights,
+        asked_bf16.estimate.breakdown.weights
+    );
+}
+
+#[test]
+fn exact_weights_replace_the_formula_in_inference_only() {
+    let mut m = preset("gpt2");
+    m.stored = Some(StoredWeights {
+        bytes: 99_000_000,
+        params: Some(124_439_808),
+        source: "gpt2.gguf".into(),
+    });
+    let e = evaluate(&m, &settings(&[])).unwrap();
+    assert_eq!(e.estimate.breakdown.weights, 99_000_000);
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| matches!(n, Note::ExactWeights { .. }))
+    );
+    let t = evaluate(&m, &settings(&[(Field::Task, "full")])).unwrap();
+    assert_eq!(t.estimate.breakdown.weights, 2 * 124_439_808);
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| matches!(n, Note::ExactWeightsIgnored { .. }))
+    );
+}
+
+#[test]
+fn offload_and_paged_optimizers_are_noted() {
+    let s = settings(&[
+        (Field::Task, "full"),
+        (Field::CpuOffload, "true"),
+        (Field::Gpus, "8"),
+        (Field::Zero, "3"),
+    ]);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert_eq!(e.estimate.breakdown.optimizer, 0);
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| matches!(n, Note::CpuOffload { bytes } if *bytes > 0))
+    );
+    let s = settings(&[
+        (Field::Task, "qlora"),
+        (Field::Optimizer, "paged-adamw8bit"),
+    ]);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| matches!(n, Note::PagedOptimizer { .. }))
+    );
+}
+
+#[test]
+fn the_curve_stops_at_the_models_context() {
+    let curve = context_curve(&preset("gpt2"), &settings(&[]));
+    assert_eq!(curve.last().map(|p| p.0), Some(1024));
+    assert!(curve.iter().all(|&(_, eager, sdpa)| eager >= sdpa));
+}

@@ -1,0 +1,211 @@
+//! The closed lists a setting chooses from (task, optimizer, attention, KV cache
+//! format, ZeRO stage, precision): each value's canonical id, the other spellings
+//! people use, and its Spanish label.
+//!
+//! The canonical id is what the CLI prints and its JSON carries; the web spelling is
+//! what links and widget attributes carry (Spanish where the site always wrote Spanish,
+//! the same id otherwise). Every spelling is accepted everywhere, so old links and
+//! old scripts keep working.
+
+use crate::workload::{Attention, Finetune, KvDtype, Optimizer};
+
+/// What the user does with the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Task {
+    Inference,
+    /// Full fine-tuning (every parameter trained).
+    Full,
+    Lora,
+    Qlora,
+}
+
+impl Task {
+    pub fn finetune(self) -> Option<Finetune> {
+        match self {
+            Task::Inference => None,
+            Task::Full => Some(Finetune::Full),
+            Task::Lora => Some(Finetune::Lora),
+            Task::Qlora => Some(Finetune::Qlora),
+        }
+    }
+
+    pub fn is_training(self) -> bool {
+        self != Task::Inference
+    }
+}
+
+/// How training keeps its weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// 16-bit weights for compute plus an fp32 master copy and fp32 optimizer states.
+    Mixed,
+    /// Everything in the weights' dtype.
+    Pure,
+}
+
+/// One value of a closed list.
+#[derive(Debug)]
+pub struct Choice<T: 'static> {
+    pub value: T,
+    /// Canonical id: CLI, JSON.
+    pub id: &'static str,
+    /// Spelling in links and widget attributes.
+    pub web: &'static str,
+    /// Other accepted spellings.
+    pub aliases: &'static [&'static str],
+    /// Spanish label for pickers and docs.
+    pub label: &'static str,
+}
+
+const fn choice<T>(value: T, id: &'static str, label: &'static str) -> Choice<T> {
+    Choice {
+        value,
+        id,
+        web: id,
+        aliases: &[],
+        label,
+    }
+}
+
+pub const TASKS: &[Choice<Task>] = &[
+    Choice {
+        value: Task::Inference,
+        id: "inference",
+        web: "inferencia",
+        aliases: &[],
+        label: "Inferencia",
+    },
+    Choice {
+        value: Task::Full,
+        id: "full",
+        web: "entrenamiento",
+        aliases: &["train"],
+        label: "Entrenamiento completo",
+    },
+    choice(Task::Lora, "lora", "LoRA"),
+    choice(Task::Qlora, "qlora", "QLoRA"),
+];
+
+pub const OPTIMIZERS: &[Choice<Optimizer>] = &[
+    choice(Optimizer::Adamw, "adamw", "AdamW"),
+    choice(Optimizer::Adamw8bit, "adamw8bit", "AdamW 8 bits"),
+    choice(
+        Optimizer::PagedAdamw8bit,
+        "paged-adamw8bit",
+        "AdamW 8 bits paginado",
+    ),
+    choice(Optimizer::PagedAdamw, "paged-adamw", "AdamW paginado"),
+    choice(Optimizer::Adafactor, "adafactor", "Adafactor"),
+    choice(Optimizer::SgdMomentum, "sgd-momentum", "SGD con momento"),
+    choice(Optimizer::Sgd, "sgd", "SGD"),
+];
+
+pub const ATTENTIONS: &[Choice<Attention>] = &[
+    choice(Attention::Sdpa, "sdpa", "SDPA / FlashAttention"),
+    Choice {
+        value: Attention::Eager,
+        id: "eager",
+        web: "eager",
+        aliases: &["ingenua"],
+        label: "Ingenua (eager, N×N)",
+    },
+    choice(Attention::Flash, "flash", "FlashAttention-2"),
+];
+
+pub const KV_DTYPES: &[Choice<KvDtype>] = &[
+    choice(KvDtype::Fp16, "fp16", "FP16/BF16"),
+    choice(KvDtype::Fp8, "fp8", "FP8"),
+    choice(KvDtype::Int8, "int8", "INT8"),
+    choice(KvDtype::Int4, "int4", "INT4"),
+];
+
+pub const ZERO_STAGES: &[Choice<u8>] = &[
+    choice(0, "0", "Ninguno (DDP: copia entera en cada GPU)"),
+    choice(1, "1", "ZeRO-1 (optimizador)"),
+    choice(2, "2", "ZeRO-2 (+ gradientes)"),
+    Choice {
+        value: 3,
+        id: "3",
+        web: "3",
+        aliases: &["fsdp"],
+        label: "ZeRO-3 / FSDP (+ pesos)",
+    },
+];
+
+pub const PRECISIONS: &[Choice<Precision>] = &[
+    Choice {
+        value: Precision::Mixed,
+        id: "mixed",
+        web: "mixta",
+        aliases: &[],
+        label: "Mixta (copia maestra en FP32)",
+    },
+    Choice {
+        value: Precision::Pure,
+        id: "pure",
+        web: "pura",
+        aliases: &[],
+        label: "Pura (todo en el formato de los pesos)",
+    },
+];
+
+/// The value `input` names in `list` (any spelling, ASCII case ignored).
+pub fn find<T: Copy>(list: &'static [Choice<T>], input: &str) -> Option<T> {
+    let input = input.trim();
+    list.iter()
+        .find(|c| {
+            std::iter::once(c.id)
+                .chain(std::iter::once(c.web))
+                .chain(c.aliases.iter().copied())
+                .any(|s| s.eq_ignore_ascii_case(input))
+        })
+        .map(|c| c.value)
+}
+
+/// The entry of `value` in `list`.
+pub fn entry<T: Copy + PartialEq>(list: &'static [Choice<T>], value: T) -> &'static Choice<T> {
+    list.iter().find(|c| c.value == value).unwrap_or(&list[0])
+}
+
+/// "inferencia, entrenamiento, lora o qlora": the web spellings, for messages.
+pub fn spellings<T>(list: &'static [Choice<T>], web: bool) -> String {
+    let words: Vec<&str> = list
+        .iter()
+        .map(|c| if web { c.web } else { c.id })
+        .collect();
+    crate::settings::or_list(&words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_finds_its_value() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(list: &'static [Choice<T>]) {
+            for c in list {
+                for s in [c.id, c.web].iter().chain(c.aliases) {
+                    assert_eq!(find(list, s), Some(c.value), "{s}");
+                    assert_eq!(find(list, &s.to_ascii_uppercase()), Some(c.value), "{s}");
+                }
+                assert_eq!(entry(list, c.value).id, c.id);
+            }
+        }
+        check(TASKS);
+        check(OPTIMIZERS);
+        check(ATTENTIONS);
+        check(KV_DTYPES);
+        check(ZERO_STAGES);
+        check(PRECISIONS);
+        assert_eq!(find(TASKS, "nada"), None);
+    }
+
+    #[test]
+    fn spellings_for_messages() {
+        assert_eq!(
+            spellings(TASKS, true),
+            "inferencia, entrenamiento, lora o qlora"
+        );
+        assert_eq!(spellings(TASKS, false), "inference, full, lora o qlora");
+    }
+}

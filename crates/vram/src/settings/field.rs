@@ -1,0 +1,639 @@
+//! The table of settings: per field its canonical id, its CLI flag, its key in links
+//! and widget attributes, its Spanish label and help, and how its text is read and
+//! written. Everything that names a setting reads this table.
+
+use std::fmt;
+
+use super::choice::{
+    self, ATTENTIONS, Choice, KV_DTYPES, OPTIMIZERS, PRECISIONS, TASKS, ZERO_STAGES,
+};
+use super::count::{Bounds, CountProblem};
+use super::{BATCH, BLOCK_SIZE, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UTILIZATION};
+use crate::catalog;
+use crate::quant::WeightFormat;
+use crate::units::{ByteSize, clip};
+
+/// Every setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Field {
+    Gpu,
+    GpuMemory,
+    Task,
+    Format,
+    Batch,
+    Seq,
+    NewTokens,
+    Attention,
+    Checkpointing,
+    Optimizer,
+    Precision,
+    LoraRank,
+    KvDtype,
+    Gpus,
+    Zero,
+    Tp,
+    Pp,
+    CpuOffload,
+    Serve,
+    Utilization,
+    BlockSize,
+    CudaContext,
+}
+
+/// How one field is named and described.
+#[derive(Debug)]
+pub struct Spec {
+    pub field: Field,
+    /// Canonical id (JSON, docs).
+    pub id: &'static str,
+    /// `vramlab estimate --<cli>`.
+    pub cli: &'static str,
+    /// Key in the estimator's links and attribute of the widget: one Spanish name, so
+    /// a link's query can be pasted as attributes.
+    pub key: &'static str,
+    /// Short Spanish label, as a form shows it.
+    pub label: &'static str,
+    /// The setting as a sentence names it, with its article ("el lote").
+    pub subject: &'static str,
+    /// What it does, in Spanish.
+    pub help: &'static str,
+    /// Always written in links and embed codes, so they say what they show.
+    pub core: bool,
+}
+
+const fn spec(
+    field: Field,
+    id: &'static str,
+    cli: &'static str,
+    key: &'static str,
+    label: &'static str,
+    subject: &'static str,
+    help: &'static str,
+) -> Spec {
+    Spec {
+        field,
+        id,
+        cli,
+        key,
+        label,
+        subject,
+        help,
+        core: false,
+    }
+}
+
+const fn core(s: Spec) -> Spec {
+    Spec { core: true, ..s }
+}
+
+/// Every setting in the order forms, links and docs list them.
+pub const FIELDS: &[Spec] = &[
+    core(spec(
+        Field::Gpu,
+        "gpu",
+        "gpu",
+        "gpu",
+        "GPU",
+        "la GPU",
+        "La tarjeta con la que se compara: da la memoria, el contexto CUDA y la velocidad.",
+    )),
+    spec(
+        Field::GpuMemory,
+        "gpu_memory",
+        "gpu-memory",
+        "memoria",
+        "Memoria por GPU",
+        "la memoria por GPU",
+        "Memoria de cada GPU (24GiB, 80GB…); manda sobre la de la GPU del catálogo.",
+    ),
+    core(spec(
+        Field::Task,
+        "task",
+        "mode",
+        "modo",
+        "Modo",
+        "el modo",
+        "Qué se hace con el modelo: inferencia, entrenamiento completo (precisión mixta), LoRA o QLoRA.",
+    )),
+    core(spec(
+        Field::Format,
+        "format",
+        "dtype",
+        "formato",
+        "Formato de los pesos",
+        "el formato de los pesos",
+        "Cómo se guardan los pesos: bf16, fp16, fp32, fp8, int8, nf4, nf4-dq, gptq-4bit-128g, awq, Q4_K_M, 4.65bpw…",
+    )),
+    core(spec(
+        Field::Batch,
+        "batch",
+        "batch",
+        "lote",
+        "Lote",
+        "el lote",
+        "Secuencias procesadas a la vez.",
+    )),
+    core(spec(
+        Field::Seq,
+        "seq",
+        "seq",
+        "contexto",
+        "Tokens por secuencia",
+        "el contexto",
+        "Tokens por secuencia (el prompt, o la secuencia de entrenamiento).",
+    )),
+    spec(
+        Field::NewTokens,
+        "new_tokens",
+        "new-tokens",
+        "nuevos",
+        "Tokens generados",
+        "el número de tokens generados",
+        "Tokens que se generan tras el prompt (ocupan caché KV).",
+    ),
+    spec(
+        Field::Attention,
+        "attention",
+        "attention",
+        "atencion",
+        "Atención",
+        "la atención",
+        "Cómo se calcula la atención: SDPA/FlashAttention (memoria lineal) o ingenua (matriz N×N).",
+    ),
+    spec(
+        Field::Checkpointing,
+        "checkpointing",
+        "grad-checkpointing",
+        "checkpointing",
+        "Gradient checkpointing",
+        "el gradient checkpointing",
+        "Al entrenar, guarda solo la entrada de cada capa y recalcula el resto en el paso hacia atrás.",
+    ),
+    spec(
+        Field::Optimizer,
+        "optimizer",
+        "optimizer",
+        "optimizador",
+        "Optimizador (entrenamiento)",
+        "el optimizador",
+        "El optimizador y sus estados por parámetro entrenable.",
+    ),
+    spec(
+        Field::Precision,
+        "precision",
+        "precision",
+        "precision",
+        "Precisión (entrenamiento completo)",
+        "la precisión",
+        "Mixta: cálculo en 16 bits con copia maestra y estados en FP32. Pura: todo en el formato de los pesos.",
+    ),
+    spec(
+        Field::LoraRank,
+        "lora_rank",
+        "lora-rank",
+        "rango",
+        "Rango de LoRA",
+        "el rango de LoRA",
+        "El rango r de los adaptadores LoRA.",
+    ),
+    spec(
+        Field::KvDtype,
+        "kv_dtype",
+        "kv-dtype",
+        "kv",
+        "Formato de la caché KV",
+        "el formato de la caché KV",
+        "Cómo se guarda la caché KV en inferencia.",
+    ),
+    spec(
+        Field::Gpus,
+        "gpus",
+        "gpus",
+        "gpus",
+        "Número de GPU",
+        "el número de GPU",
+        "Cuántas GPU iguales: la inferencia reparte con paralelismo tensorial y el entrenamiento con ZeRO o FSDP.",
+    ),
+    spec(
+        Field::Zero,
+        "zero",
+        "zero",
+        "zero",
+        "Reparto entre GPU (entrenamiento)",
+        "la etapa de ZeRO",
+        "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP).",
+    ),
+    spec(
+        Field::Tp,
+        "tp",
+        "tp",
+        "tp",
+        "Paralelismo tensorial",
+        "el grado de paralelismo tensorial",
+        "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar.",
+    ),
+    spec(
+        Field::Pp,
+        "pp",
+        "pp",
+        "pp",
+        "Paralelismo de tubería",
+        "el grado de paralelismo de tubería",
+        "En cuántas etapas se reparten las capas.",
+    ),
+    spec(
+        Field::CpuOffload,
+        "cpu_offload",
+        "cpu-offload",
+        "descarga",
+        "Optimizador en la CPU",
+        "la descarga a la CPU",
+        "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU.",
+    ),
+    spec(
+        Field::Serve,
+        "serve",
+        "serve",
+        "servidor",
+        "Servidor (caché KV estilo vLLM)",
+        "el modo servidor",
+        "Planifica un servidor como vLLM: cuántos tokens de caché KV y cuántas secuencias a la vez caben.",
+    ),
+    spec(
+        Field::Utilization,
+        "utilization",
+        "gpu-memory-utilization",
+        "utilizacion",
+        "Fracción de la GPU del servidor",
+        "la fracción de la GPU",
+        "La fracción de la memoria que toma el servidor (gpu_memory_utilization de vLLM): 0.9 o 90%.",
+    ),
+    spec(
+        Field::BlockSize,
+        "block_size",
+        "block-size",
+        "bloque",
+        "Tokens por bloque",
+        "el tamaño de bloque",
+        "Tokens por bloque de la caché KV paginada.",
+    ),
+    spec(
+        Field::CudaContext,
+        "cuda_context",
+        "cuda-context",
+        "contexto-cuda",
+        "Contexto CUDA",
+        "el contexto CUDA",
+        "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi tras torch.ones(1).cuda().",
+    ),
+];
+
+impl Field {
+    /// Every field, in table order.
+    pub const ALL: &'static [Field] = &[
+        Field::Gpu,
+        Field::GpuMemory,
+        Field::Task,
+        Field::Format,
+        Field::Batch,
+        Field::Seq,
+        Field::NewTokens,
+        Field::Attention,
+        Field::Checkpointing,
+        Field::Optimizer,
+        Field::Precision,
+        Field::LoraRank,
+        Field::KvDtype,
+        Field::Gpus,
+        Field::Zero,
+        Field::Tp,
+        Field::Pp,
+        Field::CpuOffload,
+        Field::Serve,
+        Field::Utilization,
+        Field::BlockSize,
+        Field::CudaContext,
+    ];
+
+    pub fn spec(self) -> &'static Spec {
+        FIELDS
+            .iter()
+            .find(|s| s.field == self)
+            .unwrap_or(&FIELDS[0])
+    }
+
+    /// The field whose web key is `key`.
+    pub fn by_key(key: &str) -> Option<Field> {
+        FIELDS.iter().find(|s| s.key == key).map(|s| s.field)
+    }
+
+    /// What the field accepts, in Spanish, for docs and help ("un entero entre 1 y …").
+    pub fn accepts(self, surface: Surface) -> String {
+        let web = surface == Surface::Web;
+        match self {
+            Field::Gpu => "el id de una GPU del catálogo (rtx-4090, a100-80gb, h100-sxm…)".into(),
+            Field::GpuMemory | Field::CudaContext => {
+                "un tamaño: 24GiB, 80GB, 512MiB (KB, MB y GB son potencias de 1000)".into()
+            }
+            Field::Task => choice::spellings(TASKS, web),
+            Field::Format => "bf16, fp16, fp32, fp8, int8, nf4, nf4-dq, gptq-4bit-128g, awq, Q4_K_M, Q8_0, 4.65bpw…".into(),
+            Field::Attention => choice::spellings(ATTENTIONS, web),
+            Field::Optimizer => choice::spellings(OPTIMIZERS, web),
+            Field::Precision => choice::spellings(PRECISIONS, web),
+            Field::KvDtype => choice::spellings(KV_DTYPES, web),
+            Field::Zero => choice::spellings(ZERO_STAGES, web),
+            Field::Checkpointing | Field::CpuOffload | Field::Serve => {
+                if web { "si o no" } else { "true o false" }.into()
+            }
+            Field::Utilization => format!(
+                "una fracción entre 0.{:02} y 1 (o un porcentaje: 90%)",
+                UTILIZATION.0
+            ),
+            Field::Tp => format!("auto o {}", GPUS.describe()),
+            _ => self.bounds().map(Bounds::describe).unwrap_or_default(),
+        }
+    }
+
+    /// Bounds of a counted field.
+    pub fn bounds(self) -> Option<Bounds> {
+        match self {
+            Field::Batch => Some(BATCH),
+            Field::Seq => Some(SEQ),
+            Field::NewTokens => Some(NEW_TOKENS),
+            Field::LoraRank => Some(LORA_RANK),
+            Field::Gpus | Field::Tp | Field::Pp => Some(GPUS),
+            Field::BlockSize => Some(BLOCK_SIZE),
+            _ => None,
+        }
+    }
+}
+
+/// Why a value was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A count that is empty, not whole or out of bounds.
+    Count(CountProblem),
+    /// Not one of a closed list's spellings.
+    Unknown,
+    /// Not in the catalog.
+    NotInCatalog,
+    /// Another parser's Spanish message (sizes, formats).
+    Invalid(String),
+}
+
+/// A setting that could not be read. `Display` is one Spanish sentence that names the
+/// setting and what it accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingError {
+    pub field: Field,
+    /// The text refused, clipped for echoing.
+    pub input: String,
+    pub problem: Problem,
+    pub surface: Surface,
+}
+
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+impl fmt::Display for SettingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spec = self.field.spec();
+        let accepts = self.field.accepts(self.surface);
+        let subject = capitalised(spec.subject);
+        match &self.problem {
+            Problem::Count(CountProblem::Empty) => {
+                write!(f, "Escribe {}: {accepts}.", spec.subject)
+            }
+            Problem::Count(_) => write!(
+                f,
+                "{subject} debe ser {accepts}; «{}» no lo es.",
+                self.input
+            ),
+            Problem::Unknown => write!(f, "{subject} «{}» no existe; usa {accepts}.", self.input),
+            Problem::NotInCatalog => match self.surface {
+                Surface::Cli => write!(
+                    f,
+                    "no hay ninguna GPU «{}» en el catálogo (mira «vramlab gpus»)",
+                    self.input
+                ),
+                Surface::Web => write!(f, "No hay ninguna GPU «{}» en el catálogo.", self.input),
+            },
+            Problem::Invalid(message) => write!(f, "{}: {message}", spec.label),
+        }
+    }
+}
+
+impl std::error::Error for SettingError {}
+
+fn pick<T: Copy>(list: &'static [Choice<T>], input: &str) -> Result<T, Problem> {
+    choice::find(list, input).ok_or(Problem::Unknown)
+}
+
+fn switch(input: &str) -> Result<bool, Problem> {
+    match input.trim().to_lowercase().as_str() {
+        "si" | "sí" | "true" | "1" | "yes" | "on" => Ok(true),
+        "no" | "false" | "0" | "off" => Ok(false),
+        _ => Err(Problem::Unknown),
+    }
+}
+
+fn count(f: Field, input: &str) -> Result<u64, Problem> {
+    f.bounds()
+        .ok_or(Problem::Unknown)?
+        .parse(input)
+        .map_err(Problem::Count)
+}
+
+fn small(f: Field, input: &str) -> Result<u32, Problem> {
+    // Every u32 field's bounds are within u32.
+    count(f, input).map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+}
+
+fn size(input: &str, min: u64) -> Result<u64, Problem> {
+    match ByteSize::parse(input) {
+        Ok(ByteSize(b)) if b >= min => Ok(b),
+        Ok(_) => Err(Problem::Invalid("debe ser mayor que 0.".into())),
+        Err(e) => Err(Problem::Invalid(e.to_string())),
+    }
+}
+
+fn auto(input: &str) -> bool {
+    input.trim().eq_ignore_ascii_case("auto")
+}
+
+/// "0.9" or "90%" (or "90") → 90.
+fn percent(input: &str) -> Result<u8, Problem> {
+    let t = input.trim().replace(',', ".");
+    let (number, is_percent) = match t.strip_suffix('%') {
+        Some(p) => (p.trim().to_owned(), true),
+        None => (t, false),
+    };
+    let v: f64 = number
+        .parse()
+        .map_err(|_| Problem::Count(CountProblem::NotWhole))?;
+    let v = if is_percent || v > 1.0 { v } else { v * 100.0 };
+    let rounded = v.round();
+    if !v.is_finite()
+        || (v - rounded).abs() > 1e-6
+        || !(f64::from(UTILIZATION.0)..=f64::from(UTILIZATION.1)).contains(&rounded)
+    {
+        return Err(Problem::Count(CountProblem::OutOfRange));
+    }
+    Ok(rounded as u8)
+}
+
+fn print_percent(p: u8) -> String {
+    match p {
+        100 => "1".into(),
+        p if p.is_multiple_of(10) => format!("0.{}", p / 10),
+        p => format!("0.{p:02}"),
+    }
+}
+
+/// "24GiB" when whole GiB, "500MiB" when whole MiB, else bytes.
+fn print_size(b: u64) -> String {
+    if b > 0 && b.is_multiple_of(ByteSize::GIB) {
+        format!("{}GiB", b / ByteSize::GIB)
+    } else if b > 0 && b.is_multiple_of(ByteSize::MIB) {
+        format!("{}MiB", b / ByteSize::MIB)
+    } else {
+        b.to_string()
+    }
+}
+
+fn print_choice<T: Copy + PartialEq>(list: &'static [Choice<T>], v: T, s: Surface) -> String {
+    let c = choice::entry(list, v);
+    match s {
+        Surface::Cli => c.id,
+        Surface::Web => c.web,
+    }
+    .to_owned()
+}
+
+fn print_switch(on: bool, s: Surface) -> String {
+    match (s, on) {
+        (Surface::Cli, true) => "true",
+        (Surface::Cli, false) => "false",
+        (Surface::Web, true) => "si",
+        (Surface::Web, false) => "no",
+    }
+    .to_owned()
+}
+
+pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
+    let bounds = f.bounds();
+    let n = |v: u64| bounds.map_or_else(|| v.to_string(), |b| b.print(v));
+    Some(match f {
+        Field::Gpu => s.gpu?.id.clone(),
+        Field::GpuMemory => print_size(s.gpu_memory?),
+        Field::Task => print_choice(TASKS, s.task, surface),
+        Field::Format => s.format.id(),
+        Field::Batch => n(s.batch),
+        Field::Seq => n(s.seq),
+        Field::NewTokens => n(s.new_tokens),
+        Field::Attention => print_choice(ATTENTIONS, s.attention, surface),
+        Field::Checkpointing => print_switch(s.checkpointing, surface),
+        Field::Optimizer => print_choice(OPTIMIZERS, s.optimizer, surface),
+        Field::Precision => print_choice(PRECISIONS, s.precision, surface),
+        Field::LoraRank => n(u64::from(s.lora_rank)),
+        Field::KvDtype => print_choice(KV_DTYPES, s.kv_dtype, surface),
+        Field::Gpus => n(u64::from(s.gpus)),
+        Field::Zero => print_choice(ZERO_STAGES, s.zero, surface),
+        Field::Tp => n(u64::from(s.tp?)),
+        Field::Pp => n(u64::from(s.pp)),
+        Field::CpuOffload => print_switch(s.cpu_offload, surface),
+        Field::Serve => print_switch(s.serve, surface),
+        Field::Utilization => print_percent(s.utilization),
+        Field::BlockSize => n(u64::from(s.block_size)),
+        Field::CudaContext => print_size(s.cuda_context?),
+    })
+}
+
+pub(super) fn set(
+    s: &mut Settings,
+    f: Field,
+    input: &str,
+    surface: Surface,
+) -> Result<(), SettingError> {
+    let fail = |problem| SettingError {
+        field: f,
+        input: clip(input),
+        problem,
+        surface,
+    };
+    if input.trim().is_empty() {
+        return Err(fail(Problem::Count(CountProblem::Empty)));
+    }
+    let result: Result<(), Problem> = (|| {
+        match f {
+            Field::Gpu => s.gpu = Some(catalog::gpu(input.trim()).ok_or(Problem::NotInCatalog)?),
+            Field::GpuMemory => s.gpu_memory = Some(size(input, 1)?),
+            Field::Task => s.task = pick(TASKS, input)?,
+            Field::Format => {
+                s.format =
+                    WeightFormat::parse(input).map_err(|e| Problem::Invalid(e.to_string()))?;
+            }
+            Field::Batch => s.batch = count(f, input)?,
+            Field::Seq => s.seq = count(f, input)?,
+            Field::NewTokens => s.new_tokens = count(f, input)?,
+            Field::Attention => s.attention = pick(ATTENTIONS, input)?,
+            Field::Checkpointing => s.checkpointing = switch(input)?,
+            Field::Optimizer => s.optimizer = pick(OPTIMIZERS, input)?,
+            Field::Precision => s.precision = pick(PRECISIONS, input)?,
+            Field::LoraRank => s.lora_rank = small(f, input)?,
+            Field::KvDtype => s.kv_dtype = pick(KV_DTYPES, input)?,
+            Field::Gpus => s.gpus = small(f, input)?,
+            Field::Zero => s.zero = pick(ZERO_STAGES, input)?,
+            Field::Tp if auto(input) => s.tp = None,
+            Field::Tp => s.tp = Some(small(f, input)?),
+            Field::Pp => s.pp = small(f, input)?,
+            Field::CpuOffload => s.cpu_offload = switch(input)?,
+            Field::Serve => s.serve = switch(input)?,
+            Field::Utilization => s.utilization = percent(input)?,
+            Field::BlockSize => s.block_size = small(f, input)?,
+            Field::CudaContext if auto(input) => s.cuda_context = None,
+            Field::CudaContext => s.cuda_context = Some(size(input, 0)?),
+        }
+        Ok(())
+    })();
+    result.map_err(fail)
+}
+
+/// Whether `a` and `b` agree on `f`.
+pub(super) fn same(a: &Settings, b: &Settings, f: Field) -> bool {
+    // The canonical text is a faithful image of every typed value.
+    text(a, f, Surface::Cli) == text(b, f, Surface::Cli)
+}
+
+/// Copies `f` from `from` into `to`.
+pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
+    match f {
+        Field::Gpu => to.gpu = from.gpu,
+        Field::GpuMemory => to.gpu_memory = from.gpu_memory,
+        Field::Task => to.task = from.task,
+        Field::Format => to.format = from.format,
+        Field::Batch => to.batch = from.batch,
+        Field::Seq => to.seq = from.seq,
+        Field::NewTokens => to.new_tokens = from.new_tokens,
+        Field::Attention => to.attention = from.attention,
+        Field::Checkpointing => to.checkpointing = from.checkpointing,
+        Field::Optimizer => to.optimizer = from.optimizer,
+        Field::Precision => to.precision = from.precision,
+        Field::LoraRank => to.lora_rank = from.lora_rank,
+        Field::KvDtype => to.kv_dtype = from.kv_dtype,
+        Field::Gpus => to.gpus = from.gpus,
+        Field::Zero => to.zero = from.zero,
+        Field::Tp => to.tp = from.tp,
+        Field::Pp => to.pp = from.pp,
+        Field::CpuOffload => to.cpu_offload = from.cpu_offload,
+        Field::Serve => to.serve = from.serve,
+        Field::Utilization => to.utilization = from.utilization,
+        Field::BlockSize => to.block_size = from.block_size,
+        Field::CudaContext => to.cuda_context = from.cuda_context,
+    }
+}

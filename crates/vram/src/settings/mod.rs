@@ -1,0 +1,308 @@
+//! One vocabulary for everything a user asks the estimator: task, weight format,
+//! batch, context, GPUs, sharding, serving… typed once, spelled in one table.
+//!
+//! The CLI's flags, the estimator page's link, the widget's attributes and the site's
+//! shortcodes all read and write settings through [`FIELDS`] and the functions here, so
+//! a setting has one name, one parser, one set of bounds and one Spanish message on
+//! every surface, and a value written by one surface reads back the same on another (a
+//! property test checks it). The model is not a setting: each surface finds it its own
+//! way (a catalog id, a file, an import), then hands [`crate::evaluate`] a model and
+//! these settings.
+//!
+//! Defaults depend on the task (QLoRA loads NF4 weights and trains with gradient
+//! checkpointing, as PEFT and TRL do); [`Settings::with_task`] moves the values that
+//! were still the old task's defaults to the new task's, so switching tasks keeps what
+//! the user changed and updates what they did not.
+
+mod choice;
+mod count;
+mod field;
+
+pub use choice::{
+    ATTENTIONS, Choice, KV_DTYPES, OPTIMIZERS, PRECISIONS, Precision, TASKS, Task, ZERO_STAGES,
+    entry, find,
+};
+pub use count::{Bounds, CountProblem, Unit};
+pub use field::{FIELDS, Field, Problem, SettingError, Spec};
+
+use crate::catalog::Gpu;
+use crate::dtype::Dtype;
+use crate::estimate::{MAX_BATCH, MAX_GPUS, MAX_SEQ};
+use crate::quant::WeightFormat;
+use crate::workload::{Attention, KvDtype, Mode, Optimizer, Workload};
+
+/// Where settings are read from and written to. Both accept every spelling; they
+/// differ in which spelling they print and in the words of some messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// `vramlab` flags and JSON: canonical ids.
+    Cli,
+    /// Links, widget attributes and shortcodes: Spanish keys and values.
+    Web,
+}
+
+/// The model's key in links and widget attributes (each surface resolves it itself).
+pub const MODEL_KEY: &str = "modelo";
+/// The GPU a web surface shows when nothing says otherwise.
+pub const WEB_GPU: &str = "rtx-4090";
+/// The catalog model a web surface shows when nothing says otherwise.
+pub const WEB_MODEL: &str = "llama-3.1-8b";
+
+/// Every setting of a workload, typed and within bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// The catalog GPU (capacity, CUDA context, speed).
+    pub gpu: Option<&'static Gpu>,
+    /// Memory per GPU; wins over the catalog GPU's capacity.
+    pub gpu_memory: Option<u64>,
+    pub task: Task,
+    pub format: WeightFormat,
+    pub batch: u64,
+    /// Prompt (or training sequence) length in tokens.
+    pub seq: u64,
+    /// Tokens generated after the prompt.
+    pub new_tokens: u64,
+    pub attention: Attention,
+    pub checkpointing: bool,
+    pub optimizer: Optimizer,
+    pub precision: Precision,
+    pub lora_rank: u32,
+    pub kv_dtype: KvDtype,
+    pub gpus: u32,
+    /// ZeRO stage 0–3 for training on several GPUs (3 is also FSDP).
+    pub zero: u8,
+    /// Tensor-parallel degree; `None` is automatic (every GPU for inference, as vLLM's
+    /// `--tensor-parallel-size`; none for training).
+    pub tp: Option<u32>,
+    pub pp: u32,
+    /// ZeRO-Offload: optimizer states in CPU memory.
+    pub cpu_offload: bool,
+    /// Budget a vLLM-style server (paged KV cache) instead of one request.
+    pub serve: bool,
+    /// vLLM's `gpu_memory_utilization`, in percent.
+    pub utilization: u8,
+    /// Tokens per block of the paged KV cache.
+    pub block_size: u32,
+    /// Measured CUDA context per GPU; `None` uses the GPU family's default.
+    pub cuda_context: Option<u64>,
+}
+
+pub(crate) const BATCH: Bounds = Bounds::plain(1, MAX_BATCH);
+pub(crate) const SEQ: Bounds = Bounds::tokens(1, MAX_SEQ);
+pub(crate) const NEW_TOKENS: Bounds = Bounds::tokens(0, MAX_SEQ);
+pub(crate) const GPUS: Bounds = Bounds::plain(1, MAX_GPUS as u64);
+pub(crate) const LORA_RANK: Bounds = Bounds::plain(1, 16_384);
+pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
+/// vLLM accepts a utilisation in (0, 1]; below 5 % nothing useful fits.
+pub(crate) const UTILIZATION: (u8, u8) = (5, 100);
+
+impl Settings {
+    /// The defaults of `task`, without a GPU: what users of the usual tools get.
+    ///
+    /// - QLoRA loads the base in NF4 with double quantisation, as the QLoRA paper and
+    ///   its notebooks do (`bnb_4bit_use_double_quant=True`).
+    /// - Training turns gradient checkpointing on: TRL's `SFTConfig` defaults to
+    ///   `gradient_checkpointing=True` (trl/trainer/sft_config.py), and PEFT's
+    ///   `prepare_model_for_kbit_training` enables it for quantised bases.
+    /// - Full training is mixed precision (16-bit compute, fp32 master weights and
+    ///   AdamW states), `Trainer(bf16=True)`'s usual setup.
+    pub fn for_task(task: Task) -> Settings {
+        let training = task.is_training();
+        Settings {
+            gpu: None,
+            gpu_memory: None,
+            task,
+            format: match task {
+                Task::Qlora => WeightFormat::Nf4 { double_quant: true },
+                _ => WeightFormat::Plain { dtype: Dtype::Bf16 },
+            },
+            batch: 1,
+            seq: 4096,
+            new_tokens: 0,
+            attention: Attention::Sdpa,
+            checkpointing: training,
+            optimizer: Optimizer::Adamw,
+            precision: Precision::Mixed,
+            lora_rank: 16,
+            kv_dtype: KvDtype::Fp16,
+            gpus: 1,
+            zero: 0,
+            tp: None,
+            pp: 1,
+            cpu_offload: false,
+            serve: false,
+            utilization: 90,
+            block_size: 16,
+            cuda_context: None,
+        }
+    }
+
+    /// What a web surface shows first: inference on the site's default GPU.
+    pub fn web_default() -> Settings {
+        Settings {
+            gpu: crate::catalog::gpu(WEB_GPU),
+            ..Settings::for_task(Task::Inference)
+        }
+    }
+
+    /// Switches to `task`: each setting still at the old task's default takes the new
+    /// task's default; the ones the user changed stay.
+    pub fn with_task(&self, task: Task) -> Settings {
+        let (old, new) = (Settings::for_task(self.task), Settings::for_task(task));
+        let mut out = self.clone();
+        out.task = task;
+        for &f in Field::ALL {
+            if f != Field::Task && field::same(self, &old, f) {
+                field::copy(&mut out, &new, f);
+            }
+        }
+        out
+    }
+
+    /// The base these settings are compared with when printed: `base` switched to
+    /// this task.
+    fn reference(&self, base: &Settings) -> Settings {
+        base.with_task(self.task)
+    }
+
+    /// Reads settings by their web keys (a link's query, a widget's attributes, a
+    /// shortcode's attributes) on top of `base`. Absent and empty values keep the base
+    /// (moved to the task read); a bad value keeps it too, and is reported.
+    pub fn read(
+        base: &Settings,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> (Settings, Vec<SettingError>) {
+        Settings::read_with(base, Surface::Web, |spec| get(spec.key))
+    }
+
+    /// [`Settings::read`] for any surface: `get` returns a field's text by its spec.
+    pub fn read_with(
+        base: &Settings,
+        surface: Surface,
+        get: impl Fn(&Spec) -> Option<String>,
+    ) -> (Settings, Vec<SettingError>) {
+        let mut errors = Vec::new();
+        let value = |f: Field| get(f.spec()).filter(|v| !v.trim().is_empty());
+        let mut task = base.task;
+        if let Some(text) = value(Field::Task) {
+            let mut probe = base.clone();
+            match probe.set(Field::Task, &text, surface) {
+                Ok(()) => task = probe.task,
+                Err(e) => errors.push(e),
+            }
+        }
+        let mut s = base.with_task(task);
+        for &f in Field::ALL.iter().filter(|&&f| f != Field::Task) {
+            if let Some(text) = value(f)
+                && let Err(e) = s.set(f, &text, surface)
+            {
+                errors.push(e);
+            }
+        }
+        (s, errors)
+    }
+
+    /// The web (key, value) pairs that describe these settings on top of `base`:
+    /// the core fields always (a link says what it shows even if defaults change),
+    /// the others when they differ from the task's default.
+    pub fn pairs(&self, base: &Settings) -> Vec<(&'static str, String)> {
+        let reference = self.reference(base);
+        Field::ALL
+            .iter()
+            .filter(|&&f| f.spec().core || !field::same(self, &reference, f))
+            .filter_map(|&f| self.text(f, Surface::Web).map(|v| (f.spec().key, v)))
+            .collect()
+    }
+
+    /// The `vramlab estimate` flags that give these settings: those that differ from
+    /// the CLI's defaults.
+    pub fn cli_args(&self) -> Vec<String> {
+        let reference = Settings::for_task(self.task);
+        let mut args = Vec::new();
+        for &f in Field::ALL {
+            if (f == Field::Task && self.task != Task::Inference)
+                || !field::same(self, &reference, f)
+            {
+                if let Some(v) = self.text(f, Surface::Cli) {
+                    args.push(format!("--{}", f.spec().cli));
+                    args.push(v);
+                }
+            }
+        }
+        args
+    }
+
+    /// This setting's value as `surface` writes it; `None` when unset (no GPU,
+    /// automatic tensor parallelism, the family's CUDA context).
+    pub fn text(&self, f: Field, surface: Surface) -> Option<String> {
+        field::text(self, f, surface)
+    }
+
+    /// Sets one field from text, as any surface may spell it.
+    pub fn set(&mut self, f: Field, input: &str, surface: Surface) -> Result<(), SettingError> {
+        field::set(self, f, input, surface)
+    }
+
+    /// The capacity of one GPU: the memory given, else the catalog GPU's.
+    pub fn capacity(&self) -> Option<u64> {
+        self.gpu_memory.or(self.gpu.map(|g| g.memory_bytes))
+    }
+
+    /// The tensor-parallel degree in effect.
+    pub fn tp(&self) -> u32 {
+        self.tp.unwrap_or(if self.task.is_training() {
+            1
+        } else {
+            self.gpus
+        })
+    }
+
+    /// The engine's workload. The CUDA context is the one given, else the catalog
+    /// GPU family's default, else the engine's generic one.
+    pub fn workload(&self) -> Workload {
+        let training = self.task.is_training();
+        Workload {
+            mode: if training {
+                Mode::Train
+            } else {
+                Mode::Inference
+            },
+            finetune: self
+                .task
+                .finetune()
+                .unwrap_or(crate::workload::Finetune::Full),
+            weights: self.format,
+            mixed_precision: self.precision == Precision::Mixed,
+            optimizer: self.optimizer,
+            batch: self.batch,
+            seq: self.seq,
+            new_tokens: self.new_tokens,
+            grad_checkpointing: training && self.checkpointing,
+            attention: self.attention,
+            lora_rank: self.lora_rank,
+            kv_dtype: self.kv_dtype,
+            gpus: self.gpus,
+            zero: if training { self.zero } else { 0 },
+            fsdp: false,
+            tp: self.tp(),
+            pp: self.pp,
+            cpu_offload: training && self.cpu_offload,
+            cuda_context: self.cuda_context.or(self
+                .gpu
+                .map(|g| crate::context::for_family(&g.family).bytes)),
+            stored_weights: None,
+        }
+    }
+}
+
+/// "a, b, c o d".
+pub(crate) fn or_list(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} o {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

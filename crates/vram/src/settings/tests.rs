@@ -1,0 +1,277 @@
+use super::*;
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+fn web(pairs: &[(&str, &str)]) -> (Settings, Vec<SettingError>) {
+    let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+    Settings::read(&Settings::web_default(), |k| {
+        map.get(k).map(|v| (*v).to_owned())
+    })
+}
+
+#[test]
+fn web_defaults_and_task_defaults() {
+    let (s, errors) = web(&[]);
+    assert!(errors.is_empty());
+    assert_eq!(s, Settings::web_default());
+    assert_eq!(s.gpu.map(|g| g.id.as_str()), Some("rtx-4090"));
+
+    // QLoRA: NF4 with double quantisation and checkpointing, as PEFT/TRL users get.
+    let (q, _) = web(&[("modo", "qlora")]);
+    assert_eq!(q.format, WeightFormat::Nf4 { double_quant: true });
+    assert!(q.checkpointing);
+    // Old links spelled the task in English.
+    assert_eq!(web(&[("modo", "full")]).0.task, Task::Full);
+    assert_eq!(web(&[("modo", "entrenamiento")]).0.task, Task::Full);
+    // A value the reader set survives the task switch; defaults follow the task.
+    let (q, _) = web(&[("modo", "qlora"), ("formato", "gptq-4bit-128g")]);
+    assert_eq!(q.format.id(), "gptq-4bit-128g");
+    let back = q.with_task(Task::Inference);
+    assert_eq!(back.format.id(), "gptq-4bit-128g");
+    assert!(!back.checkpointing);
+    let full = web(&[("modo", "qlora")]).0.with_task(Task::Full);
+    assert_eq!(full.format.id(), "bf16");
+}
+
+#[test]
+fn token_suffixes_are_powers_of_two() {
+    let (s, errors) = web(&[("contexto", "4k"), ("nuevos", "2k")]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!((s.seq, s.new_tokens), (4096, 2048));
+    let mut cli = Settings::for_task(Task::Inference);
+    cli.set(Field::Seq, "128k", Surface::Cli).unwrap();
+    assert_eq!(cli.seq, 131_072);
+}
+
+#[test]
+fn bad_values_name_the_setting_and_its_bounds() {
+    let cases: [(&str, &str, &str); 9] = [
+        (
+            "lote",
+            "-4",
+            "El lote debe ser un entero entre 1 y 1\u{202f}048\u{202f}576; «-4» no lo es.",
+        ),
+        ("lote", "2.5", "El lote debe ser un entero entre 1 y"),
+        ("lote", "99999999", "«99999999» no lo es"),
+        (
+            "contexto",
+            "0",
+            "El contexto debe ser un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
+        ),
+        (
+            "gpus",
+            "0",
+            "El número de GPU debe ser un entero entre 1 y 65\u{202f}536",
+        ),
+        (
+            "modo",
+            "jugar",
+            "El modo «jugar» no existe; usa inferencia, entrenamiento, lora o qlora.",
+        ),
+        (
+            "gpu",
+            "rtx-9999",
+            "No hay ninguna GPU «rtx-9999» en el catálogo.",
+        ),
+        (
+            "formato",
+            "q9",
+            "Formato de los pesos: El tipo de dato «q9» no existe",
+        ),
+        ("checkpointing", "quizá", "usa si o no"),
+    ];
+    for (key, value, want) in cases {
+        let (s, errors) = web(&[(key, value)]);
+        assert_eq!(errors.len(), 1, "{key}={value}");
+        let text = errors[0].to_string();
+        assert!(
+            text.starts_with(want) || text.contains(want),
+            "{key}={value}: {text}"
+        );
+        // The bad value leaves the default in place.
+        assert_eq!(s, Settings::web_default(), "{key}={value}");
+    }
+    // The CLI's words list its own spellings.
+    let mut s = Settings::for_task(Task::Inference);
+    let e = s.set(Field::Task, "jugar", Surface::Cli).unwrap_err();
+    assert!(
+        e.to_string().contains("inference, full, lora o qlora"),
+        "{e}"
+    );
+    let e = s.set(Field::Gpu, "x", Surface::Cli).unwrap_err();
+    assert!(e.to_string().contains("vramlab gpus"), "{e}");
+}
+
+#[test]
+fn unknown_keys_change_nothing() {
+    let (s, errors) = web(&[("checkpointingx", "true"), ("zzz", "1")]);
+    assert!(errors.is_empty());
+    assert_eq!(s, Settings::web_default());
+}
+
+#[test]
+fn table_is_consistent() {
+    assert_eq!(FIELDS.len(), Field::ALL.len());
+    for (spec, &f) in FIELDS.iter().zip(Field::ALL) {
+        assert_eq!(spec.field, f);
+        assert_eq!(Field::by_key(spec.key), Some(f));
+        assert!(!spec.help.is_empty() && !spec.label.is_empty());
+        assert!(
+            spec.key
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'-'),
+            "{}",
+            spec.key
+        );
+        assert!(!f.accepts(Surface::Web).is_empty(), "{}", spec.id);
+    }
+    for keys in [
+        FIELDS.iter().map(|s| s.key).collect::<Vec<_>>(),
+        FIELDS.iter().map(|s| s.cli).collect(),
+        FIELDS.iter().map(|s| s.id).collect(),
+    ] {
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), keys.len(), "{keys:?}");
+    }
+    assert!(Field::by_key(MODEL_KEY).is_none());
+}
+
+#[test]
+fn workload_follows_the_task() {
+    let mut s = Settings::web_default();
+    s.gpus = 4;
+    let w = s.workload();
+    assert_eq!((w.tp, w.zero), (4, 0));
+    // The GPU's family gives the CUDA context.
+    assert_eq!(
+        w.cuda_context,
+        Some(crate::context::for_family("ada").bytes)
+    );
+    let mut t = s.with_task(Task::Full);
+    t.zero = 3;
+    let w = t.workload();
+    assert_eq!(
+        (w.tp, w.zero, w.mixed_precision, w.grad_checkpointing),
+        (1, 3, true, true)
+    );
+}
+
+const FORMATS: &[&str] = &[
+    "bf16",
+    "fp16",
+    "fp32",
+    "fp8",
+    "int8",
+    "nf4",
+    "nf4-dq",
+    "gptq-4bit-128g",
+    "gptq-3bit-64g",
+    "Q4_K_M",
+    "Q8_0",
+    "4.65bpw",
+];
+
+fn any_settings() -> impl Strategy<Value = Settings> {
+    let gpus = crate::catalog::gpus();
+    (
+        (
+            proptest::option::of(0..gpus.len()),
+            proptest::option::of(1u64..(1 << 40)),
+            0..TASKS.len(),
+            0..FORMATS.len(),
+            1..=MAX_BATCH,
+            1..=MAX_SEQ,
+            0..=MAX_SEQ,
+            0..ATTENTIONS.len(),
+        ),
+        (
+            any::<bool>(),
+            0..OPTIMIZERS.len(),
+            0..PRECISIONS.len(),
+            1u32..=16_384,
+            0..KV_DTYPES.len(),
+            1u32..=MAX_GPUS,
+            0..ZERO_STAGES.len(),
+            proptest::option::of(1u32..=MAX_GPUS),
+        ),
+        (
+            1u32..=MAX_GPUS,
+            any::<bool>(),
+            any::<bool>(),
+            5u8..=100,
+            1u32..=1024,
+            proptest::option::of(0u64..(1 << 36)),
+        ),
+    )
+        .prop_map(move |(a, b, c)| Settings {
+            gpu: a.0.map(|i| &gpus[i]),
+            gpu_memory: a.1,
+            task: TASKS[a.2].value,
+            format: WeightFormat::parse(FORMATS[a.3]).unwrap_or(WeightFormat::Plain {
+                dtype: crate::Dtype::Bf16,
+            }),
+            batch: a.4,
+            seq: a.5,
+            new_tokens: a.6,
+            attention: ATTENTIONS[a.7].value,
+            checkpointing: b.0,
+            optimizer: OPTIMIZERS[b.1].value,
+            precision: PRECISIONS[b.2].value,
+            lora_rank: b.3,
+            kv_dtype: KV_DTYPES[b.4].value,
+            gpus: b.5,
+            zero: ZERO_STAGES[b.6].value,
+            tp: b.7,
+            pp: c.0,
+            cpu_offload: c.1,
+            serve: c.2,
+            utilization: c.3,
+            block_size: c.4,
+            cuda_context: c.5,
+        })
+}
+
+proptest! {
+    /// Settings → link query / widget attributes → settings, on either web base.
+    #[test]
+    fn web_pairs_round_trip(s in any_settings(), cli_base in any::<bool>()) {
+        // Web pages always show a GPU; a link cannot say "none" on top of one.
+        let base = if cli_base || s.gpu.is_none() {
+            Settings::for_task(Task::Inference)
+        } else {
+            Settings::web_default()
+        };
+        let pairs: HashMap<&str, String> = s.pairs(&base).into_iter().collect();
+        let (back, errors) = Settings::read(&base, |k| pairs.get(k).cloned());
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+        prop_assert_eq!(back, s);
+    }
+
+    /// Settings → CLI flags → settings.
+    #[test]
+    fn cli_args_round_trip(s in any_settings()) {
+        let args = s.cli_args();
+        let flags: HashMap<String, String> = args
+            .chunks(2)
+            .map(|p| (p[0].trim_start_matches('-').to_owned(), p[1].clone()))
+            .collect();
+        let (back, errors) = Settings::read_with(
+            &Settings::for_task(Task::Inference),
+            Surface::Cli,
+            |spec| flags.get(spec.cli).cloned(),
+        );
+        prop_assert!(errors.is_empty(), "{:?}", errors);
+        prop_assert_eq!(back, s);
+    }
+
+    /// Any text in any field is a value or a Spanish sentence, never a panic.
+    #[test]
+    fn any_text_is_read_or_refused(i in 0..FIELDS.len(), text in "\\PC{0,30}") {
+        let mut s = Settings::web_default();
+        if let Err(e) = s.set(FIELDS[i].field, &text, Surface::Web) {
+            prop_assert!(!e.to_string().is_empty());
+        }
+    }
+}
