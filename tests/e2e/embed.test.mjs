@@ -38,6 +38,14 @@ const FRAME = `<!doctype html><html lang="es"><head><meta charset="utf-8"><title
 <iframe id="f" src="${BASE_URL}embed/?modelo=qwen2.5-7b&gpu=rtx-3060&lote=2" title="Estimador" width="600" height="100"></iframe>
 </body></html>`;
 
+// The same settings as a link's query and as a widget's attributes (one vocabulary).
+const SETTINGS = { modo: "qlora", gpu: "rtx-3060", contexto: "1k", optimizador: "paged-adamw8bit", rango: "64" };
+const SETTINGS_PAGE = `<!doctype html><html lang="es"><head><meta charset="utf-8"><title>Ajustes</title>
+<script type="module" src="${BASE_URL}embed/vram-estimador.js"></script>
+</head><body>
+<vram-estimador id="q" ${Object.entries(SETTINGS).map(([k, v]) => `${k}="${v}"`).join(" ")}></vram-estimador>
+</body></html>`;
+
 // A model card whose widgets import from the Hub (the fixture, on a third origin).
 const hubPage = (hubUrl) => `<!doctype html><html lang="es"><head><meta charset="utf-8">
 <title>Una ficha de modelo</title>
@@ -55,6 +63,7 @@ before(async () => {
   host = createServer((req, res) => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     if (req.url.startsWith("/hub")) return res.end(hubPage(hub.url));
+    if (req.url.startsWith("/ajustes")) return res.end(SETTINGS_PAGE);
     res.end(req.url.startsWith("/iframe") ? FRAME : PAGE);
   });
   await new Promise((resolve) => host.listen(0, "127.0.0.1", resolve));
@@ -129,6 +138,36 @@ test("two widgets on a hostile third-party page match the CLI and follow their a
   const scroll = await page.locator("#a .vw").evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
   assert.ok(scroll, "no horizontal overflow at 320 px");
   await screenshot(page, "widget-movil");
+  await context.close();
+});
+
+test("the CLI, the estimator page and the widget agree on the same settings", async () => {
+  const want = cli(["--model", "llama-3.1-8b", "--mode", "qlora", "--gpu", "rtx-3060", "--seq", "1k", "--optimizer", "paged-adamw8bit", "--lora-rank", "64"]);
+  const context = await shared.browser.newContext();
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url(`estimador/?${new URLSearchParams(SETTINGS)}`));
+  await waitForIslands(page);
+  const est = page.locator(".estimator");
+  await page.waitForFunction(() => document.querySelector(".estimator select[name=optimizador]").value === "paged-adamw8bit");
+  // QLoRA's defaults are visible: NF4 with double quantisation and checkpointing.
+  assert.equal(await est.locator("select[name=formato]").inputValue(), "nf4-dq");
+  assert.equal(await est.locator("input[name=checkpointing]").isChecked(), true);
+  const pageTotal = want
+    ? (await est.locator(".est-total").filter({ hasText: gib(want.per_gpu_bytes) }).waitFor(), gib(want.per_gpu_bytes))
+    : await est.locator(".est-total").innerText();
+  const widget = await context.newPage();
+  const widgetProblems = watch(widget);
+  await widget.goto(hostUrl + "ajustes");
+  assert.equal(await total(widget, "q"), pageTotal);
+  assert.match(await widget.locator("#q .vw-title").innerText(), /QLoRA/);
+  // Bad values say what the setting is and its bounds, on both surfaces.
+  await widget.evaluate(() => document.querySelector("#q").setAttribute("lote", "2.5"));
+  await widget.locator("#q .vw-problem", { hasText: "El lote debe ser un entero entre 1 y" }).waitFor();
+  await est.locator("input[name=lote]").fill("-4");
+  await est.locator("label:has(input[name=lote]) .field-error", { hasText: "El lote debe ser un entero entre 1 y" }).waitFor();
+  assert.deepEqual(problems, []);
+  assert.deepEqual(widgetProblems.filter((p) => !p.startsWith("console.warning")), []);
   await context.close();
 });
 
@@ -262,7 +301,7 @@ test("the estimator's embed code, pasted on another site, shows the same numbers
   const [script, ...element] = code.split("\n");
   assert.equal(script, '<script type="module" src="https://vramlab.dev/embed/vram-estimador.js"></script>');
   assert.match(code, /arquitectura='\{"family":"llama"/);
-  assert.match(code, /gpu="rtx-3060"[\s\S]*lote="2"[\s\S]*contexto="2048"[\s\S]*pesos="16060522496"/);
+  assert.match(code, /gpu="rtx-3060"[\s\S]*lote="2"[\s\S]*contexto="2k"[\s\S]*pesos="16060522496"/);
   // The site's copy button copies what the block shows now, not what it first showed.
   await page.locator(".est-embed button.copy").click();
   await page.locator(".est-embed button.copy", { hasText: "Copiado" }).waitFor();

@@ -53,10 +53,10 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   // Bad input: a Spanish message, and recovery.
   await est.locator("input[name=lote]").fill("cero");
   await est.getByRole("alert").waitFor();
-  assert.match(await est.getByRole("alert").innerText(), /Lote/);
+  assert.match(await est.getByRole("alert").innerText(), /El lote debe ser un entero entre 1 y/);
   // The field itself says what is wrong.
   assert.equal(await est.locator("input[name=lote]").getAttribute("aria-invalid"), "true");
-  assert.match(await est.locator("label:has(input[name=lote]) .field-error").innerText(), /no es un número válido/);
+  assert.match(await est.locator("label:has(input[name=lote]) .field-error").innerText(), /«cero» no lo es/);
   await est.locator("input[name=lote]").fill("2");
   await total.waitFor();
   assert.deepEqual(problems, []);
@@ -94,6 +94,7 @@ test("hostile query parameters do not break the estimator", async () => {
   await alert.waitFor();
   const text = await alert.innerText();
   assert.ok(text.length < 300, text);
+  assert.match(text, /El enlace trae \d+ valores que no valen/);
   assert.equal(await page.locator("script:not([src])").count(), 0);
   assert.deepEqual(problems, []);
   await page.close();
@@ -176,7 +177,7 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   }
 
   // Full training with ZeRO-3 shards the model states; the paged optimizer is explained.
-  await est.locator("select[name=modo]").selectOption("full");
+  await est.locator("select[name=modo]").selectOption("entrenamiento");
   assert.equal(await est.locator("input[name=servidor]").isDisabled(), true);
   await est.locator("select[name=zero]").selectOption("3");
   await est.locator("select[name=optimizador]").selectOption("paged-adamw8bit");
@@ -187,7 +188,7 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   await screenshot(page, "estimador-zero3");
 
   // An imported config travels in the link and comes back in a fresh browser.
-  await est.locator("select[name=modo]").selectOption("inference");
+  await est.locator("select[name=modo]").selectOption("inferencia");
   await est.locator("input[name=gpus]").fill("1");
   await est.locator("summary", { hasText: "config.json" }).click();
   const config = { model_type: "gpt2", n_embd: 768, n_head: 12, n_layer: 12, n_positions: 1024, vocab_size: 50257 };

@@ -70,10 +70,14 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
                 format!("valor no válido «{value}» para {arg} (admite: {valid})")
             }
         }
-        ErrorKind::ValueValidation => {
-            let detail = e.source_text();
-            format!("valor no válido «{value}» para {arg}{detail}")
-        }
+        ErrorKind::ValueValidation => match e.source_text() {
+            // Our parsers' messages name the setting, the value and the bounds.
+            Some(detail) => {
+                let flag = arg.split_whitespace().next().unwrap_or(&arg);
+                format!("{flag}: {detail}")
+            }
+            None => format!("valor no válido «{value}» para {arg}"),
+        },
         ErrorKind::MissingRequiredArgument => format!("falta el argumento obligatorio {arg}"),
         ErrorKind::ArgumentConflict => {
             let other = context(e, ContextKind::PriorArg);
@@ -90,14 +94,12 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
 }
 
 trait SourceText {
-    fn source_text(&self) -> String;
+    fn source_text(&self) -> Option<String>;
 }
 
 impl SourceText for clap::Error {
     /// The message of a value parser's error (ours are Spanish already).
-    fn source_text(&self) -> String {
-        std::error::Error::source(self)
-            .map(|s| format!(": {s}"))
-            .unwrap_or_default()
+    fn source_text(&self) -> Option<String> {
+        std::error::Error::source(self).map(|s| s.to_string())
     }
 }

@@ -105,11 +105,35 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
         (&["estimate", "--params", "1e30"], "demasiado grande"),
         (
             &["estimate", "--params", "7B", "--batch", "0"],
-            "al menos 1",
+            "--batch: El lote debe ser un entero entre 1 y 1\u{202f}048\u{202f}576; «0» no lo es.",
+        ),
+        (
+            &["estimate", "--params", "7B", "--batch", "-4"],
+            "El lote debe ser un entero entre 1 y",
+        ),
+        (
+            &["estimate", "--params", "7B", "--batch", "2.5"],
+            "«2.5» no lo es",
+        ),
+        (
+            &["estimate", "--params", "7B", "--seq", "99999999"],
+            "El contexto debe ser un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
         ),
         (
             &["estimate", "--params", "7B", "--mode", "vuela"],
-            "valor no válido",
+            "El modo «vuela» no existe; usa inference, full, lora o qlora.",
+        ),
+        (
+            &[
+                "estimate",
+                "--params",
+                "7B",
+                "--mode",
+                "inference",
+                "--finetune",
+                "lora",
+            ],
+            "--finetune solo tiene sentido al entrenar",
         ),
         (
             &["estimate", "--params", "7B", "--gpu", "rtx-9999"],
@@ -125,9 +149,12 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
         ),
         (
             &["estimate", "--params", "7B", "--dtype", "q9"],
-            "formato desconocido",
+            "El tipo de dato «q9» no existe",
         ),
-        (&["estimate", "--params", "7B", "--zero", "5"], "ZeRO"),
+        (
+            &["estimate", "--params", "7B", "--zero", "5"],
+            "La etapa de ZeRO «5» no existe; usa 0, 1, 2 o 3.",
+        ),
         (&["estimate"], "--model"),
         (&["estimate", "--bogus"], "argumento desconocido"),
         (&["vuela"], "orden desconocida"),

@@ -1,11 +1,12 @@
-//! What a widget shows for its settings: the same workload `vramlab estimate` builds,
-//! on a catalog model or a custom one (a Hub import, once it has arrived, or a shared
-//! architecture), and the estimator page's link for the same settings. Pure.
+//! What a widget shows for its settings: the same `vram::evaluate` the CLI and the
+//! estimator page run, on a catalog model or a custom one (a Hub import, once it has
+//! arrived, or a shared architecture), and the estimator page's link for the same
+//! settings. Pure.
 
-use vram::estimate::{Breakdown, ModelInput, estimate};
+use vram::estimate::ModelInput;
 use vram::import::{Imported, StoredWeights};
-use vram::workload::{Finetune, Mode, Workload};
-use vram::{Architecture, ByteSize, WeightFormat, catalog, solve};
+use vram::settings::MODEL_KEY;
+use vram::{Architecture, ByteSize, Evaluation, Model, Settings, Verdict, catalog};
 
 use crate::spec::{Config, Custom};
 
@@ -25,19 +26,15 @@ pub enum HubState {
 pub enum Shown {
     /// The Hub import is on its way: this sentence says what is being fetched.
     Loading(String),
-    Ready(Outcome),
+    Ready(Box<Outcome>),
 }
 
-/// One estimate, ready to draw.
+/// One evaluation, ready to draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub model_name: String,
     pub gpu_name: String,
-    pub breakdown: Breakdown,
-    pub per_gpu: u64,
-    pub capacity: u64,
-    pub max_batch: Option<u64>,
-    pub max_seq: Option<u64>,
+    pub eval: Evaluation,
     /// A Hub import that failed, as the sentence shown above the result (which then
     /// falls back to the catalog model).
     pub notice: Option<String>,
@@ -45,42 +42,34 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn fits(&self) -> bool {
-        self.per_gpu <= self.capacity
+        self.eval.verdict.is_some_and(Verdict::fits)
     }
 
-    /// "Cabe: sobran 7,6 GiB." or "No cabe: faltan 3,1 GiB."
+    pub fn per_gpu(&self) -> u64 {
+        self.eval.estimate.per_gpu_bytes
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.eval.capacity.unwrap_or(0)
+    }
+
+    /// "Cabe: sobran 7,6 GiB.", "No cabe: faltan 3,1 GiB.", or the serving verdict.
     pub fn verdict(&self) -> String {
-        if self.fits() {
-            format!(
-                "Cabe: sobran {}.",
-                ByteSize(self.capacity - self.per_gpu).binary()
-            )
-        } else {
-            format!(
-                "No cabe: faltan {}.",
-                ByteSize(self.per_gpu - self.capacity).binary()
-            )
+        match self.eval.verdict {
+            Some(Verdict::Fits { spare }) => format!("Cabe: sobran {}.", ByteSize(spare).binary()),
+            Some(Verdict::DoesNotFit { missing }) => {
+                format!("No cabe: faltan {}.", ByteSize(missing).binary())
+            }
+            Some(Verdict::Serves { sequences }) => format!(
+                "Cabe como servidor: {} secuencias a la vez.",
+                vram::group_digits(sequences)
+            ),
+            Some(Verdict::CannotServe { .. }) => {
+                "No arranca como servidor: la caché KV no cabe ni para una secuencia.".into()
+            }
+            None => String::new(),
         }
     }
-}
-
-/// The engine's workload for `c`, as `vramlab estimate` builds it from the same flags
-/// (`--mode train --finetune … [--mixed-precision]`, `--gpus N --tp N` or `--zero 3`).
-fn workload(c: &Config) -> Result<Workload, String> {
-    let weights = WeightFormat::parse(&c.format).map_err(|e| e.to_string())?;
-    let task = match c.mode {
-        "entrenamiento" => Some(Finetune::Full),
-        "lora" => Some(Finetune::Lora),
-        "qlora" => Some(Finetune::Qlora),
-        _ => None,
-    };
-    let zero = if c.gpus > 1 { 3 } else { 0 };
-    Ok(Workload {
-        weights,
-        batch: c.batch,
-        seq: c.seq,
-        ..Workload::for_task(task, c.gpus, zero)
-    })
 }
 
 /// The model to estimate: architecture, name, exact weights.
@@ -130,27 +119,22 @@ pub fn compute(c: &Config, hub: Option<&HubState>) -> Result<Shown, String> {
         },
         (Some(Custom::Hub { repo }), Some(HubState::Failed(e))) => failed(c, repo, e)?,
     };
-    let gpu = catalog::gpu(&c.gpu).ok_or("GPU desconocida")?;
-    let input = ModelInput::Arch {
-        total_params: chosen.weights.as_ref().and_then(|w| w.params),
-        arch: Box::new(chosen.arch),
+    let gpu = c.settings.gpu.ok_or("GPU desconocida")?;
+    let model = Model {
+        input: ModelInput::Arch {
+            total_params: chosen.weights.as_ref().and_then(|w| w.params),
+            arch: Box::new(chosen.arch),
+        },
+        stored: chosen.weights,
+        tensors: None,
     };
-    let mut w = workload(c)?;
-    w.cuda_context = Some(vram::context::for_family(&gpu.family).bytes);
-    if w.mode == Mode::Inference {
-        w.stored_weights = chosen.weights.as_ref().map(|s| s.bytes);
-    }
-    let est = estimate(&input, &w).map_err(|e| e.to_string())?;
-    Ok(Shown::Ready(Outcome {
+    let eval = vram::evaluate(&model, &c.settings).map_err(|e| e.to_string())?;
+    Ok(Shown::Ready(Box::new(Outcome {
         model_name: chosen.name,
         gpu_name: gpu.name.clone(),
-        breakdown: est.breakdown,
-        per_gpu: est.per_gpu_bytes,
-        capacity: gpu.memory_bytes,
-        max_batch: solve::max_batch(&input, &w, gpu.memory_bytes),
-        max_seq: solve::max_seq(&input, &w, gpu.memory_bytes),
+        eval,
         notice,
-    }))
+    })))
 }
 
 /// A failed Hub import: the catalog model, with the reason above it.
@@ -160,48 +144,21 @@ fn failed(c: &Config, repo: &str, why: &str) -> Result<(Chosen, Option<String>),
     Ok((chosen, Some(notice)))
 }
 
-/// The estimator page's query for the same settings ("Abrir en vramlab"): a custom
-/// model travels as the page's own links carry it (`hf`, or `arquitectura` with the
-/// exact weights); after a failed import (`fell_back`), the catalog model shown.
+/// The estimator page's query for the same settings ("Abrir en vramlab"), written by
+/// the page's own function: a custom model travels as the page's links carry it
+/// (`hf`, or `arquitectura` with the exact weights); after a failed import
+/// (`fell_back`), the catalog model shown.
 pub fn page_query(c: &Config, fell_back: bool) -> String {
-    let mode = match c.mode {
-        "entrenamiento" => "full",
-        "lora" => "lora",
-        "qlora" => "qlora",
-        _ => "inference",
-    };
     let custom = c.custom.as_ref().filter(|_| c.use_custom && !fell_back);
-    let mut q = form_urlencoded::Serializer::for_suffix(String::from("?"), 1);
-    q.append_pair(
-        "modelo",
-        if custom.is_some() {
-            PAGE_CUSTOM
-        } else {
-            &c.model
-        },
-    );
-    let (batch, seq, gpus) = (c.batch.to_string(), c.seq.to_string(), c.gpus.to_string());
-    for (k, v) in [
-        ("gpu", c.gpu.as_str()),
-        ("modo", mode),
-        ("formato", &c.format),
-        ("lote", &batch),
-        ("contexto", &seq),
-        ("gpus", &gpus),
-    ] {
-        q.append_pair(k, v);
-    }
-    // The widget trains on several GPUs with ZeRO-3; the page starts without ZeRO.
-    if mode != "inference" && c.gpus > 1 {
-        q.append_pair("zero", "3");
-    }
+    let model = if custom.is_some() {
+        PAGE_CUSTOM
+    } else {
+        &c.model
+    };
+    let mut tail: Vec<(&str, String)> = Vec::new();
     match custom {
-        Some(Custom::Hub { repo }) => {
-            q.append_pair("hf", repo);
-        }
-        Some(Custom::Shared(a)) => {
-            q.append_pair("arquitectura", &vram::share::encode(a));
-        }
+        Some(Custom::Hub { repo }) => tail.push(("hf", repo.clone())),
+        Some(Custom::Shared(a)) => tail.push(("arquitectura", vram::share::encode(a))),
         None => {}
     }
     if let Some(w) = c
@@ -209,18 +166,17 @@ pub fn page_query(c: &Config, fell_back: bool) -> String {
         .as_ref()
         .filter(|_| c.custom.is_none() || custom.is_some())
     {
-        q.append_pair("pesos", &w.bytes.to_string());
+        tail.push(("pesos", w.bytes.to_string()));
         if let Some(p) = w.params {
-            q.append_pair("parametros", &p.to_string());
+            tail.push(("parametros", p.to_string()));
         }
-        q.append_pair("origen", &w.source);
+        tail.push(("origen", w.source.clone()));
     }
-    q.finish()
-}
-
-/// The breakdown's six categories in display order.
-pub fn values(b: &Breakdown) -> [u64; 6] {
-    b.parts()
+    let tail: Vec<(&str, &str)> = tail.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let query = c
+        .settings
+        .to_query(&Settings::web_default(), &[(MODEL_KEY, model)], &tail);
+    format!("?{query}")
 }
 
 #[cfg(test)]
@@ -242,7 +198,7 @@ mod tests {
 
     fn ready(shown: Result<Shown, String>) -> Outcome {
         match shown.unwrap() {
-            Shown::Ready(o) => o,
+            Shown::Ready(o) => *o,
             Shown::Loading(s) => panic!("still loading: {s}"),
         }
     }
@@ -256,7 +212,7 @@ mod tests {
     #[test]
     fn matches_the_engine() {
         let o = ready(compute(&config(&[]), None));
-        assert_eq!(o.breakdown.weights, 16_060_522_496);
+        assert_eq!(o.eval.estimate.breakdown.weights, 16_060_522_496);
         assert!(o.fits());
         assert!(o.verdict().starts_with("Cabe: sobran"));
         let c = config(&[
@@ -265,10 +221,10 @@ mod tests {
             ("gpu", "h100-sxm"),
         ]);
         let four = ready(compute(&c, None));
-        assert!(four.breakdown.weights < 36 * ByteSize::GIB);
+        assert!(four.eval.estimate.breakdown.weights < 36 * ByteSize::GIB);
         assert_eq!(
             page_query(&c, false),
-            "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inference&formato=bf16&lote=1&contexto=4096&gpus=4"
+            "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inferencia&formato=bf16&lote=1&contexto=4k&gpus=4"
         );
     }
 
@@ -287,7 +243,7 @@ mod tests {
             weights: None,
         };
         let o = ready(compute(&c, Some(&HubState::Ready(arrived.clone()))));
-        assert_eq!(o.breakdown.weights, 2 * 124_439_808);
+        assert_eq!(o.eval.estimate.breakdown.weights, 2 * 124_439_808);
         assert_eq!(o.model_name, "openai-community/gpt2");
         // The index's exact bytes replace the formula in inference...
         let exact = Imported {
@@ -299,11 +255,11 @@ mod tests {
             ..arrived.clone()
         };
         let o = ready(compute(&c, Some(&HubState::Ready(exact.clone()))));
-        assert_eq!(o.breakdown.weights, 548_105_171);
+        assert_eq!(o.eval.estimate.breakdown.weights, 548_105_171);
         // ...and the `pesos` attribute wins over the index.
         let c2 = config(&[("hf", "gpt2"), ("pesos", "1000000")]);
         let o = ready(compute(&c2, Some(&HubState::Ready(exact))));
-        assert_eq!(o.breakdown.weights, 1_000_000);
+        assert_eq!(o.eval.estimate.breakdown.weights, 1_000_000);
         // A reader who picks a catalog model leaves the import aside.
         let mut c3 = c.clone();
         c3.use_custom = false;
@@ -338,7 +294,7 @@ mod tests {
         ]);
         let o = ready(compute(&c, None));
         assert_eq!(
-            (o.model_name.as_str(), o.breakdown.weights),
+            (o.model_name.as_str(), o.eval.estimate.breakdown.weights),
             ("Mi GPT & co", 99_000_000)
         );
         let query = page_query(&c, false);
@@ -366,7 +322,10 @@ mod tests {
             ("pesos", "99000000"),
             ("modo", "lora"),
         ]);
-        assert_ne!(ready(compute(&train, None)).breakdown.weights, 99_000_000);
+        assert_ne!(
+            ready(compute(&train, None)).eval.estimate.breakdown.weights,
+            99_000_000
+        );
     }
 
     #[test]
@@ -376,11 +335,15 @@ mod tests {
         let failed = HubState::Failed("sin red".into());
         // ...are not the fallback's, nor a catalog model's the reader picks,
         let o = ready(compute(&c, Some(&failed)));
-        assert_eq!(o.breakdown.weights, 2 * 124_439_808);
+        assert_eq!(o.eval.estimate.breakdown.weights, 2 * 124_439_808);
         let mut picked = c.clone();
         picked.use_custom = false;
         assert_eq!(
-            ready(compute(&picked, None)).breakdown.weights,
+            ready(compute(&picked, None))
+                .eval
+                .estimate
+                .breakdown
+                .weights,
             2 * 124_439_808
         );
         // ...nor a Hub model the reader types in.
@@ -395,11 +358,14 @@ mod tests {
         );
         // A catalog model keeps bytes given for it.
         let own = config(&[("modelo", "gpt2"), ("pesos", "1000000")]);
-        assert_eq!(ready(compute(&own, None)).breakdown.weights, 1_000_000);
+        assert_eq!(
+            ready(compute(&own, None)).eval.estimate.breakdown.weights,
+            1_000_000
+        );
         assert!(page_query(&own, false).contains("pesos=1000000"));
-        // Training on several GPUs links with the widget's ZeRO-3.
-        let train = config(&[("modo", "lora"), ("gpus", "4")]);
-        assert!(page_query(&train, false).contains("&zero=3"));
+        // Every setting travels to the page, ZeRO included.
+        let train = config(&[("modo", "lora"), ("gpus", "4"), ("zero", "3")]);
+        assert!(page_query(&train, false).contains("&gpus=4&zero=3"));
     }
 
     /// Values a host page may write: some valid for some attribute, most not.
@@ -435,12 +401,12 @@ mod tests {
         /// whose settings are the configuration's.
         #[test]
         fn any_attributes_compute_or_explain(
-            values in proptest::collection::vec(attribute_value(), crate::spec::ATTRS.len()),
+            values in proptest::collection::vec(attribute_value(), crate::spec::docs().len()),
             failed in proptest::bool::ANY,
             fell_back in proptest::bool::ANY,
         ) {
             let (c, problems) = read(|name| {
-                crate::spec::ATTRS
+                crate::spec::docs()
                     .iter()
                     .position(|a| a.name == name)
                     .and_then(|i| values.get(i).cloned())
@@ -459,8 +425,11 @@ mod tests {
             let pairs: Vec<(String, String)> =
                 form_urlencoded::parse(&query.as_bytes()[1..]).into_owned().collect();
             let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-            proptest::prop_assert_eq!(get("gpu"), Some(c.gpu.clone()));
-            proptest::prop_assert_eq!(get("lote"), Some(c.batch.to_string()));
+            // The page reads back exactly the widget's settings.
+            let (page, errors, _) = Settings::from_query(&Settings::web_default(), &query);
+            proptest::prop_assert!(errors.is_empty(), "{:?}", errors);
+            proptest::prop_assert_eq!(&page, &c.settings);
+            proptest::prop_assert_eq!(get("lote"), c.settings.text(vram::Field::Batch, vram::Surface::Web));
             if let Some(text) = get("arquitectura") {
                 proptest::prop_assert!(vram::share::decode(&text).is_ok());
             }

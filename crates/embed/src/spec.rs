@@ -1,11 +1,15 @@
-//! The widget's attributes: names, allowed values and defaults in one table. The widget
-//! reads its element through it, sitegen writes the documentation page and the custom
-//! element's `observedAttributes` from it, so the docs and the snippets cannot drift
-//! from what the widget accepts. Pure, for native (sitegen, tests) and wasm32.
+//! The widget's attributes. The workload's settings (`gpu`, `modo`, `formato`, `lote`,
+//! `contexto`, `gpus`, `zero`, …) are `vram::settings::FIELDS`, read by the same
+//! function as the estimator page's links; [`ATTRS`] adds the widget's own (the model,
+//! a custom model, theme, controls). The widget reads its element through both,
+//! sitegen writes the documentation page and the custom element's
+//! `observedAttributes` from [`docs`], so the docs and the snippets cannot drift from
+//! what the widget accepts. Pure, for native (sitegen, tests) and wasm32.
 
 use vram::catalog;
 use vram::import::StoredWeights;
-use vram::{Architecture, WeightFormat, parse_count};
+use vram::settings::FIELDS;
+use vram::{Architecture, Settings, Surface};
 
 /// One attribute of `<vram-estimador>`.
 #[derive(Debug)]
@@ -63,42 +67,6 @@ pub const ATTRS: &[Attr] = &[
         help: "Cómo se llama en el widget un modelo de «hf» o «arquitectura» (por defecto, su id o su familia).",
     },
     Attr {
-        name: "gpu",
-        accepts: "id de una GPU del catálogo: rtx-4090, rtx-3060, a100-80gb, h100-sxm…",
-        default: "rtx-4090",
-        help: "La tarjeta con la que se compara.",
-    },
-    Attr {
-        name: "modo",
-        accepts: "inferencia, entrenamiento, lora o qlora",
-        default: "inferencia",
-        help: "Qué se hace con el modelo. «entrenamiento» es el ajuste completo con precisión mixta.",
-    },
-    Attr {
-        name: "formato",
-        accepts: "bf16, fp16, fp32, fp8, int8, nf4, gptq-4bit-128g, Q4_K_M, Q8_0…",
-        default: "bf16",
-        help: "Cómo se guardan los pesos.",
-    },
-    Attr {
-        name: "lote",
-        accepts: "entero de 1 a 1 048 576",
-        default: "1",
-        help: "Secuencias procesadas a la vez.",
-    },
-    Attr {
-        name: "contexto",
-        accepts: "entero de 1 a 16 777 216 (también 8k = 8000)",
-        default: "4096",
-        help: "Tokens por secuencia.",
-    },
-    Attr {
-        name: "gpus",
-        accepts: "entero de 1 a 1024",
-        default: "1",
-        help: "Cuántas GPU iguales: la inferencia reparte con paralelismo tensorial, el entrenamiento con ZeRO-3 (FSDP).",
-    },
-    Attr {
         name: "tema",
         accepts: "claro, oscuro o auto",
         default: "auto",
@@ -112,8 +80,40 @@ pub const ATTRS: &[Attr] = &[
     },
 ];
 
-/// Most GPUs the widget accepts.
-const MAX_GPUS: u64 = 1024;
+/// One attribute as the docs show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    pub name: &'static str,
+    pub accepts: String,
+    pub default: String,
+    pub help: &'static str,
+}
+
+/// Every attribute the widget reads, in the order the docs list them: the model and
+/// custom-model ones, the settings, then theme and controls.
+pub fn docs() -> Vec<Doc> {
+    let own = |a: &Attr| Doc {
+        name: a.name,
+        accepts: a.accepts.to_owned(),
+        default: a.default.to_owned(),
+        help: a.help,
+    };
+    let base = Settings::web_default();
+    let (model, look): (Vec<&Attr>, Vec<&Attr>) = ATTRS
+        .iter()
+        .partition(|a| !matches!(a.name, "tema" | "controles"));
+    model
+        .into_iter()
+        .map(own)
+        .chain(FIELDS.iter().map(|f| Doc {
+            name: f.key,
+            accepts: f.field.accepts(Surface::Web),
+            default: base.text(f.field, Surface::Web).unwrap_or_default(),
+            help: f.help,
+        }))
+        .chain(look.into_iter().map(own))
+        .collect()
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Theme {
@@ -155,13 +155,8 @@ pub struct Config {
     pub name: Option<String>,
     /// The Hub this widget imports from (a checked base URL, `hub`).
     pub hub: String,
-    pub gpu: String,
-    /// "inferencia", "entrenamiento", "lora" or "qlora".
-    pub mode: &'static str,
-    pub format: String,
-    pub batch: u64,
-    pub seq: u64,
-    pub gpus: u32,
+    /// GPU, task, format, batch, context… as the estimator page reads them.
+    pub settings: Settings,
     pub theme: Theme,
     pub controls: bool,
 }
@@ -172,20 +167,22 @@ pub struct Problem {
     pub attr: &'static str,
     pub value: String,
     pub message: String,
+    /// The value used instead ("" when the attribute is left out).
+    pub kept: String,
 }
 
 impl Problem {
     /// The line shown in the widget and in the console.
     pub fn sentence(&self) -> String {
-        let then = match default_of(self.attr) {
+        let then = match self.kept.as_str() {
             "" => "Se omite.".to_owned(),
             d => format!("Se usa {d}."),
         };
+        let message = self.message.trim_end_matches('.');
         format!(
-            "{}=\"{}\": {} {then}",
+            "{}=\"{}\": {message}. {then}",
             self.attr,
             vram::units::clip(&self.value),
-            self.message,
         )
     }
 }
@@ -232,8 +229,6 @@ fn default_of(name: &str) -> &'static str {
         .map_or("", |a| a.default)
 }
 
-const MODES: [&str; 4] = ["inferencia", "entrenamiento", "lora", "qlora"];
-
 /// The custom model, exact weights, name and Hub from `hf`, `arquitectura`, `pesos`,
 /// `parametros`, `nombre` and `hub`. A bad one is reported and left out.
 fn custom(
@@ -255,6 +250,7 @@ fn custom(
             attr,
             value,
             message,
+            kept: default_of(attr).to_owned(),
         })
     };
     let base = match value("hub").map(|b| vram::hub::parse_base(&b).map_err(|e| (b, e))) {
@@ -298,6 +294,7 @@ fn custom(
                     attr: "pesos",
                     value: bytes,
                     message: e,
+                    kept: String::new(),
                 });
                 None
             }
@@ -306,72 +303,59 @@ fn custom(
     (custom, weights, name, base)
 }
 
+/// The attribute `name` if it passes `check`; else its default, and a problem.
+fn pick(
+    get: &impl Fn(&str) -> Option<String>,
+    problems: &mut Vec<Problem>,
+    name: &'static str,
+    check: &dyn Fn(&str) -> Result<(), String>,
+) -> String {
+    match get(name).map(|v| v.trim().to_owned()) {
+        Some(v) if !v.is_empty() => match check(&v) {
+            Ok(()) => v,
+            Err(message) => {
+                problems.push(Problem {
+                    attr: name,
+                    value: v,
+                    message,
+                    kept: default_of(name).to_owned(),
+                });
+                default_of(name).to_owned()
+            }
+        },
+        _ => default_of(name).to_owned(),
+    }
+}
+
 /// Reads the settings through `get` (an element's `getAttribute`). A missing attribute
 /// takes its default; a bad one takes its default too and is reported.
 pub fn read(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<Problem>) {
     let mut problems = Vec::new();
-    let mut pick = |name: &'static str, check: &dyn Fn(&str) -> Result<(), String>| {
-        let value = get(name).map(|v| v.trim().to_owned());
-        match value {
-            Some(v) if !v.is_empty() => match check(&v) {
-                Ok(()) => v,
-                Err(message) => {
-                    problems.push(Problem {
-                        attr: name,
-                        value: v,
-                        message,
-                    });
-                    default_of(name).to_owned()
-                }
-            },
-            _ => default_of(name).to_owned(),
-        }
-    };
-    let model = pick("modelo", &|v| {
+    let model = pick(&get, &mut problems, "modelo", &|v| {
         catalog::model(v)
             .map(|_| ())
             .ok_or_else(|| "no es un modelo del catálogo.".to_owned())
     });
-    let gpu = pick("gpu", &|v| {
-        catalog::gpu(v)
-            .map(|_| ())
-            .ok_or_else(|| "no es una GPU del catálogo.".to_owned())
-    });
-    let mode = pick("modo", &|v| {
-        if MODES.contains(&v) {
-            Ok(())
-        } else {
-            Err("usa inferencia, entrenamiento, lora o qlora.".into())
-        }
-    });
-    let format = pick("formato", &|v| {
-        WeightFormat::parse(v)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    });
-    let count = |max: u64| {
-        move |v: &str| -> Result<(), String> {
-            let n = parse_count(v).map_err(|e| e.to_string())?;
-            if (1..=max).contains(&n) {
-                Ok(())
-            } else {
-                Err(format!("debe estar entre 1 y {}.", vram::group_digits(max)))
-            }
-        }
-    };
-    let batch = pick("lote", &count(vram::estimate::MAX_BATCH));
-    let seq = pick("contexto", &count(vram::estimate::MAX_SEQ));
-    let gpus = pick("gpus", &count(MAX_GPUS));
-    let theme = pick("tema", &|v| match v {
+    // The workload's settings, read as the estimator page reads its links.
+    let (settings, errors) = Settings::read(&Settings::web_default(), &get);
+    for e in errors {
+        let spec = e.field.spec();
+        problems.push(Problem {
+            attr: spec.key,
+            value: get(spec.key).unwrap_or_default(),
+            message: e.to_string(),
+            kept: settings.text(e.field, Surface::Web).unwrap_or_default(),
+        });
+    }
+    let theme = pick(&get, &mut problems, "tema", &|v| match v {
         "claro" | "oscuro" | "auto" => Ok(()),
         _ => Err("usa claro, oscuro o auto.".into()),
     });
-    let controls = pick("controles", &|v| match v {
+    let controls = pick(&get, &mut problems, "controles", &|v| match v {
         "si" | "sí" | "no" => Ok(()),
         _ => Err("usa si o no.".into()),
     });
     let (custom, weights, name, hub) = custom(&get, &mut problems);
-    let number = |v: &str| parse_count(v).unwrap_or(1);
     let config = Config {
         model,
         use_custom: custom.is_some(),
@@ -379,16 +363,7 @@ pub fn read(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<Problem>) {
         weights,
         name,
         hub,
-        gpu,
-        mode: MODES
-            .iter()
-            .find(|m| **m == mode)
-            .copied()
-            .unwrap_or("inferencia"),
-        format,
-        batch: number(&batch),
-        seq: number(&seq),
-        gpus: number(&gpus) as u32,
+        settings,
         theme: match theme.as_str() {
             "claro" => Theme::Light,
             "oscuro" => Theme::Dark,
@@ -418,8 +393,12 @@ mod tests {
         let (c, problems) = read(attrs(&[]));
         assert!(problems.is_empty());
         assert_eq!(
-            (c.model.as_str(), c.gpu.as_str(), c.mode),
-            ("llama-3.1-8b", "rtx-4090", "inferencia")
+            (
+                c.model.as_str(),
+                c.settings.gpu.map(|g| g.id.as_str()),
+                c.settings.task
+            ),
+            ("llama-3.1-8b", Some("rtx-4090"), vram::Task::Inference)
         );
         let (c, problems) = read(attrs(&[
             ("modelo", "qwen2.5-7b"),
@@ -431,9 +410,11 @@ mod tests {
         ]));
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(
-            (c.seq, c.gpus, c.theme, c.controls),
+            (c.settings.seq, c.settings.gpus, c.theme, c.controls),
             (8192, 2, Theme::Dark, false)
         );
+        // QLoRA's defaults, as on the page: NF4 with double quantisation.
+        assert_eq!(c.settings.format.id(), "nf4-dq");
     }
 
     #[test]
@@ -444,7 +425,7 @@ mod tests {
             ("tema", "rosa"),
         ]));
         assert_eq!(c.model, "llama-3.1-8b");
-        assert_eq!(c.batch, 1);
+        assert_eq!(c.settings.batch, 1);
         let lines: Vec<String> = problems.iter().map(Problem::sentence).collect();
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(
@@ -453,7 +434,10 @@ mod tests {
             ),
             "{lines:?}"
         );
-        assert!(lines[1].starts_with("lote=\"-3\""), "{lines:?}");
+        assert_eq!(
+            lines[1],
+            "lote=\"-3\": El lote debe ser un entero entre 1 y 1\u{202f}048\u{202f}576; «-3» no lo es. Se usa 1."
+        );
     }
 
     #[test]
@@ -510,6 +494,7 @@ mod tests {
     /// The ids the docs table offers as examples are real.
     #[test]
     fn documented_examples_are_catalog_ids() {
+        let docs = docs();
         for (attr, known) in [
             (
                 "modelo",
@@ -517,8 +502,15 @@ mod tests {
             ),
             ("gpu", |id| catalog::gpu(id).is_some()),
         ] {
-            let accepts = ATTRS.iter().find(|a| a.name == attr).unwrap().accepts;
-            let list = accepts.split_once(": ").unwrap().1.trim_end_matches('…');
+            let accepts = &docs.iter().find(|a| a.name == attr).unwrap().accepts;
+            // "…: a, b, c…" or "… (a, b, c…)".
+            let list = accepts
+                .split_once(": ")
+                .or_else(|| accepts.split_once('('))
+                .unwrap()
+                .1
+                .trim_end_matches(')')
+                .trim_end_matches('…');
             for id in list.split(", ") {
                 assert!(known(id), "{attr}: {id}");
             }
@@ -527,12 +519,15 @@ mod tests {
 
     #[test]
     fn every_attribute_is_documented_once() {
-        let mut names: Vec<&str> = ATTRS.iter().map(|a| a.name).collect();
+        let docs = docs();
+        let mut names: Vec<&str> = docs.iter().map(|a| a.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ATTRS.len());
+        assert_eq!(names.len(), docs.len());
+        assert!(docs.len() > ATTRS.len() + 20, "{names:?}");
         // Every default is itself valid.
-        let defaults: Vec<(&str, &str)> = ATTRS.iter().map(|a| (a.name, a.default)).collect();
+        let defaults: Vec<(&str, &str)> =
+            docs.iter().map(|a| (a.name, a.default.as_str())).collect();
         let (c, problems) = read(attrs(&defaults));
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(c, read(attrs(&[])).0);

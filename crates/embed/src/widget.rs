@@ -8,7 +8,8 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use vram::import::Imported;
-use vram::{ByteSize, catalog, parse_count};
+use vram::settings::{TASKS, entry};
+use vram::{ByteSize, Field, Surface, catalog};
 use wasm_bindgen::prelude::*;
 
 use crate::compute::{self, HubState, Outcome, Shown};
@@ -118,15 +119,6 @@ impl Widget {
     }
 }
 
-fn mode_label(mode: &str) -> &'static str {
-    match mode {
-        "entrenamiento" => "ajuste completo",
-        "lora" => "LoRA",
-        "qlora" => "QLoRA",
-        _ => "inferencia",
-    }
-}
-
 /// The Hub id the reader sees in the field: the one shown, if any.
 fn shown_repo(c: &Config) -> String {
     match (&c.custom, c.use_custom) {
@@ -163,19 +155,32 @@ fn controls(config: RwSignal<Config>, failed: Memo<bool>, hub: HubSignal) -> imp
         .iter()
         .map(|g| {
             let id = g.id.clone();
-            let selected = move || config.with(|c| c.gpu == id);
+            let selected = move || config.with(|c| c.settings.gpu.is_some_and(|s| s.id == id));
             let label = format!("{} ({})", g.name, ByteSize(g.memory_bytes).binary());
             view! { <option value=g.id.clone() selected=selected>{label}</option> }
         })
         .collect_view();
-    let number = move |label: &'static str, get: fn(&Config) -> u64, set: fn(&mut Config, u64)| {
+    // A typo keeps the last good value and says why, as on the estimator page.
+    let number = move |f: Field| {
+        let spec = f.spec();
         view! {
-            <label><span>{label}</span>
-                <input type="text" inputmode="numeric" prop:value=move || config.with(|c| get(c).to_string())
+            <label><span>{spec.label}</span>
+                <input type="text" inputmode="numeric" name=spec.key
+                    prop:value=move || config.with(|c| c.settings.text(f, Surface::Web).unwrap_or_default())
                     on:change=move |ev| {
-                        // A typo keeps the last good value; the field shows it again.
-                        let v = parse_count(&event_target_value(&ev)).ok().filter(|&n| n >= 1);
-                        config.update(|c| if let Some(n) = v { set(c, n.min(vram::estimate::MAX_SEQ)) });
+                        let v = event_target_value(&ev);
+                        let mut next = config.get_untracked();
+                        match next.settings.set(f, &v, Surface::Web) {
+                            Ok(()) => {
+                                typed.set(None);
+                                config.set(next);
+                            }
+                            Err(e) => {
+                                typed.set(Some(e.to_string()));
+                                // Show the last good value again.
+                                config.update(|_| {});
+                            }
+                        }
                     } />
             </label>
         }
@@ -214,10 +219,10 @@ fn controls(config: RwSignal<Config>, failed: Memo<bool>, hub: HubSignal) -> imp
                 <select on:change=pick_model>{custom}{models}</select>
             </label>
             <label><span>"GPU"</span>
-                <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| c.gpu = v) }>{gpus}</select>
+                <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| { let _ = c.settings.set(Field::Gpu, &v, Surface::Web); }) }>{gpus}</select>
             </label>
-            {number("Lote", |c| c.batch, |c, n| c.batch = n.min(vram::estimate::MAX_BATCH))}
-            {number("Contexto (tokens)", |c| c.seq, |c, n| c.seq = n)}
+            {number(Field::Batch)}
+            {number(Field::Seq)}
             <label class="vw-hub"><span>"O un modelo del Hub de Hugging Face"</span>
                 <input type="text" placeholder="organización/modelo" spellcheck="false" autocomplete="off"
                     prop:value=move || config.with(shown_repo) on:change=import />
@@ -229,8 +234,8 @@ fn controls(config: RwSignal<Config>, failed: Memo<bool>, hub: HubSignal) -> imp
 
 /// The stacked bar (per GPU) against the card's capacity, as SVG: no inline styles.
 fn bar(o: &Outcome) -> impl IntoView + use<> {
-    let values = compute::values(&o.breakdown);
-    let top = o.per_gpu.max(o.capacity).max(1) as f64;
+    let values = o.eval.estimate.breakdown.parts();
+    let top = o.per_gpu().max(o.capacity()).max(1) as f64;
     let mut x = 0.0;
     let rects = values
         .iter()
@@ -243,7 +248,7 @@ fn bar(o: &Outcome) -> impl IntoView + use<> {
             r
         })
         .collect_view();
-    let cap = format!("{:.1}", o.capacity as f64 / top * 1000.0);
+    let cap = format!("{:.1}", o.capacity() as f64 / top * 1000.0);
     view! {
         <svg class="vw-bar" viewBox="0 0 1000 20" preserveAspectRatio="none" aria-hidden="true">
             {rects}
@@ -253,13 +258,19 @@ fn bar(o: &Outcome) -> impl IntoView + use<> {
 }
 
 fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
-    let gpus = if c.gpus > 1 {
-        format!("{} × {}", c.gpus, o.gpu_name)
+    let s = &c.settings;
+    let gpus = if s.gpus > 1 {
+        format!("{} × {}", s.gpus, o.gpu_name)
     } else {
         o.gpu_name.clone()
     };
-    let title = format!("{} en {gpus} · {}", o.model_name, mode_label(c.mode));
-    let legend = compute::values(&o.breakdown)
+    let task = entry(TASKS, s.task).label;
+    let title = format!("{} en {gpus} · {task}", o.model_name);
+    let legend = o
+        .eval
+        .estimate
+        .breakdown
+        .parts()
         .into_iter()
         .zip(CATEGORIES)
         .enumerate()
@@ -268,7 +279,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
             view! { <li><span class=format!("vw-sw s{i}")></span>{name}": "{ByteSize(v).binary()}</li> }
         })
         .collect_view();
-    let limits = match (o.max_batch, o.max_seq) {
+    let limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
             "Lote máximo: {} · contexto máximo: {} tokens.",
             vram::group_digits(b),
@@ -284,7 +295,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
     view! {
         {notice}
         <p class="vw-title">{title}</p>
-        <p class="vw-total"><strong>{ByteSize(o.per_gpu).binary()}</strong>" por GPU, de "{ByteSize(o.capacity).binary()}</p>
+        <p class="vw-total"><strong>{ByteSize(o.per_gpu()).binary()}</strong>" por GPU, de "{ByteSize(o.capacity()).binary()}</p>
         <p class="vw-verdict" data-cabe=fits.to_string()>{o.verdict()}</p>
         {bar(&o)}
         <ul class="vw-legend">{legend}</ul>
@@ -395,7 +406,7 @@ fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls)
             {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
             {move || config.with(|c| c.controls).then(|| controls(config, failed, hub))}
             {move || match outcome.get() {
-                Ok(Shown::Ready(o)) => config.with(|c| result(o, c)).into_any(),
+                Ok(Shown::Ready(o)) => config.with(|c| result(*o, c)).into_any(),
                 Ok(Shown::Loading(s)) => view! { <p class="vw-loading" role="status">{s}</p> }.into_any(),
                 Err(e) => view! { <p class="vw-problem" role="alert">{e}</p> }.into_any(),
             }}

@@ -2,7 +2,7 @@
 //! script a host page loads; unhashed, so the snippet stays valid across builds, and
 //! importing this build's hashed bundle), and the iframe form `embed/index.html` with
 //! its script and stylesheet. The observed attributes are written from
-//! `embed::spec::ATTRS`, the list the widget itself reads; the loader also names the
+//! `embed::spec::docs()`, the list the widget itself reads; the loader also names the
 //! `import-web` bundle, which the widget loads only to import a Hub model.
 
 use std::fs;
@@ -18,7 +18,7 @@ const FRAME_CSS: &str = include_str!("embed/marco.css");
 
 /// The attribute names as a JS array literal.
 fn attrs_js() -> String {
-    let names: Vec<String> = embed::spec::ATTRS
+    let names: Vec<String> = embed::spec::docs()
         .iter()
         .map(|a| format!("\"{}\"", a.name))
         .collect();
@@ -76,9 +76,10 @@ mod tests {
     #[test]
     fn every_attribute_is_observed() {
         let list = super::attrs_js();
-        for a in embed::spec::ATTRS {
+        for a in embed::spec::docs() {
             assert!(list.contains(&format!("\"{}\"", a.name)), "{list}");
         }
+        assert!(list.contains("\"optimizador\""), "{list}");
         for hole in ["__ATTRS__;", "__GLUE__", "__WASM__", "__IMPORTER__."] {
             assert!(super::LOADER.contains(hole), "{hole}");
         }

@@ -1,8 +1,8 @@
-//! The widget's documentation, generated from `embed::spec::ATTRS` (the table the
-//! widget reads): the attribute table, copy-paste snippets whose URLs are this site's,
+//! The widget's documentation, generated from `embed::spec::docs()` (the attributes
+//! the widget reads: its own and every `vram::settings` field): the attribute table, copy-paste snippets whose URLs are this site's,
 //! and live examples. A `{{< widget parte="…" >}}` shortcode places each part.
 
-use embed::spec::ATTRS;
+use embed::spec::docs;
 
 use crate::markdown::escape;
 
@@ -22,17 +22,17 @@ fn code(text: &str) -> String {
 
 /// The attribute table.
 pub fn attributes() -> String {
-    let rows: String = ATTRS
+    let rows: String = docs()
         .iter()
         .map(|a| {
             format!(
                 "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 a.name,
-                escape(a.accepts),
+                escape(&a.accepts),
                 if a.default.is_empty() {
                     "—".to_owned()
                 } else {
-                    format!("<code>{}</code>", escape(a.default))
+                    format!("<code>{}</code>", escape(&a.default))
                 },
                 escape(a.help)
             )
@@ -45,12 +45,23 @@ pub fn attributes() -> String {
     )
 }
 
-/// The script-and-element snippet, every attribute that has a default at it (the
-/// custom-model ones, empty by default, have their own example).
+/// The script-and-element snippet with the attributes people change most, at their
+/// defaults (the others are in the table; the custom-model ones have their own example).
 pub fn snippet(origin: &str, base: &str) -> String {
-    let attrs: String = ATTRS
+    const SHOWN: [&str; 9] = [
+        "modelo",
+        "gpu",
+        "modo",
+        "formato",
+        "lote",
+        "contexto",
+        "gpus",
+        "tema",
+        "controles",
+    ];
+    let attrs: String = docs()
         .iter()
-        .filter(|a| !a.default.is_empty())
+        .filter(|a| SHOWN.contains(&a.name))
         .map(|a| format!("\n  {}=\"{}\"", a.name, a.default))
         .collect();
     code(&format!(
@@ -119,14 +130,14 @@ mod tests {
     fn parts_come_from_the_attribute_table() {
         let table = attributes();
         let snippet = snippet("https://vramlab.dev", "/");
-        for a in ATTRS {
+        for a in docs() {
             assert!(
                 table.contains(&format!("<code>{}</code>", a.name)),
                 "{}",
                 a.name
             );
-            assert_eq!(snippet.contains(a.name), !a.default.is_empty(), "{snippet}");
         }
+        assert!(snippet.contains("contexto=&quot;4k&quot;"), "{snippet}");
         let custom = custom("/");
         assert!(
             custom.contains("hf=&quot;Qwen/")

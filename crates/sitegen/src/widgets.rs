@@ -34,6 +34,7 @@ pub struct WidgetContext {
 /// Every shortcode name with its attributes, for error messages and documentation.
 pub const KNOWN: &[(&str, &[&str])] = &[
     ("pesos", &["parametros", "formato"]),
+    // Also every key of `vram::settings::FIELDS` (checked when rendering).
     (
         "estimador",
         &["modelo", "gpu", "modo", "formato", "lote", "contexto"],
@@ -164,39 +165,25 @@ fn render(view: impl FnOnce() -> AnyView) -> String {
 pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, String> {
     match sc.name.as_str() {
         "estimador" => {
-            check_attrs(
-                sc,
-                &["modelo", "gpu", "modo", "formato", "lote", "contexto"],
-            )?;
-            let model = sc.attr("modelo").unwrap_or("llama-3.1-8b");
+            let allowed: Vec<&str> = std::iter::once(vram::settings::MODEL_KEY)
+                .chain(vram::settings::FIELDS.iter().map(|f| f.key))
+                .collect();
+            check_attrs(sc, &allowed)?;
+            let model = sc
+                .attr(vram::settings::MODEL_KEY)
+                .unwrap_or(vram::settings::WEB_MODEL);
             let model = vram::catalog::model(model)
                 .ok_or_else(|| format!("modelo=\"{model}\": no está en el catálogo"))?
                 .id
                 .clone();
-            let gpu = sc.attr("gpu").unwrap_or("rtx-4090");
-            let gpu = vram::catalog::gpu(gpu)
-                .ok_or_else(|| format!("gpu=\"{gpu}\": no está en el catálogo"))?
-                .id
-                .clone();
-            let mode = match sc.attr("modo").unwrap_or("inferencia") {
-                "inferencia" => "inference",
-                "entrenamiento" => "full",
-                "lora" => "lora",
-                "qlora" => "qlora",
-                other => {
-                    return Err(format!(
-                        "modo=\"{other}\": usa inferencia, entrenamiento, lora o qlora"
-                    ));
-                }
+            // The same reader as the page's links and the widget's attributes.
+            let (settings, errors) = vram::Settings::read(&vram::Settings::web_default(), |k| {
+                sc.attr(k).map(str::to_owned)
+            });
+            if let Some(e) = errors.first() {
+                return Err(format!("{}=\"{}\": {e}", e.field.spec().key, e.input));
             }
-            .to_owned();
-            let format = sc.attr("formato").unwrap_or("bf16").to_owned();
-            vram::WeightFormat::parse(&format).map_err(|e| format!("formato=\"{format}\": {e}"))?;
-            let batch = sc.attr("lote").unwrap_or("1").to_owned();
-            let seq = sc.attr("contexto").unwrap_or("4096").to_owned();
-            for (name, v) in [("lote", &batch), ("contexto", &seq)] {
-                vram::parse_count(v).map_err(|e| format!("{name}=\"{v}\": {e}"))?;
-            }
+            let settings = settings.to_query(&vram::Settings::web_default(), &[], &[]);
             if ctx.import_js.is_empty() || ctx.import_wasm.is_empty() {
                 return Err("falta el paquete import-web: compila con `cargo xtask build`".into());
             }
@@ -208,7 +195,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             };
             Ok(tools_island(render(move || {
                 view! {
-                    <Estimator model=model gpu=gpu mode=mode format=format batch=batch seq=seq
+                    <Estimator model=model settings=settings
                         import_js=import_js import_wasm=import_wasm embed_js=embed_js />
                 }
                 .into_any()

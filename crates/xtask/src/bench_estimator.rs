@@ -6,9 +6,8 @@ use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
 use vram::catalog::model;
-use vram::estimate::{ModelInput, estimate};
-use vram::solve;
-use vram::workload::{Attention, Mode, Workload};
+use vram::estimate::ModelInput;
+use vram::{Model, Settings, Task};
 
 #[derive(Debug, Serialize)]
 pub struct EstimatorTiming {
@@ -19,21 +18,14 @@ pub struct EstimatorTiming {
     pub max_us: f64,
 }
 
-fn one_update(m: &ModelInput, w: &Workload, capacity: u64) -> u64 {
-    let mut acc = estimate(m, w).map(|e| e.per_gpu_bytes).unwrap_or(0);
-    acc ^= solve::max_batch(m, w, capacity).unwrap_or(0);
-    acc ^= solve::max_seq(m, w, capacity).unwrap_or(0);
-    for seq in [
-        512u64, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072,
-    ] {
-        for attention in [Attention::Eager, Attention::Sdpa] {
-            let point = Workload {
-                seq,
-                attention,
-                ..w.clone()
-            };
-            acc ^= estimate(m, &point).map(|e| e.per_gpu_bytes).unwrap_or(0);
-        }
+/// What the page computes per input change: `vram::evaluate` (estimate, verdict, both
+/// solvers, smallest and fewest GPUs, notes) and the memory-versus-context curve.
+fn one_update(m: &Model, s: &Settings) -> u64 {
+    let mut acc = vram::evaluate(m, s)
+        .map(|e| e.estimate.per_gpu_bytes ^ e.max_batch.unwrap_or(0) ^ e.max_seq.unwrap_or(0))
+        .unwrap_or(0);
+    for (seq, eager, sdpa) in vram::evaluate::context_curve(m, s) {
+        acc ^= seq ^ eager ^ sdpa;
     }
     acc
 }
@@ -41,34 +33,29 @@ fn one_update(m: &ModelInput, w: &Workload, capacity: u64) -> u64 {
 pub fn run() -> Vec<EstimatorTiming> {
     let cases = [
         (
-            "llama-3.1-8b inferencia, 24 GiB",
+            "llama-3.1-8b inferencia, RTX 4090",
             "llama-3.1-8b",
-            Mode::Inference,
+            Task::Inference,
         ),
-        ("llama-3.1-70b QLoRA, 24 GiB", "llama-3.1-70b", Mode::Train),
+        (
+            "llama-3.1-70b QLoRA, RTX 4090",
+            "llama-3.1-70b",
+            Task::Qlora,
+        ),
     ];
     let mut out = Vec::new();
-    for (case, id, mode) in cases {
+    for (case, id, task) in cases {
         let Some(preset) = model(id) else { continue };
-        let m = ModelInput::Arch {
+        let m = Model::new(ModelInput::Arch {
             arch: Box::new(preset.arch.clone()),
             total_params: None,
-        };
-        let w = Workload {
-            mode,
-            finetune: if mode == Mode::Train {
-                vram::workload::Finetune::Qlora
-            } else {
-                vram::workload::Finetune::Full
-            },
-            ..Workload::default()
-        };
-        let capacity = 24u64 << 30;
+        });
+        let s = Settings::web_default().with_task(task);
         let repeats = 200;
         let mut samples: Vec<f64> = (0..repeats)
             .map(|_| {
                 let t = Instant::now();
-                black_box(one_update(black_box(&m), black_box(&w), capacity));
+                black_box(one_update(black_box(&m), black_box(&s)));
                 t.elapsed().as_secs_f64() * 1e6
             })
             .collect();

@@ -113,7 +113,7 @@ pub const FIELDS: &[Spec] = &[
         "modo",
         "Modo",
         "el modo",
-        "Qué se hace con el modelo: inferencia, entrenamiento completo (precisión mixta), LoRA o QLoRA.",
+        "Qué se hace con el modelo: inferencia, entrenamiento completo, LoRA o QLoRA.",
     )),
     core(spec(
         Field::Format,
@@ -122,7 +122,7 @@ pub const FIELDS: &[Spec] = &[
         "formato",
         "Formato de los pesos",
         "el formato de los pesos",
-        "Cómo se guardan los pesos: bf16, fp16, fp32, fp8, int8, nf4, nf4-dq, gptq-4bit-128g, awq, Q4_K_M, 4.65bpw…",
+        "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
     )),
     core(spec(
         Field::Batch,

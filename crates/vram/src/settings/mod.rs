@@ -214,19 +214,58 @@ impl Settings {
             .collect()
     }
 
+    /// Reads a link's query string (`"?gpu=l4&contexto=8k"` or without the `?`), as
+    /// [`Settings::read`] does. Also returns the other keys' values, by key, for the
+    /// surface to read (the model, an imported architecture…).
+    pub fn from_query(
+        base: &Settings,
+        query: &str,
+    ) -> (Settings, Vec<SettingError>, Vec<(String, String)>) {
+        let pairs: Vec<(String, String)> =
+            form_urlencoded::parse(query.trim_start_matches('?').as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+        let (s, errors) = Settings::read(base, |k| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        });
+        let rest = pairs
+            .into_iter()
+            .filter(|(k, _)| Field::by_key(k).is_none())
+            .collect();
+        (s, errors, rest)
+    }
+
+    /// The query string (without `?`) of [`Settings::pairs`], after `extra` pairs
+    /// (the model first, say) and before `tail` (an imported model's keys).
+    pub fn to_query(
+        &self,
+        base: &Settings,
+        extra: &[(&str, &str)],
+        tail: &[(&str, &str)],
+    ) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.extend_pairs(extra.iter().copied());
+        for (k, v) in self.pairs(base) {
+            q.append_pair(k, &v);
+        }
+        q.extend_pairs(tail.iter().copied());
+        q.finish()
+    }
+
     /// The `vramlab estimate` flags that give these settings: those that differ from
     /// the CLI's defaults.
     pub fn cli_args(&self) -> Vec<String> {
         let reference = Settings::for_task(self.task);
         let mut args = Vec::new();
         for &f in Field::ALL {
-            if (f == Field::Task && self.task != Task::Inference)
-                || !field::same(self, &reference, f)
-            {
-                if let Some(v) = self.text(f, Surface::Cli) {
-                    args.push(format!("--{}", f.spec().cli));
-                    args.push(v);
-                }
+            let differs = (f == Field::Task && self.task != Task::Inference)
+                || !field::same(self, &reference, f);
+            if differs && let Some(v) = self.text(f, Surface::Cli) {
+                args.push(format!("--{}", f.spec().cli));
+                args.push(v);
             }
         }
         args

@@ -103,6 +103,31 @@ fn bad_values_name_the_setting_and_its_bounds() {
 }
 
 #[test]
+fn query_strings_carry_settings_and_the_rest() {
+    let mut s = Settings::web_default().with_task(Task::Qlora);
+    s.seq = 8192;
+    let q = s.to_query(
+        &Settings::web_default(),
+        &[("modelo", "qwen2.5-7b")],
+        &[("hf", "a/b")],
+    );
+    assert_eq!(
+        q,
+        "modelo=qwen2.5-7b&gpu=rtx-4090&modo=qlora&formato=nf4-dq&lote=1&contexto=8k&hf=a%2Fb"
+    );
+    let (back, errors, rest) = Settings::from_query(&Settings::web_default(), &format!("?{q}"));
+    assert!(errors.is_empty());
+    assert_eq!(back, s);
+    assert_eq!(
+        rest,
+        [
+            ("modelo".to_owned(), "qwen2.5-7b".to_owned()),
+            ("hf".to_owned(), "a/b".to_owned())
+        ]
+    );
+}
+
+#[test]
 fn unknown_keys_change_nothing() {
     let (s, errors) = web(&[("checkpointingx", "true"), ("zzz", "1")]);
     assert!(errors.is_empty());

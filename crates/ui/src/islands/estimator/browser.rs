@@ -1,10 +1,13 @@
 //! The estimator's browser half (wasm32 only): the two-way sync between the inputs
-//! (with what was imported) and the page's query string and localStorage.
+//! (with what was imported) and the page's query string and localStorage. Settings go
+//! through `vram::Settings::from_query`/`to_query`, the functions the widget and the
+//! CLI's round-trip test use, so a link means the same everywhere.
 
 use leptos::prelude::*;
 
 use super::compute::{CUSTOM, Imported, Inputs};
 use super::import_panel::State;
+use vram::Settings;
 use vram::import::StoredWeights;
 
 const STORAGE_KEY: &str = "vramlab.estimador";
@@ -20,71 +23,45 @@ const SOURCE_KEY: &str = "origen";
 /// A Hub id to import on arrival (what the panel's form submits without JavaScript).
 const HUB_ID_KEY: &str = "hf";
 
-const KEYS: [&str; 12] = [
-    "modelo",
-    "gpu",
-    "modo",
-    "formato",
-    "lote",
-    "contexto",
-    "atencion",
-    "checkpointing",
-    "gpus",
-    "zero",
-    "optimizador",
-    "servidor",
-];
-
-fn get(i: &Inputs, key: &str) -> String {
-    match key {
-        "modelo" => i.model.clone(),
-        "gpu" => i.gpu.clone(),
-        "modo" => i.mode.clone(),
-        "formato" => i.format.clone(),
-        "lote" => i.batch.clone(),
-        "contexto" => i.seq.clone(),
-        "atencion" => i.attention.clone(),
-        "gpus" => i.gpus.clone(),
-        "zero" => i.zero.clone(),
-        "optimizador" => i.optimizer.clone(),
-        "servidor" => i.serve.to_string(),
-        _ => i.checkpointing.to_string(),
-    }
-}
-
-fn put(i: &mut Inputs, key: &str, v: String) {
-    // Only bounded text reaches the inputs; the estimator validates the rest.
-    let v: String = v.chars().take(64).collect();
-    match key {
-        "modelo" => i.model = v,
-        "gpu" => i.gpu = v,
-        "modo" => i.mode = v,
-        "formato" => i.format = v,
-        "lote" => i.batch = v,
-        "contexto" => i.seq = v,
-        "atencion" => i.attention = v,
-        "gpus" => i.gpus = v,
-        "zero" => i.zero = v,
-        "optimizador" => i.optimizer = v,
-        "servidor" => i.serve = v == "true",
-        _ => i.checkpointing = v == "true",
-    }
-}
-
 /// Exact weights from a link, when it carries them.
-fn shared_weights(params: &web_sys::UrlSearchParams) -> Option<Result<StoredWeights, String>> {
-    let bytes = params.get(WEIGHTS_KEY)?;
+fn shared_weights(get: &impl Fn(&str) -> Option<String>) -> Option<Result<StoredWeights, String>> {
+    let bytes = get(WEIGHTS_KEY)?;
     Some(
         vram::share::weights(
             &bytes,
-            params.get(PARAMS_KEY).as_deref(),
-            params.get(SOURCE_KEY).as_deref(),
+            get(PARAMS_KEY).as_deref(),
+            get(SOURCE_KEY).as_deref(),
         )
         .map_err(|e| format!("El enlace trae un tamaño de pesos dañado: {e}")),
     )
 }
 
-pub fn sync(inputs: RwSignal<Inputs>, state: State) {
+/// The model a link names: a catalog id or the imported one; anything else is a
+/// problem and the page keeps its model.
+fn shared_model(id: &str) -> Result<String, String> {
+    if id == CUSTOM || vram::catalog::model(id).is_some() {
+        Ok(id.to_owned())
+    } else {
+        Err(format!(
+            "No hay ningún modelo «{}» en el catálogo.",
+            vram::units::clip(id)
+        ))
+    }
+}
+
+/// One sentence for the values a link brought that could not be used.
+fn link_problem(problems: &[String]) -> Option<String> {
+    let (first, rest) = problems.split_first()?;
+    Some(match rest.len() {
+        0 => format!("El enlace trae un valor que no vale y se ignora. {first}"),
+        n => format!(
+            "El enlace trae {} valores que no valen y se ignoran. El primero: {first}",
+            n + 1
+        ),
+    })
+}
+
+pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String>>) {
     let Some(window) = web_sys::window() else {
         return;
     };
@@ -107,46 +84,55 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State) {
                 .as_ref()
                 .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
         });
-    if let Some(search) = search
-        && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
-    {
-        let found: Vec<(&str, String)> = KEYS
-            .iter()
-            .filter_map(|k| params.get(k).map(|v| (*k, v)))
-            .collect();
+    if let Some(search) = search {
+        let (settings, errors, rest) = Settings::from_query(&Settings::web_default(), &search);
+        let get = |k: &str| {
+            rest.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        let model = get(vram::settings::MODEL_KEY).map(|m| shared_model(&m));
         // An imported model travels as its architecture and weights; an edited or
         // damaged one is a Spanish message in the import panel, never a panic.
-        let shared = params.get(ARCH_KEY).map(|text| vram::share::decode(&text));
-        let weights = shared_weights(&params);
-        let hub_id = params.get(HUB_ID_KEY).filter(|_| shared.is_none());
-        if !found.is_empty() || shared.is_some() || weights.is_some() || hub_id.is_some() {
-            // After hydration, so the static HTML and the first client render agree.
-            request_animation_frame(move || {
-                let mut imported = Imported::default();
-                let mut problems = Vec::new();
-                match shared {
-                    Some(Ok(arch)) => {
-                        let summary = vram::import::arch_summary(&arch, None, &[]);
-                        imported.arch = Some((arch, summary));
-                    }
-                    Some(Err(e)) => problems.push(e.to_string()),
-                    None => {}
+        let shared = get(ARCH_KEY).map(|text| vram::share::decode(&text));
+        let weights = shared_weights(&get);
+        let hub_id = get(HUB_ID_KEY).filter(|_| shared.is_none());
+        let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        // After hydration, so the static HTML and the first client render agree.
+        request_animation_frame(move || {
+            let mut imported = Imported::default();
+            let mut import_problems = Vec::new();
+            match shared {
+                Some(Ok(arch)) => {
+                    let summary = vram::import::arch_summary(&arch, None, &[]);
+                    imported.arch = Some((arch, summary));
                 }
-                match weights {
-                    Some(Ok(w)) => imported.weights = Some(w),
-                    Some(Err(e)) => problems.push(e),
-                    None => {}
+                Some(Err(e)) => import_problems.push(e.to_string()),
+                None => {}
+            }
+            match weights {
+                Some(Ok(w)) => imported.weights = Some(w),
+                Some(Err(e)) => import_problems.push(e),
+                None => {}
+            }
+            state.imported.set(imported);
+            state
+                .error
+                .set((!import_problems.is_empty()).then(|| import_problems.join(" ")));
+            let model = match model {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => {
+                    problems.push(e);
+                    inputs.with_untracked(|i| i.model.clone())
                 }
-                state.imported.set(imported);
-                state
-                    .error
-                    .set((!problems.is_empty()).then(|| problems.join(" ")));
-                inputs.update(|i| found.into_iter().for_each(|(k, v)| put(i, k, v)));
-                if let Some(id) = hub_id {
-                    state.import_repo(id);
-                }
-            });
-        }
+                None => inputs.with_untracked(|i| i.model.clone()),
+            };
+            inputs.set(Inputs::new(model, settings));
+            link.set(link_problem(&problems));
+            if let Some(id) = hub_id {
+                state.import_repo(id);
+            }
+        });
     }
     Effect::new(move |first: Option<()>| {
         let base = state.hub_base.get();
@@ -171,23 +157,19 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State) {
         if first.is_none() {
             return;
         }
-        let Ok(params) = web_sys::UrlSearchParams::new() else {
-            return;
-        };
-        for k in KEYS {
-            params.append(k, &get(&i, k));
-        }
+        let mut tail: Vec<(&str, String)> = Vec::new();
         if let (true, Some(a)) = (i.model == CUSTOM, arch) {
-            params.append(ARCH_KEY, &a);
+            tail.push((ARCH_KEY, a));
         }
         if let Some(w) = weights {
-            params.append(WEIGHTS_KEY, &w.bytes.to_string());
+            tail.push((WEIGHTS_KEY, w.bytes.to_string()));
             if let Some(p) = w.params {
-                params.append(PARAMS_KEY, &p.to_string());
+                tail.push((PARAMS_KEY, p.to_string()));
             }
-            params.append(SOURCE_KEY, &w.source);
+            tail.push((SOURCE_KEY, w.source));
         }
-        let query = String::from(params.to_string());
+        let tail: Vec<(&str, &str)> = tail.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let query = i.query(&tail);
         if let Some(w) = web_sys::window() {
             if let Ok(Some(storage)) = w.local_storage() {
                 let _ = storage.set_item(STORAGE_KEY, &query);

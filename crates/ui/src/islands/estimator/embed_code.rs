@@ -1,21 +1,14 @@
 //! "Insértalo en tu web": the `<vram-estimador>` snippet for what the estimator shows,
 //! imported model included (as its architecture and exact weights, so the embed needs
-//! no network), the way a video page offers its embed code. The snippet is pure and
-//! tested here; the view only shows it.
+//! no network), the way a video page offers its embed code. The widget reads every
+//! setting through the same table as the page (`vram::settings`), so the snippet
+//! carries all of them: the core ones always, the rest when they differ from the
+//! task's default. Pure and tested here; the view only shows it.
 
 use leptos::prelude::*;
+use vram::Settings;
 
 use super::compute::{CUSTOM, Imported, Inputs};
-
-/// The widget's `modo` for the page's mode.
-fn widget_mode(mode: &str) -> &'static str {
-    match mode {
-        "full" => "entrenamiento",
-        "lora" => "lora",
-        "qlora" => "qlora",
-        _ => "inferencia",
-    }
-}
 
 /// Text for an HTML attribute between double quotes.
 fn attr(text: &str) -> String {
@@ -37,17 +30,14 @@ pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> Option<String> 
                 .replace('\'', "&#39;")
         )),
         (None, true) => return None,
-        (_, false) => attrs.push(format!("modelo=\"{}\"", attr(&i.model))),
+        (_, false) => attrs.push(format!(
+            "{}=\"{}\"",
+            vram::settings::MODEL_KEY,
+            attr(&i.model)
+        )),
     }
-    for (name, value) in [
-        ("gpu", i.gpu.as_str()),
-        ("modo", widget_mode(&i.mode)),
-        ("formato", &i.format),
-        ("lote", &i.batch),
-        ("contexto", &i.seq),
-        ("gpus", &i.gpus),
-    ] {
-        attrs.push(format!("{name}=\"{}\"", attr(value.trim())));
+    for (name, value) in i.settings.pairs(&Settings::web_default()) {
+        attrs.push(format!("{name}=\"{}\"", attr(&value)));
     }
     if let Some(w) = &imported.weights {
         attrs.push(format!("pesos=\"{}\"", w.bytes));
@@ -59,37 +49,6 @@ pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> Option<String> 
         "<script type=\"module\" src=\"{}\"></script>\n<vram-estimador {}></vram-estimador>",
         attr(script),
         attrs.join("\n  ")
-    ))
-}
-
-/// The page's settings the widget does not have, in Spanish, when any differs from
-/// what the widget assumes (AdamW, SDPA, no checkpointing, ZeRO-3 on several GPUs).
-pub fn left_out(i: &Inputs) -> Option<String> {
-    let several = i.gpus.trim() != "1";
-    let mut out = Vec::new();
-    if i.is_training() && i.optimizer != "adamw" {
-        out.push("el optimizador");
-    }
-    if i.is_training() && i.checkpointing {
-        out.push("el gradient checkpointing");
-    }
-    if i.is_training() && several && i.zero != "3" {
-        out.push("el reparto entre GPU");
-    }
-    if i.attention == "eager" {
-        out.push("la atención ingenua");
-    }
-    if i.serve && !i.is_training() {
-        out.push("el modo servidor");
-    }
-    let last = out.pop()?;
-    let list = if out.is_empty() {
-        last.to_owned()
-    } else {
-        format!("{} ni {last}", out.join(", "))
-    };
-    Some(format!(
-        "El widget no deja elegir {list}: usa AdamW, SDPA y, al entrenar en varias GPU, ZeRO-3, así que su número puede diferir del de esta página."
     ))
 }
 
@@ -113,18 +72,12 @@ pub fn view(
                 "Importa un modelo o elige uno del catálogo para obtener el código.".into()
             })
     };
-    let note = move || {
-        inputs
-            .with(left_out)
-            .map(|n| view! { <p class="calc-hint">{n}</p> })
-    };
     view! {
         <details class="est-embed">
             <summary>"Insértalo en tu web"</summary>
             <p>"Pega este código en tu blog, tu wiki o la ficha del modelo y tus lectores verán este mismo cálculo, con los selectores para cambiar la GPU, el lote o el contexto. "
                 <a href=docs>"Cómo funciona el widget"</a>"."</p>
             <div class="code"><pre class="est-embed-code" tabindex="0"><code>{code}</code></pre></div>
-            {note}
         </details>
     }
 }
@@ -134,20 +87,23 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use vram::import::StoredWeights;
+    use vram::{Field, Surface, Task};
 
     fn inputs() -> Inputs {
-        Inputs::new(
-            "qwen2.5-7b".into(),
-            "rtx-3060".into(),
-            "lora".into(),
-            "nf4".into(),
-            "2".into(),
-            "2048".into(),
-        )
+        let mut s = Settings::web_default().with_task(Task::Lora);
+        for (f, v) in [
+            (Field::Gpu, "rtx-3060"),
+            (Field::Format, "nf4"),
+            (Field::Batch, "2"),
+            (Field::Seq, "2048"),
+        ] {
+            s.set(f, v, Surface::Web).unwrap();
+        }
+        Inputs::new("qwen2.5-7b".into(), s)
     }
 
     #[test]
-    fn catalog_settings_become_attributes() {
+    fn settings_become_attributes() {
         let s = snippet(
             "https://vramlab.dev/embed/vram-estimador.js",
             &inputs(),
@@ -158,15 +114,16 @@ mod tests {
             s,
             "<script type=\"module\" src=\"https://vramlab.dev/embed/vram-estimador.js\"></script>\n\
              <vram-estimador modelo=\"qwen2.5-7b\"\n  gpu=\"rtx-3060\"\n  modo=\"lora\"\n  formato=\"nf4\"\n  \
-             lote=\"2\"\n  contexto=\"2048\"\n  gpus=\"1\"></vram-estimador>"
+             lote=\"2\"\n  contexto=\"2k\"></vram-estimador>"
         );
-        // Whatever the reader typed stays inside its attribute.
+        // Settings beyond the core ones travel when they differ from the task's default.
         let mut i = inputs();
-        i.batch = "\"><script>".into();
+        i.choose(Field::Optimizer, "adafactor");
+        i.choose(Field::Checkpointing, "no");
+        let s = snippet("x", &i, &Imported::default()).unwrap();
         assert!(
-            snippet("x", &i, &Imported::default())
-                .unwrap()
-                .contains("lote=\"&quot;>&lt;script>\"")
+            s.contains("checkpointing=\"no\"\n  optimizador=\"adafactor\""),
+            "{s}"
         );
         // "propio" with nothing imported has no code to give.
         i.model = CUSTOM.into();
@@ -204,45 +161,15 @@ mod tests {
         assert_eq!(vram::share::decode(&json).unwrap(), arch);
     }
 
+    /// A model id from a link, whatever it holds, stays inside its attribute.
     #[test]
-    fn what_the_widget_cannot_show_is_said() {
-        let mut i = inputs();
-        assert_eq!(left_out(&i), None);
-        i.optimizer = "adafactor".into();
-        i.attention = "eager".into();
-        let note = left_out(&i).unwrap();
-        assert!(
-            note.starts_with("El widget no deja elegir el optimizador ni la atención ingenua:"),
-            "{note}"
-        );
-        i.checkpointing = true;
-        let three = left_out(&i).unwrap();
-        assert!(
-            three.starts_with(
-                "El widget no deja elegir el optimizador, el gradient checkpointing ni la atención ingenua:"
-            ),
-            "{three}"
-        );
-        i.checkpointing = false;
-        i.mode = "inference".into();
-        i.optimizer = "adamw".into();
-        i.attention = "sdpa".into();
-        i.gpus = "4".into();
-        assert_eq!(left_out(&i), None, "inference splits with TP in both");
-    }
-
-    /// Whatever the reader typed, each value stays inside its attribute: the element
-    /// has exactly one attribute per setting, each quoted once.
-    #[test]
-    fn typed_text_never_escapes_its_attribute() {
+    fn text_never_escapes_its_attribute() {
         for text in ["\"", "' onload='x", "<script>", "a&b\"c", "\n", "“”"] {
             let mut i = inputs();
-            i.batch = text.into();
-            i.seq = text.into();
-            i.format = text.into();
+            i.model = text.into();
             let s = snippet("x\"y", &i, &Imported::default()).unwrap();
             let element = s.split_once('\n').unwrap().1;
-            assert_eq!(element.matches('"').count(), 2 * 7, "{element}");
+            assert_eq!(element.matches('"').count(), 2 * 6, "{element}");
             assert!(!element.contains("<script>"), "{element}");
         }
     }

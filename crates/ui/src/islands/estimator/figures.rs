@@ -5,7 +5,6 @@
 use leptos::prelude::*;
 use vram::ByteSize;
 use vram::catalog;
-use vram::estimate::Breakdown;
 
 use super::compute::Outcome;
 use crate::numbers::fixed;
@@ -20,14 +19,10 @@ pub const CATEGORIES: [(&str, &str); 6] = [
     ("Sobrecarga", "seg-overhead"),
 ];
 
-pub fn values(b: &Breakdown) -> [u64; 6] {
-    b.parts()
-}
-
 /// Memory against sequence length, eager attention (quadratic) versus SDPA/Flash
 /// (linear), on a log₂ x axis, with the GPU's capacity as a horizontal line.
 pub fn chart(o: &Outcome) -> impl IntoView + use<> {
-    let cap = o.gpu.map_or(0, |g| g.memory_bytes);
+    let cap = o.capacity();
     let top = o
         .curve
         .iter()
@@ -125,10 +120,15 @@ pub fn gpu_table(per_gpu: u64) -> impl IntoView {
 /// A horizontal stacked bar: each category's share of max(total, capacity), with a
 /// marker at the GPU's capacity.
 pub fn bar(o: &Outcome) -> impl IntoView + use<> {
-    let cap = o.gpu.map_or(0, |g| g.memory_bytes);
-    let scale = o.per_gpu.max(cap).max(1) as f64;
+    let cap = o.capacity();
+    let per_gpu = o.eval.estimate.per_gpu_bytes;
+    let scale = per_gpu.max(cap).max(1) as f64;
     let mut x = 0.0;
-    let segments = values(&o.breakdown)
+    let segments = o
+        .eval
+        .estimate
+        .breakdown
+        .parts()
         .into_iter()
         .zip(CATEGORIES)
         .filter(|(v, _)| *v > 0)
@@ -149,7 +149,7 @@ pub fn bar(o: &Outcome) -> impl IntoView + use<> {
     });
     let label = format!(
         "Memoria necesaria {} frente a {} de la GPU",
-        ByteSize(o.per_gpu).binary(),
+        ByteSize(per_gpu).binary(),
         ByteSize(cap).binary()
     );
     view! {

@@ -1,12 +1,12 @@
 //! The VRAM estimator: pick a model, a GPU and a workload; see where the memory goes,
 //! whether it fits, and the largest batch and context that do.
 //!
-//! All numbers come from `vram::estimate`, the same function the CLI calls
-//! (`compute.rs` maps the inputs onto it, and is where the tests are). The state
-//! mirrors the URL query (`?modelo=…&gpu=…`, plus the architecture of an imported
-//! config.json) so a result can be shared: it is applied after hydration (the static
-//! HTML shows the author's defaults), and written back with `history.replaceState` on
-//! every change (`browser.rs`).
+//! All numbers come from `vram::evaluate`, the same function the CLI calls, on
+//! settings read and written through `vram::settings` (`compute.rs` holds the inputs
+//! and the tests). The state mirrors the URL query (`?modelo=…&gpu=…`, plus the
+//! architecture of an imported config.json) so a result can be shared: it is applied
+//! after hydration (the static HTML shows the author's defaults), and written back with
+//! `history.replaceState` on every change (`browser.rs`).
 
 #[cfg(target_arch = "wasm32")]
 mod browser;
@@ -19,12 +19,13 @@ mod remote;
 mod result;
 
 use leptos::prelude::*;
-use vram::catalog;
-use vram::{ByteSize, parse_count};
+use vram::settings::{ATTENTIONS, Choice, OPTIMIZERS, TASKS, ZERO_STAGES};
+use vram::{ByteSize, Field, Settings, Surface, catalog};
 
-use compute::{CUSTOM, Imported, Inputs, OPTIMIZERS, compute};
+use compute::{CUSTOM, Imported, Inputs, compute};
 
-/// Weight formats offered in the picker: (id, label).
+/// Weight formats offered in the picker: (id, label). A format a link brings that is
+/// not here is offered too, so the picker always shows what is computed.
 const FORMATS: &[(&str, &str)] = &[
     ("bf16", "BF16"),
     ("fp16", "FP16"),
@@ -32,6 +33,7 @@ const FORMATS: &[(&str, &str)] = &[
     ("fp8", "FP8"),
     ("int8", "INT8 (bitsandbytes)"),
     ("nf4", "NF4 (bitsandbytes)"),
+    ("nf4-dq", "NF4 + doble cuantización (QLoRA)"),
     ("gptq-4bit-128g", "GPTQ/AWQ 4 bits, grupo 128"),
     ("Q8_0", "GGUF Q8_0"),
     ("Q6_K", "GGUF Q6_K"),
@@ -40,94 +42,104 @@ const FORMATS: &[(&str, &str)] = &[
     ("Q3_K_M", "GGUF Q3_K_M"),
 ];
 
-const MODES: &[(&str, &str)] = &[
-    ("inference", "Inferencia"),
-    ("full", "Entrenamiento completo"),
-    ("lora", "LoRA"),
-    ("qlora", "QLoRA"),
-];
-
-const ZERO_STAGES: &[(&str, &str)] = &[
-    ("0", "Ninguno (DDP: copia entera en cada GPU)"),
-    ("1", "ZeRO-1 (optimizador)"),
-    ("2", "ZeRO-2 (+ gradientes)"),
-    ("3", "ZeRO-3 / FSDP (+ pesos)"),
-];
-
-/// `<option>`s for a fixed list, selected from the inputs.
-fn options(
+/// A select over one of `vram::settings`' closed lists, bound to field `f`.
+fn choice_select<T: Copy + PartialEq + Send + Sync + 'static>(
     inputs: RwSignal<Inputs>,
-    list: &'static [(&'static str, &'static str)],
-    pick: fn(&Inputs) -> &str,
+    f: Field,
+    list: &'static [Choice<T>],
+    disabled: impl Fn() -> bool + Send + Sync + 'static,
 ) -> impl IntoView {
-    list.iter()
-        .map(|&(id, label)| {
-            let selected = move || inputs.with(|i| pick(i) == id);
-            view! { <option value=id selected=selected>{label}</option> }
+    let spec = f.spec();
+    let options = list
+        .iter()
+        .map(|c| {
+            let selected =
+                move || inputs.with(|i| i.settings.text(f, Surface::Web).as_deref() == Some(c.web));
+            view! { <option value=c.web selected=selected>{c.label}</option> }
         })
-        .collect_view()
+        .collect_view();
+    view! {
+        <label><span>{spec.label}</span>
+            <select name=spec.key disabled=disabled
+                on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(f, &v)); }>
+                {options}
+            </select>
+        </label>
+    }
 }
 
-/// A whole-number text field with its own error message under it.
-fn count_field(
-    inputs: RwSignal<Inputs>,
-    label: &'static str,
-    name: &'static str,
-    get: fn(&Inputs) -> &String,
-    set: fn(&mut Inputs, String),
-) -> impl IntoView {
-    let initial = inputs.with_untracked(|i| get(i).clone());
-    let error =
-        Memo::new(move |_| inputs.with(|i| parse_count(get(i)).err().map(|e| e.to_string())));
+/// A text field for one of the [`compute::TEXT_FIELDS`], with its own message under it.
+fn text_field(inputs: RwSignal<Inputs>, f: Field) -> impl IntoView {
+    let spec = f.spec();
+    let initial = inputs.with_untracked(|i| i.text(f));
+    let error = Memo::new(move |_| inputs.with(|i| i.error(f).map(|e| e.to_string())));
     view! {
-        <label><span>{label}</span>
-            <input name=name type="text" inputmode="numeric" value=initial
-                prop:value=move || inputs.with(|i| get(i).clone())
+        <label><span>{spec.label}</span>
+            <input name=spec.key type="text" inputmode="numeric" value=initial
+                prop:value=move || inputs.with(|i| i.text(f))
                 aria-invalid=move || error.with(Option::is_some).to_string()
                 on:input=move |ev| {
                     let v = event_target_value(&ev);
-                    inputs.update(|i| set(i, v));
+                    inputs.update(|i| i.type_text(f, v));
                 } />
             {move || error.get().map(|e| view! { <small class="field-error">{e}</small> })}
         </label>
     }
 }
 
-/// A checkbox bound to one boolean input.
+/// A checkbox bound to a yes/no setting.
 fn check_field(
     inputs: RwSignal<Inputs>,
-    label: &'static str,
-    name: &'static str,
-    get: fn(&Inputs) -> bool,
-    set: fn(&mut Inputs, bool),
+    f: Field,
     disabled: impl Fn() -> bool + Send + Sync + 'static,
 ) -> impl IntoView {
+    let spec = f.spec();
+    let checked =
+        move || inputs.with(|i| i.settings.text(f, Surface::Web).as_deref() == Some("si"));
     view! {
         <label class="check">
-            <input type="checkbox" name=name
-                prop:checked=move || inputs.with(get)
+            <input type="checkbox" name=spec.key
+                prop:checked=checked
                 disabled=disabled
                 on:change=move |ev| {
                     let on = event_target_checked(&ev);
-                    inputs.update(|i| set(i, on));
+                    inputs.update(|i| i.choose(f, if on { "si" } else { "no" }));
                 } />
-            <span>{label}</span>
+            <span>{spec.label}</span>
+        </label>
+    }
+}
+
+/// The format picker: the listed formats plus the current one when a link brought
+/// another.
+fn format_select(inputs: RwSignal<Inputs>) -> impl IntoView {
+    let current = move || inputs.with(|i| i.settings.format.id());
+    let listed = move || {
+        let id = current();
+        FORMATS.iter().any(|(f, _)| *f == id)
+    };
+    let options = FORMATS
+        .iter()
+        .map(|&(id, label)| view! { <option value=id selected=move || current() == id>{label}</option> })
+        .collect_view();
+    let spec = Field::Format.spec();
+    view! {
+        <label><span>{spec.label}</span>
+            <select name=spec.key
+                on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Format, &v)); }>
+                {options}
+                {move || (!listed()).then(|| { let id = current(); view! { <option value=id.clone() selected=true>{id.clone()}</option> } })}
+            </select>
         </label>
     }
 }
 
 #[island]
 pub fn Estimator(
-    /// Preset id of the initial model.
+    /// Catalog id of the initial model.
     model: String,
-    /// Catalog id of the initial GPU.
-    gpu: String,
-    /// "inference", "full", "lora" or "qlora".
-    mode: String,
-    /// Weight format id.
-    format: String,
-    batch: String,
-    seq: String,
+    /// The initial settings, as the link's query (`vram::Settings::to_query`).
+    settings: String,
     /// URL of the `import-web` JavaScript glue (loaded on the first import).
     import_js: String,
     /// URL of the `import-web` wasm module.
@@ -136,10 +148,13 @@ pub fn Estimator(
     /// ("" when the build has no widget).
     embed_js: String,
 ) -> impl IntoView {
-    let inputs = RwSignal::new(Inputs::new(model, gpu, mode, format, batch, seq));
+    let (initial, _, _) = Settings::from_query(&Settings::web_default(), &settings);
+    let inputs = RwSignal::new(Inputs::new(model, initial));
     // What the reader imported (a config, a weights file's header, a Hub repository).
     let imported: RwSignal<Imported> = RwSignal::new(Imported::default());
     let import_error: RwSignal<Option<String>> = RwSignal::new(None);
+    // Values a shared link brought that could not be used.
+    let link_problem: RwSignal<Option<String>> = RwSignal::new(None);
     let filter = RwSignal::new(String::new());
     let outcome = Memo::new(move |_| {
         let i = inputs.get();
@@ -148,14 +163,8 @@ pub fn Estimator(
     let panel = import_panel::State::new(inputs, imported, import_error, (import_js, import_wasm));
 
     #[cfg(target_arch = "wasm32")]
-    browser::sync(inputs, panel);
+    browser::sync(inputs, panel, link_problem);
 
-    let set = move |f: fn(&mut Inputs, String)| {
-        move |ev| {
-            let v = event_target_value(&ev);
-            inputs.update(|i| f(i, v));
-        }
-    };
     let training = move || inputs.with(Inputs::is_training);
     let model_options = catalog::models()
         .iter()
@@ -179,7 +188,7 @@ pub fn Estimator(
         .iter()
         .map(|g| {
             let id = g.id.clone();
-            let selected = move || inputs.with(|i| i.gpu == id);
+            let selected = move || inputs.with(|i| i.settings.gpu.is_some_and(|s| s.id == id));
             let label = format!("{} ({})", g.name, ByteSize(g.memory_bytes).binary());
             view! { <option value=g.id.clone() selected=selected>{label}</option> }
         })
@@ -191,44 +200,28 @@ pub fn Estimator(
 
     view! {
         <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
+            {move || link_problem.get().map(|p| view! { <p class="calc-error" role="alert">{p}</p> })}
             <div class="calc-fields">
                 <label><span>"Buscar modelo"</span>
                     <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
                         on:input=move |ev| filter.set(event_target_value(&ev).chars().take(64).collect()) />
                 </label>
                 <label><span>"Modelo"</span>
-                    <select name="modelo" on:change=set(|i, v| i.model = v)>{model_options}{custom_option}</select>
+                    <select name=vram::settings::MODEL_KEY on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.model = v); }>{model_options}{custom_option}</select>
                 </label>
-                <label><span>"GPU"</span>
-                    <select name="gpu" on:change=set(|i, v| i.gpu = v)>{gpu_options}</select>
+                <label><span>{Field::Gpu.spec().label}</span>
+                    <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
                 </label>
-                <label><span>"Modo"</span>
-                    <select name="modo" on:change=set(|i, v| i.mode = v)>{options(inputs, MODES, |i| &i.mode)}</select>
-                </label>
-                <label><span>"Formato de los pesos"</span>
-                    <select name="formato" on:change=set(|i, v| i.format = v)>{options(inputs, FORMATS, |i| &i.format)}</select>
-                </label>
-                {count_field(inputs, "Lote", "lote", |i| &i.batch, |i, v| i.batch = v)}
-                {count_field(inputs, "Tokens por secuencia", "contexto", |i| &i.seq, |i, v| i.seq = v)}
-                <label><span>"Atención"</span>
-                    <select name="atencion" on:change=set(|i, v| i.attention = v)>
-                        <option value="sdpa" selected=move || inputs.with(|i| i.attention != "eager")>"SDPA / FlashAttention"</option>
-                        <option value="eager" selected=move || inputs.with(|i| i.attention == "eager")>"Ingenua (eager, N×N)"</option>
-                    </select>
-                </label>
-                {count_field(inputs, "Número de GPU", "gpus", |i| &i.gpus, |i, v| i.gpus = v)}
-                <label><span>"Reparto entre GPU (entrenamiento)"</span>
-                    <select name="zero" disabled=move || !training() on:change=set(|i, v| i.zero = v)>
-                        {options(inputs, ZERO_STAGES, |i| &i.zero)}
-                    </select>
-                </label>
-                <label><span>"Optimizador (entrenamiento)"</span>
-                    <select name="optimizador" disabled=move || !training() on:change=set(|i, v| i.optimizer = v)>
-                        {options(inputs, OPTIMIZERS, |i| &i.optimizer)}
-                    </select>
-                </label>
-                {check_field(inputs, "Gradient checkpointing", "checkpointing", |i| i.checkpointing, |i, on| i.checkpointing = on, move || !training())}
-                {check_field(inputs, "Servidor (caché KV estilo vLLM)", "servidor", |i| i.serve, |i, on| i.serve = on, training)}
+                {choice_select(inputs, Field::Task, TASKS, || false)}
+                {format_select(inputs)}
+                {text_field(inputs, Field::Batch)}
+                {text_field(inputs, Field::Seq)}
+                {choice_select(inputs, Field::Attention, ATTENTIONS, || false)}
+                {text_field(inputs, Field::Gpus)}
+                {choice_select(inputs, Field::Zero, ZERO_STAGES, move || !training())}
+                {choice_select(inputs, Field::Optimizer, OPTIMIZERS, move || !training())}
+                {check_field(inputs, Field::Checkpointing, move || !training())}
+                {check_field(inputs, Field::Serve, training)}
             </div>
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
             {import_panel::view(panel)}

@@ -2,62 +2,88 @@
 //! serving plan, speed hint, figures and the breakdown table.
 
 use leptos::prelude::*;
-use vram::ByteSize;
+use vram::{ByteSize, Surface, Verdict, group_digits};
 
 use super::compute::Outcome;
-use super::figures::{CATEGORIES, bar, chart, gpu_table, values};
+use super::figures::{CATEGORIES, bar, chart, gpu_table};
 use crate::numbers::fixed;
 
 fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
-    let g = o.gpu?;
-    let fits = o.per_gpu <= g.memory_bytes;
-    let each = if o.gpus > 1 { " (por GPU)" } else { "" };
-    let text = if fits {
-        format!(
-            "Cabe en {}{each}: sobran {}.",
-            g.name,
-            ByteSize(g.memory_bytes - o.per_gpu).binary()
-        )
+    let v = o.eval.verdict?;
+    let name = o
+        .settings
+        .gpu
+        .map_or_else(|| "la GPU".to_owned(), |g| g.name.clone());
+    let each = if o.eval.estimate.gpus > 1 {
+        " (por GPU)"
     } else {
-        format!(
-            "No cabe en {}{each}: faltan {}.",
-            g.name,
-            ByteSize(o.per_gpu - g.memory_bytes).binary()
-        )
+        ""
     };
-    let limits = match (o.max_batch, o.max_seq) {
+    let context = group_digits(
+        o.eval
+            .workload
+            .seq
+            .saturating_add(o.eval.workload.new_tokens),
+    );
+    let text = match v {
+        Verdict::Fits { spare } => {
+            format!("Cabe en {name}{each}: sobran {}.", ByteSize(spare).binary())
+        }
+        Verdict::DoesNotFit { missing } => {
+            format!(
+                "No cabe en {name}{each}: faltan {}.",
+                ByteSize(missing).binary()
+            )
+        }
+        Verdict::Serves { sequences } => format!(
+            "Cabe como servidor en {name}{each}: {} secuencias de {context} tokens a la vez.",
+            group_digits(sequences)
+        ),
+        Verdict::CannotServe { kv_budget, needed } => format!(
+            "No arranca como servidor en {name}{each}: quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. Reduce el contexto (max_model_len de vLLM).",
+            ByteSize(kv_budget).binary(),
+            ByteSize(needed).binary()
+        ),
+    };
+    let limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
             "Lote máximo: {} · secuencia máxima: {} tokens.",
-            vram::group_digits(b),
-            vram::group_digits(s)
+            group_digits(b),
+            group_digits(s)
         ),
         _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
     };
     Some(view! {
-        <p class="est-verdict" data-fits=fits.to_string()><strong>{text}</strong></p>
+        <p class="est-verdict" data-fits=v.fits().to_string()><strong>{text}</strong></p>
         <p class="est-limits">{limits}</p>
     })
 }
 
 fn serving(o: &Outcome) -> Option<impl IntoView + use<>> {
-    let p = o.serving?;
+    let p = o.eval.serving?;
+    let share = o.settings.utilization;
+    let block = o.settings.block_size;
     let text = if p.kv_budget_bytes == 0 {
-        "Como servidor (estilo vLLM, 90 % de la GPU): el modelo no deja sitio para la caché KV."
-            .to_owned()
+        format!(
+            "Como servidor (estilo vLLM, {share} % de la GPU): el modelo no deja sitio para la caché KV."
+        )
     } else {
         format!(
-            "Como servidor (estilo vLLM, 90 % de la GPU, bloques de 16 tokens): quedan {} para la caché KV = {} tokens ({} bytes por token), hasta {} secuencias a la vez de esta longitud.",
+            "Como servidor (estilo vLLM, {share} % de la GPU, bloques de {block} tokens): quedan {} para la caché KV = {} tokens ({} bytes por token), hasta {} secuencias a la vez de esta longitud.",
             ByteSize(p.kv_budget_bytes).binary(),
-            vram::group_digits(p.tokens),
-            vram::group_digits(p.kv_bytes_per_token),
-            vram::group_digits(p.max_sequences)
+            group_digits(p.tokens),
+            group_digits(p.kv_bytes_per_token),
+            group_digits(p.max_sequences)
         )
     };
     Some(view! { <p class="est-serving">{text}</p> })
 }
 
 pub fn result_view(o: Outcome) -> impl IntoView {
-    let rows = values(&o.breakdown)
+    let est = &o.eval.estimate;
+    let rows = est
+        .breakdown
+        .parts()
         .into_iter()
         .zip(CATEGORIES)
         .map(|(v, (name, class))| {
@@ -70,16 +96,16 @@ pub fn result_view(o: Outcome) -> impl IntoView {
             }
         })
         .collect_view();
-    let total_all = (o.gpus > 1).then(|| {
+    let total_all = (est.gpus > 1).then(|| {
         let text = format!(
             "En total, {} GPU: {} ({}).",
-            o.gpus,
-            ByteSize(o.total).binary(),
-            ByteSize(o.total).decimal()
+            est.gpus,
+            ByteSize(est.total_bytes).binary(),
+            ByteSize(est.total_bytes).decimal()
         );
         view! { <p class="est-all-gpus">{text}</p> }
     });
-    let speed = o.speed.map(|h| {
+    let speed = o.eval.speed.map(|h| {
         let text = format!(
             "Como mucho (roofline): primer token en ≥ {} ms, generación ≤ {} tokens/s por secuencia.",
             fixed(h.ttft_seconds * 1000.0, 0),
@@ -88,14 +114,16 @@ pub fn result_view(o: Outcome) -> impl IntoView {
         view! { <p class="est-speed">{text}</p> }
     });
     let notes = o
+        .eval
         .notes
         .iter()
-        .map(|n| view! { <li>{n.clone()}</li> })
+        .map(|n| view! { <li>{n.text(Surface::Web)}</li> })
         .collect_view();
+    let per_gpu = est.per_gpu_bytes;
     view! {
         <p class="calc-main">
-            <strong class="calc-big est-total">{ByteSize(o.per_gpu).binary()}</strong>
-            <span class="calc-alt">" = " {ByteSize(o.per_gpu).decimal()} " por GPU"</span>
+            <strong class="calc-big est-total">{ByteSize(per_gpu).binary()}</strong>
+            <span class="calc-alt">" = " {ByteSize(per_gpu).decimal()} " por GPU"</span>
         </p>
         {total_all}
         {bar(&o)}
@@ -103,7 +131,7 @@ pub fn result_view(o: Outcome) -> impl IntoView {
         {serving(&o)}
         {speed}
         {chart(&o)}
-        {gpu_table(o.per_gpu)}
+        {gpu_table(per_gpu)}
         <table class="calc-table est-table">
             <caption>"Desglose"</caption>
             <thead>

@@ -1,0 +1,121 @@
+//! The estimate's settings as flags, generated from `vram::settings::FIELDS`: one
+//! `--flag` per setting, with the table's Spanish help, what it accepts and its
+//! defaults per task, parsed by the same function the site and the widget use.
+
+use clap::{Arg, ArgMatches, Command};
+use vram::settings::{FIELDS, Field, Spec, TASKS};
+use vram::{Settings, Surface, Task};
+
+/// The settings flags the user gave, as typed (read by `Settings::read_with`).
+#[derive(Debug, Clone, Default)]
+pub struct SettingsArgs {
+    given: Vec<(Field, String)>,
+}
+
+impl SettingsArgs {
+    pub fn get(&self, f: Field) -> Option<&str> {
+        self.given
+            .iter()
+            .find(|(g, _)| *g == f)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn set(&mut self, f: Field, value: &str) {
+        self.given.retain(|(g, _)| *g != f);
+        self.given.push((f, value.to_owned()));
+    }
+}
+
+fn is_switch(f: Field) -> bool {
+    matches!(f, Field::Checkpointing | Field::CpuOffload | Field::Serve)
+}
+
+/// "por defecto: bf16; qlora: nf4-dq": the defaults, per task where they differ.
+fn defaults(f: Field) -> String {
+    let of = |t: Task| Settings::for_task(t).text(f, Surface::Cli);
+    let base = of(Task::Inference);
+    // Tasks whose default differs, grouped by value: "full, lora, qlora: true".
+    let mut groups: Vec<(Option<String>, Vec<&str>)> = Vec::new();
+    for c in TASKS
+        .iter()
+        .filter(|c| f != Field::Task && of(c.value) != base)
+    {
+        match groups.iter_mut().find(|(v, _)| *v == of(c.value)) {
+            Some((_, ids)) => ids.push(c.id),
+            None => groups.push((of(c.value), vec![c.id])),
+        }
+    }
+    let base = base.unwrap_or_else(|| match f {
+        Field::Tp => "auto".into(),
+        Field::CudaContext => "el de la familia de la GPU".into(),
+        _ => "ninguno".into(),
+    });
+    let mut text = format!("por defecto: {base}");
+    for (value, ids) in groups {
+        text.push_str(&format!(
+            "; {}: {}",
+            ids.join(", "),
+            value.unwrap_or_default()
+        ));
+    }
+    text
+}
+
+fn value_name(f: Field) -> &'static str {
+    match f {
+        Field::Gpu => "ID",
+        Field::GpuMemory | Field::CudaContext => "TAMAÑO",
+        Field::Seq | Field::NewTokens => "TOKENS",
+        Field::Utilization => "FRACCIÓN",
+        f if is_switch(f) => "true|false",
+        f if f.bounds().is_some() => "N",
+        _ => "VALOR",
+    }
+}
+
+fn arg(spec: &'static Spec) -> Arg {
+    let field = spec.field;
+    let accepts = field.accepts(Surface::Cli);
+    let stop = if accepts.ends_with('…') { "" } else { "." };
+    let help = format!("{} Admite {accepts}{stop} ({})", spec.help, defaults(field));
+    let arg = Arg::new(spec.id)
+        .long(spec.cli)
+        .help(help)
+        .value_name(value_name(field))
+        .allow_hyphen_values(true)
+        .value_parser(move |text: &str| {
+            Settings::for_task(Task::Inference)
+                .set(field, text, Surface::Cli)
+                .map(|()| text.to_owned())
+        });
+    match field {
+        f if is_switch(f) => arg.num_args(0..=1).default_missing_value("true"),
+        Field::GpuMemory => arg.conflicts_with(Field::Gpu.spec().id),
+        _ => arg,
+    }
+}
+
+impl clap::FromArgMatches for SettingsArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let given = FIELDS
+            .iter()
+            .filter_map(|s| m.get_one::<String>(s.id).map(|v| (s.field, v.clone())))
+            .collect();
+        Ok(SettingsArgs { given })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = SettingsArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for SettingsArgs {
+    fn augment_args(cmd: Command) -> Command {
+        FIELDS.iter().fold(cmd, |cmd, spec| cmd.arg(arg(spec)))
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        SettingsArgs::augment_args(cmd)
+    }
+}

@@ -1,0 +1,98 @@
+//! `vramlab estimate`: flags → model + `vram::Settings` → `vram::evaluate` → a table
+//! or the JSON contract (`docs/cli-json.md`).
+//!
+//! The settings flags come from `vram::settings::FIELDS` (`flags.rs`), so they are
+//! named, bounded and worded exactly as the site's links and the widget's attributes.
+
+mod flags;
+mod model;
+mod render;
+
+use vram::settings::{Field, TASKS};
+use vram::{Settings, Surface, Task, parse_count};
+
+pub use flags::SettingsArgs;
+
+fn count(s: &str) -> Result<u64, String> {
+    parse_count(s).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Modelo: id del catálogo (vramlab models), ruta a un config.json o a un .gguf.
+    #[arg(long, conflicts_with = "params")]
+    pub model: Option<String>,
+    /// Archivo de pesos (.safetensors o .gguf): sus bytes exactos, leídos de la cabecera, sustituyen a la fórmula en inferencia.
+    #[arg(long)]
+    pub weights_file: Option<String>,
+    /// Número de parámetros (7B, 7e9…) si no hay modelo.
+    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    pub params: Option<u64>,
+    /// Total exacto de parámetros (p. ej. de model.safetensors.index.json); manda sobre el derivado.
+    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    pub total_params: Option<u64>,
+    /// Método de ajuste al entrenar (full, lora o qlora); equivale a --mode con ese valor.
+    #[arg(long, value_parser = ["full", "lora", "qlora"])]
+    pub finetune: Option<String>,
+    /// Precisión mixta (copia maestra en FP32); equivale a --precision mixed.
+    #[arg(long, conflicts_with = "precision")]
+    pub mixed_precision: bool,
+    /// FSDP con reparto completo; equivale a --zero 3.
+    #[arg(long, conflicts_with = "zero")]
+    pub fsdp: bool,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Salida en JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The settings the flags give, the aliases (`--finetune`, `--mixed-precision`,
+/// `--fsdp`) folded in.
+fn settings(args: &Args) -> Result<Settings, String> {
+    let mut given = args.settings.clone();
+    if let Some(f) = &args.finetune {
+        let mode = given
+            .get(Field::Task)
+            .and_then(|m| vram::settings::find(TASKS, m));
+        if mode == Some(Task::Inference) {
+            return Err("--finetune solo tiene sentido al entrenar (--mode train)".into());
+        }
+        given.set(Field::Task, f);
+    }
+    if args.mixed_precision {
+        given.set(Field::Precision, "mixed");
+    }
+    if args.fsdp {
+        given.set(Field::Zero, "3");
+    }
+    let (s, errors) =
+        Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |spec| {
+            given.get(spec.field).map(str::to_owned)
+        });
+    match errors.first() {
+        Some(e) => Err(e.to_string()),
+        None => Ok(s),
+    }
+}
+
+pub fn run(args: &Args) -> Result<String, String> {
+    let s = settings(args)?;
+    let loaded = model::load(args)?;
+    if s.serve {
+        if s.task.is_training() {
+            return Err("--serve solo tiene sentido con --mode inference".into());
+        }
+        if loaded.model.arch().is_none() || s.capacity().is_none() {
+            return Err(
+                "--serve necesita un modelo con arquitectura y --gpu o --gpu-memory".into(),
+            );
+        }
+    }
+    let e = vram::evaluate(&loaded.model, &s).map_err(|e| e.to_string())?;
+    if args.json {
+        render::json(&loaded, &s, &e)
+    } else {
+        Ok(render::text(&loaded, &s, &e))
+    }
+}

@@ -1,0 +1,109 @@
+//! Finding the model a command line names: a catalog id, a `config.json`, a `.gguf`
+//! (architecture and exact bytes from its header) or a bare parameter count, plus the
+//! exact bytes of a `--weights-file`.
+
+use std::path::Path;
+
+use vram::estimate::ModelInput;
+use vram::import::StoredWeights;
+use vram::{Model, catalog, gguf_arch, hf_config};
+
+use super::Args;
+use crate::input::shown;
+use crate::inspect_cmd::{Header, read_header};
+
+/// The model, its display name and what reading it noted (Spanish).
+pub struct Loaded {
+    pub model: Model,
+    pub name: Option<String>,
+    pub notes: Vec<String>,
+}
+
+fn arch_model(arch: vram::Architecture, total_params: Option<u64>) -> Model {
+    Model::new(ModelInput::Arch {
+        arch: Box::new(arch),
+        total_params,
+    })
+}
+
+fn stored(model: &mut Model, header: &Header, path: &str) {
+    let total = header.total();
+    model.stored = Some(StoredWeights {
+        bytes: total.bytes,
+        params: Some(total.params),
+        source: format!("la cabecera de {}", shown(path)),
+    });
+    model.tensors = Some(total.tensors);
+}
+
+pub fn load(args: &Args) -> Result<Loaded, String> {
+    let mut loaded = match (&args.model, args.params) {
+        (Some(m), _) => {
+            if let Some(p) = catalog::model(m) {
+                Loaded {
+                    model: arch_model(p.arch.clone(), args.total_params),
+                    name: Some(p.name.clone()),
+                    notes: Vec::new(),
+                }
+            } else if m.ends_with(".gguf") {
+                let header = read_header(m)?;
+                let Header::Gguf(h) = &header else {
+                    return Err(format!("{}: no es un archivo GGUF", shown(m)));
+                };
+                let (arch, notes) =
+                    gguf_arch::architecture(h).map_err(|e| format!("{}: {e}", shown(m)))?;
+                let mut model = arch_model(arch, args.total_params.or(Some(h.total.params)));
+                stored(&mut model, &header, m);
+                Loaded {
+                    model,
+                    name: Some(shown(m)),
+                    notes,
+                }
+            } else {
+                let path = Path::new(m);
+                let looks_like_file = m.ends_with(".json") || m.contains('/') || m.contains('\\');
+                if !looks_like_file {
+                    return Err(format!(
+                        "no hay ningún modelo «{}» en el catálogo (mira «vramlab models») ni es una ruta a un config.json o a un .gguf",
+                        vram::units::clip(m)
+                    ));
+                }
+                let meta = std::fs::metadata(path)
+                    .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
+                if meta.len() > hf_config::MAX_CONFIG_BYTES as u64 {
+                    return Err(format!(
+                        "{} es demasiado grande para ser un config.json",
+                        path.display()
+                    ));
+                }
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
+                let (arch, notes) =
+                    hf_config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                Loaded {
+                    model: arch_model(arch, args.total_params),
+                    name: Some(path.display().to_string()),
+                    notes,
+                }
+            }
+        }
+        (None, Some(n)) => Loaded {
+            model: Model::new(ModelInput::Params(n)),
+            name: None,
+            notes: Vec::new(),
+        },
+        (None, None) => {
+            return Err("indica --model <id, config.json o .gguf> o --params <número>".into());
+        }
+    };
+    if let Some(f) = &args.weights_file {
+        let header = read_header(f)?;
+        if let ModelInput::Arch { total_params, .. } = &mut loaded.model.input
+            && args.total_params.is_none()
+        {
+            *total_params = Some(header.total().params);
+        }
+        stored(&mut loaded.model, &header, f);
+    }
+    Ok(loaded)
+}

@@ -1,0 +1,205 @@
+//! An `Evaluation` for the terminal (a table and sentences) or as the JSON contract.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use vram::estimate::Breakdown;
+use vram::settings::FIELDS;
+use vram::{ByteSize, Evaluation, Settings, Surface, Verdict, group_digits};
+
+use super::model::Loaded;
+use crate::table;
+
+/// The JSON contract (docs/cli-json.md).
+#[derive(Debug, Serialize)]
+struct Output<'a> {
+    model: Option<&'a str>,
+    params: u64,
+    active_params: u64,
+    trainable_params: u64,
+    total_bytes: u64,
+    breakdown: Breakdown,
+    per_gpu_bytes: u64,
+    gpus: u32,
+    gpu: Option<&'a str>,
+    capacity_bytes: Option<u64>,
+    fits: Option<bool>,
+    /// "fits", "does-not-fit", "serves" or "cannot-serve".
+    verdict: Option<&'static str>,
+    max_batch_fit: Option<u64>,
+    max_seq_fit: Option<u64>,
+    smallest_gpu: Option<&'a str>,
+    min_gpus: Option<u32>,
+    speed: Option<vram::speed::SpeedHint>,
+    serving: Option<vram::serving::ServingPlan>,
+    /// Every setting in effect, by canonical id, as the CLI spells it.
+    settings: BTreeMap<&'static str, String>,
+    notes: Vec<String>,
+}
+
+fn notes(loaded: &Loaded, e: &Evaluation) -> Vec<String> {
+    loaded
+        .notes
+        .iter()
+        .cloned()
+        .chain(e.notes.iter().map(|n| n.text(Surface::Cli)))
+        .collect()
+}
+
+pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, String> {
+    let est = &e.estimate;
+    let out = Output {
+        model: loaded.name.as_deref(),
+        params: est.params.total,
+        active_params: est.params.active,
+        trainable_params: est.trainable_params,
+        total_bytes: est.total_bytes,
+        breakdown: est.breakdown,
+        per_gpu_bytes: est.per_gpu_bytes,
+        gpus: est.gpus,
+        gpu: s.gpu.map(|g| g.name.as_str()),
+        capacity_bytes: e.capacity,
+        fits: e.verdict.map(Verdict::fits),
+        verdict: e.verdict.map(|v| match v {
+            Verdict::Fits { .. } => "fits",
+            Verdict::DoesNotFit { .. } => "does-not-fit",
+            Verdict::Serves { .. } => "serves",
+            Verdict::CannotServe { .. } => "cannot-serve",
+        }),
+        max_batch_fit: e.max_batch,
+        max_seq_fit: e.max_seq,
+        smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),
+        min_gpus: e.min_gpus,
+        speed: e.speed,
+        serving: e.serving,
+        settings: FIELDS
+            .iter()
+            .filter_map(|spec| s.text(spec.field, Surface::Cli).map(|v| (spec.id, v)))
+            .collect(),
+        notes: notes(loaded, e),
+    };
+    serde_json::to_string_pretty(&out)
+        .map(|s| s + "\n")
+        .map_err(|e| format!("no se pudo escribir el JSON: {e}"))
+}
+
+fn verdict(s: &Settings, e: &Evaluation, c: u64, v: Verdict) -> String {
+    let target = s
+        .gpu
+        .map_or_else(|| "la GPU".to_owned(), |g| g.name.clone());
+    let cap = ByteSize(c).binary();
+    let context = group_digits(e.workload.seq.saturating_add(e.workload.new_tokens));
+    match v {
+        Verdict::Fits { spare } => {
+            format!(
+                "Cabe en {target} ({cap}): sobran {}.\n",
+                ByteSize(spare).binary()
+            )
+        }
+        Verdict::DoesNotFit { missing } => format!(
+            "No cabe en {target} ({cap}): faltan {}.\n",
+            ByteSize(missing).binary()
+        ),
+        Verdict::Serves { sequences } => format!(
+            "Cabe como servidor en {target} ({cap}): {} secuencias de {context} tokens a la vez.\n",
+            group_digits(sequences)
+        ),
+        Verdict::CannotServe { kv_budget, needed } => format!(
+            "No arranca como servidor en {target} ({cap}): quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. Baja --seq (max_model_len) o sube --gpu-memory-utilization.\n",
+            ByteSize(kv_budget).binary(),
+            ByteSize(needed).binary()
+        ),
+    }
+}
+
+pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
+    let est = &e.estimate;
+    let mut text = String::new();
+    if let Some(name) = &loaded.name {
+        text.push_str(&format!("Modelo: {name}\n"));
+    }
+    text.push_str(&format!("Parámetros: {}", group_digits(est.params.total)));
+    if est.params.active != est.params.total {
+        text.push_str(&format!(
+            " ({} activos por token)",
+            group_digits(est.params.active)
+        ));
+    }
+    text.push('\n');
+    if est.trainable_params > 0 {
+        text.push_str(&format!(
+            "Entrenables: {}\n",
+            group_digits(est.trainable_params)
+        ));
+    }
+    text.push('\n');
+    let b = &est.breakdown;
+    let rows = [
+        ("Pesos", b.weights),
+        ("Gradientes", b.gradients),
+        ("Optimizador", b.optimizer),
+        ("Activaciones", b.activations),
+        ("Caché KV", b.kv_cache),
+        ("Sobrecarga (CUDA + asignador)", b.overhead),
+    ];
+    text.push_str(&table::bytes_table(
+        &rows,
+        "Total por GPU",
+        est.per_gpu_bytes,
+    ));
+    if est.gpus > 1 {
+        text.push_str(&format!(
+            "Total en {} GPU: {}\n",
+            est.gpus,
+            ByteSize(est.total_bytes)
+        ));
+    }
+    if let (Some(c), Some(v)) = (e.capacity, e.verdict) {
+        text.push('\n');
+        text.push_str(&verdict(s, e, c, v));
+        match e.max_batch {
+            Some(n) => text.push_str(&format!("Lote máximo que cabe: {}\n", group_digits(n))),
+            None => text.push_str("Ni siquiera un lote de 1 cabe.\n"),
+        }
+        if let Some(n) = e.max_seq {
+            text.push_str(&format!(
+                "Secuencia máxima que cabe: {} tokens\n",
+                group_digits(n)
+            ));
+        }
+    }
+    if let Some(g) = e.smallest_gpu {
+        text.push_str(&format!(
+            "GPU más pequeña del catálogo en la que cabe: {}\n",
+            g.name
+        ));
+    }
+    if let Some(n) = e.min_gpus.filter(|&n| n > 1) {
+        text.push_str(&format!(
+            "GPU de esa capacidad necesarias como mínimo: {n}\n"
+        ));
+    }
+    if let Some(h) = &e.speed {
+        text.push_str(&format!(
+            "\nVelocidad máxima teórica (roofline; en la práctica, un 40-70 %):\n  tiempo hasta el primer token ≥ {:.1} ms\n  generación ≤ {:.0} tokens/s por secuencia ({:.0} en total)\n",
+            h.ttft_seconds * 1000.0,
+            h.decode_tokens_per_second,
+            h.decode_tokens_per_second_total
+        ).replace('.', ","));
+    }
+    if let Some(p) = &e.serving {
+        text.push_str(&format!(
+            "\nServidor (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
+            s.utilization,
+            ByteSize(p.kv_budget_bytes).binary(),
+            group_digits(p.blocks),
+            group_digits(p.tokens),
+            group_digits(p.max_sequences),
+            group_digits(e.workload.seq.saturating_add(e.workload.new_tokens))
+        ));
+    }
+    for note in notes(loaded, e) {
+        text.push_str(&format!("Nota: {note}\n"));
+    }
+    text
+}
