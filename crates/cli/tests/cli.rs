@@ -254,3 +254,73 @@ fn deepseek_mla_caches_the_compressed_latent() {
     );
     assert_eq!(v["params"].as_u64(), Some(671_026_404_352));
 }
+
+/// The settings flags come from the shared table: token suffixes, switches with an
+/// optional value, task defaults, and the settings echoed in the JSON.
+#[test]
+fn settings_flags_follow_the_shared_vocabulary() {
+    let v = json(&[
+        "estimate",
+        "--model",
+        "qwen2.5-7b",
+        "--gpu",
+        "l4",
+        "--seq",
+        "32k",
+        "--serve",
+        "--json",
+    ]);
+    assert_eq!(v["settings"]["seq"], serde_json::json!(32_768));
+    assert_eq!(v["settings"]["serve"], serde_json::json!(true));
+    // vLLM would refuse to start: the KV cache left cannot hold one 32k sequence.
+    assert_eq!(v["verdict"], serde_json::json!("cannot-serve"));
+    assert_eq!(v["fits"], serde_json::json!(false));
+    assert_eq!(v["serving"]["max_sequences"], serde_json::json!(0));
+
+    // QLoRA gets its users' defaults, and each can be turned off.
+    let q = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--json",
+    ]);
+    assert_eq!(q["settings"]["format"], serde_json::json!("nf4-dq"));
+    assert_eq!(q["settings"]["checkpointing"], serde_json::json!(true));
+    let legacy = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "train",
+        "--finetune",
+        "qlora",
+        "--json",
+    ]);
+    assert_eq!(legacy["breakdown"], q["breakdown"]);
+    let off = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--grad-checkpointing=false",
+        "--json",
+    ]);
+    assert_eq!(off["settings"]["checkpointing"], serde_json::json!(false));
+    assert!(
+        off["breakdown"]["activations"].as_u64() > q["breakdown"]["activations"].as_u64(),
+        "{off} vs {q}"
+    );
+    let on = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--grad-checkpointing",
+        "--json",
+    ]);
+    assert_eq!(on["breakdown"], q["breakdown"]);
+}

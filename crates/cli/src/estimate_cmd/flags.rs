@@ -82,7 +82,9 @@ fn arg(spec: &'static Spec) -> Arg {
         .long(spec.cli)
         .help(help)
         .value_name(value_name(field))
-        .allow_hyphen_values(true)
+        // "-4" reaches the parser, which says why it is refused; a switch's optional
+        // value never swallows the next flag.
+        .allow_hyphen_values(!is_switch(field))
         .value_parser(move |text: &str| {
             Settings::for_task(Task::Inference)
                 .set(field, text, Surface::Cli)

@@ -32,8 +32,8 @@ struct Output<'a> {
     min_gpus: Option<u32>,
     speed: Option<vram::speed::SpeedHint>,
     serving: Option<vram::serving::ServingPlan>,
-    /// Every setting in effect, by canonical id, as the CLI spells it.
-    settings: BTreeMap<&'static str, String>,
+    /// Every setting in effect, by canonical id: numbers, booleans, or the CLI's ids.
+    settings: BTreeMap<&'static str, serde_json::Value>,
     notes: Vec<String>,
 }
 
@@ -74,7 +74,16 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         serving: e.serving,
         settings: FIELDS
             .iter()
-            .filter_map(|spec| s.text(spec.field, Surface::Cli).map(|v| (spec.id, v)))
+            .filter_map(|spec| {
+                let text = s.text(spec.field, Surface::Cli)?;
+                let value = match (text.parse::<u64>(), text.as_str()) {
+                    (Ok(n), _) => n.into(),
+                    (_, "true") => true.into(),
+                    (_, "false") => false.into(),
+                    _ => text.into(),
+                };
+                Some((spec.id, value))
+            })
             .collect(),
         notes: notes(loaded, e),
     };

@@ -392,12 +392,14 @@ pub struct SettingError {
     pub surface: Surface,
 }
 
+/// "El lote" from "el lote". ASCII only (every subject starts with an ASCII letter):
+/// Unicode case tables would cost the browser bundles kilobytes.
 fn capitalised(s: &str) -> String {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
+    let mut out = s.to_owned();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    out
 }
 
 impl fmt::Display for SettingError {
@@ -435,10 +437,14 @@ fn pick<T: Copy>(list: &'static [Choice<T>], input: &str) -> Result<T, Problem> 
 }
 
 fn switch(input: &str) -> Result<bool, Problem> {
-    match input.trim().to_lowercase().as_str() {
-        "si" | "sí" | "true" | "1" | "yes" | "on" => Ok(true),
-        "no" | "false" | "0" | "off" => Ok(false),
-        _ => Err(Problem::Unknown),
+    let t = input.trim();
+    let is = |words: &[&str]| words.iter().any(|w| w.eq_ignore_ascii_case(t));
+    if is(&["si", "sí", "SÍ", "true", "1", "yes", "on"]) {
+        Ok(true)
+    } else if is(&["no", "false", "0", "off"]) {
+        Ok(false)
+    } else {
+        Err(Problem::Unknown)
     }
 }
 
@@ -466,25 +472,30 @@ fn auto(input: &str) -> bool {
     input.trim().eq_ignore_ascii_case("auto")
 }
 
-/// "0.9" or "90%" (or "90") → 90.
+/// "0.9" or "90%" (or "90") → 90, in exact decimal arithmetic.
 fn percent(input: &str) -> Result<u8, Problem> {
-    let t = input.trim().replace(',', ".");
+    let t = input.trim();
     let (number, is_percent) = match t.strip_suffix('%') {
-        Some(p) => (p.trim().to_owned(), true),
+        Some(p) => (p.trim(), true),
         None => (t, false),
     };
-    let v: f64 = number
-        .parse()
+    let d = crate::units::parse_decimal(number, false)
         .map_err(|_| Problem::Count(CountProblem::NotWhole))?;
-    let v = if is_percent || v > 1.0 { v } else { v * 100.0 };
-    let rounded = v.round();
-    if !v.is_finite()
-        || (v - rounded).abs() > 1e-6
-        || !(f64::from(UTILIZATION.0)..=f64::from(UTILIZATION.1)).contains(&rounded)
-    {
-        return Err(Problem::Count(CountProblem::OutOfRange));
+    // A number above 1 is already a percentage.
+    let above_one = d
+        .times(1)
+        .is_none_or(|(v, inexact)| v > 1 || (v == 1 && inexact));
+    let factor = if is_percent || above_one { 1 } else { 100 };
+    let (v, inexact) = d
+        .times(factor)
+        .ok_or(Problem::Count(CountProblem::OutOfRange))?;
+    if inexact {
+        return Err(Problem::Count(CountProblem::NotWhole));
     }
-    Ok(rounded as u8)
+    match u8::try_from(v) {
+        Ok(p) if (UTILIZATION.0..=UTILIZATION.1).contains(&p) => Ok(p),
+        _ => Err(Problem::Count(CountProblem::OutOfRange)),
+    }
 }
 
 fn print_percent(p: u8) -> String {
@@ -526,7 +537,9 @@ fn print_switch(on: bool, s: Surface) -> String {
 }
 
 pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
-    let bounds = f.bounds();
+    // Links and attributes write tokens as people do ("8k"); the CLI and its JSON
+    // write plain numbers.
+    let bounds = f.bounds().filter(|_| surface == Surface::Web);
     let n = |v: u64| bounds.map_or_else(|| v.to_string(), |b| b.print(v));
     Some(match f {
         Field::Gpu => s.gpu?.id.clone(),

@@ -128,6 +128,31 @@ fn query_strings_carry_settings_and_the_rest() {
 }
 
 #[test]
+fn utilisation_as_a_fraction_or_a_percentage() {
+    let mut s = Settings::for_task(Task::Inference);
+    for (text, want) in [
+        ("0.9", 90),
+        ("0,95", 95),
+        ("90%", 90),
+        ("85", 85),
+        ("1", 100),
+        ("0.05", 5),
+    ] {
+        s.set(Field::Utilization, text, Surface::Cli).unwrap();
+        assert_eq!(s.utilization, want, "{text}");
+    }
+    for bad in ["0.905", "1.5", "0.01", "101%", "-0.9", "mucho", "1e99"] {
+        assert!(
+            s.set(Field::Utilization, bad, Surface::Cli).is_err(),
+            "{bad}"
+        );
+    }
+    let mut s = Settings::for_task(Task::Inference);
+    s.set(Field::Checkpointing, "SÍ", Surface::Web).unwrap();
+    assert!(s.checkpointing);
+}
+
+#[test]
 fn unknown_keys_change_nothing() {
     let (s, errors) = web(&[("checkpointingx", "true"), ("zzz", "1")]);
     assert!(errors.is_empty());

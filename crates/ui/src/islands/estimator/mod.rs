@@ -42,25 +42,30 @@ const FORMATS: &[(&str, &str)] = &[
     ("Q3_K_M", "GGUF Q3_K_M"),
 ];
 
-/// A select over one of `vram::settings`' closed lists, bound to field `f`.
-fn choice_select<T: Copy + PartialEq + Send + Sync + 'static>(
+/// The (web spelling, label) pairs of one of `vram::settings`' closed lists.
+fn options_of<T>(list: &'static [Choice<T>]) -> Vec<(&'static str, &'static str)> {
+    list.iter().map(|c| (c.web, c.label)).collect()
+}
+
+/// A select over a closed list of (value, label), bound to field `f`. Not generic over
+/// the list's type, so the view is compiled once.
+fn choice_select(
     inputs: RwSignal<Inputs>,
     f: Field,
-    list: &'static [Choice<T>],
-    disabled: impl Fn() -> bool + Send + Sync + 'static,
+    list: Vec<(&'static str, &'static str)>,
+    disabled: Box<dyn Fn() -> bool + Send + Sync>,
 ) -> impl IntoView {
     let spec = f.spec();
     let options = list
-        .iter()
-        .map(|c| {
-            let selected =
-                move || inputs.with(|i| i.settings.text(f, Surface::Web).as_deref() == Some(c.web));
-            view! { <option value=c.web selected=selected>{c.label}</option> }
+        .into_iter()
+        .map(|(value, label)| {
+            let selected = move || inputs.with(|i| i.settings.text(f, Surface::Web).as_deref() == Some(value));
+            view! { <option value=value selected=selected>{label}</option> }
         })
         .collect_view();
     view! {
         <label><span>{spec.label}</span>
-            <select name=spec.key disabled=disabled
+            <select name=spec.key disabled=move || disabled()
                 on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(f, &v)); }>
                 {options}
             </select>
@@ -212,14 +217,14 @@ pub fn Estimator(
                 <label><span>{Field::Gpu.spec().label}</span>
                     <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
                 </label>
-                {choice_select(inputs, Field::Task, TASKS, || false)}
+                {choice_select(inputs, Field::Task, options_of(TASKS), Box::new(|| false))}
                 {format_select(inputs)}
                 {text_field(inputs, Field::Batch)}
                 {text_field(inputs, Field::Seq)}
-                {choice_select(inputs, Field::Attention, ATTENTIONS, || false)}
+                {choice_select(inputs, Field::Attention, options_of(ATTENTIONS), Box::new(|| false))}
                 {text_field(inputs, Field::Gpus)}
-                {choice_select(inputs, Field::Zero, ZERO_STAGES, move || !training())}
-                {choice_select(inputs, Field::Optimizer, OPTIMIZERS, move || !training())}
+                {choice_select(inputs, Field::Zero, options_of(ZERO_STAGES), Box::new(move || !training()))}
+                {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(move || !training()))}
                 {check_field(inputs, Field::Checkpointing, move || !training())}
                 {check_field(inputs, Field::Serve, training)}
             </div>
