@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use numfmt::clip;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -205,15 +206,6 @@ fn integer(obj: &Map<String, Value>, field: &'static str, line: u64) -> Result<u
             value: clip(&v.to_string()),
         }),
     }
-}
-
-/// At most 40 characters of user text in a message.
-fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().nth(40).is_some() {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,27 +1,9 @@
 //! Byte counts written for Spanish readers: "1,95 GiB", decimal comma, two decimals.
 //!
-//! The diagnosis cites the numbers it decoded, so it needs its own formatter: this crate
-//! depends on nothing but serde and thiserror. Integer arithmetic only, rounded half up,
-//! so the browser and the CLI print the same digits.
+//! The diagnosis cites the numbers it decoded; byte sizes print as everywhere in
+//! vramlab (`numfmt`), counts with no-break spaces between groups of three.
 
-/// Binary units (B, KiB, MiB, GiB, TiB, PiB): "1,95 GiB".
-pub fn binary(bytes: u64) -> String {
-    scaled(
-        bytes,
-        1024,
-        &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"],
-    )
-}
-
-/// Decimal units (B, KB, MB, GB, TB, PB): "2,09 GB".
-pub fn decimal(bytes: u64) -> String {
-    scaled(bytes, 1000, &["B", "KB", "MB", "GB", "TB", "PB", "EB"])
-}
-
-/// Both readings: "1,95 GiB (2,09 GB)".
-pub fn both(bytes: u64) -> String {
-    format!("{} ({})", binary(bytes), decimal(bytes))
-}
+pub use numfmt::{binary, both, decimal};
 
 /// A count with thin groups of three: "131 072".
 pub fn count(n: u64) -> String {
@@ -34,24 +16,6 @@ pub fn count(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-fn scaled(bytes: u64, base: u64, units: &[&str]) -> String {
-    let mut divisor: u128 = 1;
-    let mut unit = units.first().copied().unwrap_or("B");
-    let mut d: u128 = 1;
-    for u in units.iter().skip(1) {
-        d *= u128::from(base);
-        if u128::from(bytes) >= d {
-            divisor = d;
-            unit = u;
-        }
-    }
-    if divisor == 1 {
-        return format!("{bytes} {unit}");
-    }
-    let hundredths = (u128::from(bytes) * 100 + divisor / 2) / divisor;
-    format!("{},{:02} {unit}", hundredths / 100, hundredths % 100)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! The value is computed exactly in integers: "1.95 GiB" is round(1.95 · 2³⁰) bytes,
 //! rounded half up, never through floating point.
 
+use numfmt::clip;
 use serde::{Deserialize, Serialize};
 
 use crate::scan::Text;
@@ -197,15 +198,6 @@ fn unit(text: &Text, i: usize, end: usize, si: SiPrefixes) -> Option<(u128, usiz
         }
         Some((factor, *ends.get(len - 1)?))
     })
-}
-
-/// At most 40 characters of user input, for error messages.
-fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().nth(40).is_some() {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

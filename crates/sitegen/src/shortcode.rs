@@ -4,6 +4,8 @@
 //! may not contain a double quote; there are no escapes, so what an author reads is
 //! exactly what the widget gets.
 
+use vram::units::clip;
+
 /// A parsed shortcode: its name and attributes in source order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shortcode {
@@ -78,10 +80,6 @@ pub fn parse(text: &str) -> Result<Shortcode, String> {
         name: name.to_owned(),
         attrs,
     })
-}
-
-fn clip(s: &str) -> String {
-    s.chars().take(30).collect()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 use serde_json::{Map, Value};
 
 use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
+use crate::units::clip;
 
 /// Largest config accepted, in bytes (real ones are a few KiB).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
@@ -104,10 +105,6 @@ fn json_problem(e: &serde_json::Error) -> String {
         Category::Io => "no se pudo leer",
     };
     format!("{what} (línea {}, columna {})", e.line(), e.column())
-}
-
-fn clip(s: &str) -> String {
-    crate::units::clip(s)
 }
 
 /// Parses `config.json` text. Returns the architecture and Spanish warnings.

@@ -38,18 +38,7 @@ pub enum ParseError {
     UnknownDtype { input: String },
 }
 
-/// Cuts user input to a displayable length so an error message never echoes a 10 MB
-/// paste back into the page.
-pub fn clip(input: &str) -> String {
-    const MAX_CHARS: usize = 40;
-    let trimmed = input.trim();
-    if trimmed.chars().count() <= MAX_CHARS {
-        trimmed.to_owned()
-    } else {
-        let head: String = trimmed.chars().take(MAX_CHARS).collect();
-        format!("{head}…")
-    }
-}
+pub use numfmt::clip;
 
 /// A decimal number parsed exactly: `mantissa / 10^scale`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -292,43 +281,20 @@ impl ByteSize {
 
     /// "13,04 GiB": binary units, two decimals, Spanish decimal comma.
     pub fn binary(self) -> String {
-        format_scaled(
-            self.0,
-            1024,
-            &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"],
-        )
+        numfmt::binary(self.0)
     }
 
     /// "14,00 GB": decimal units, two decimals, Spanish decimal comma.
     pub fn decimal(self) -> String {
-        format_scaled(self.0, 1000, &["B", "KB", "MB", "GB", "TB", "PB", "EB"])
+        numfmt::decimal(self.0)
     }
 }
 
 impl fmt::Display for ByteSize {
     /// Both readings, so nobody has to guess which gigabyte is meant.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.binary(), self.decimal())
+        f.write_str(&numfmt::both(self.0))
     }
-}
-
-/// Formats `bytes` in the largest unit that keeps the value ≥ 1, with two decimals
-/// computed in integer arithmetic (rounded half up) and a decimal comma.
-fn format_scaled(bytes: u64, base: u64, units: &[&str]) -> String {
-    let mut divisor: u128 = 1;
-    let mut unit = units.first().copied().unwrap_or("B");
-    for (i, u) in units.iter().enumerate() {
-        let d = u128::from(base).pow(u32::try_from(i).unwrap_or(0));
-        if u128::from(bytes) >= d {
-            divisor = d;
-            unit = u;
-        }
-    }
-    if divisor == 1 {
-        return format!("{bytes} {unit}");
-    }
-    let hundredths = (u128::from(bytes) * 100 + divisor / 2) / divisor;
-    format!("{},{:02} {unit}", hundredths / 100, hundredths % 100)
 }
 
 #[cfg(test)]

@@ -1,0 +1,95 @@
+//! How numbers and user text appear in vramlab's Spanish messages, written once.
+//!
+//! The estimator (`vram`), the OOM explainer (`oom`), the allocator simulator and the
+//! snapshot reader all cite byte counts and echo what the user typed. They depend on no
+//! common engine, so this crate, with no dependencies, is where the shared rules live:
+//! "1,95 GiB" with a decimal comma and two decimals computed in integer arithmetic
+//! (rounded half up, so the browser and the CLI print the same digits), and echoes of
+//! user input cut to a length a message can carry.
+
+/// Binary units (B, KiB, MiB, GiB, TiB, PiB, EiB): "13,04 GiB".
+pub fn binary(bytes: u64) -> String {
+    scaled(
+        bytes,
+        1024,
+        &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"],
+    )
+}
+
+/// Decimal units (B, KB, MB, GB, TB, PB, EB): "14,00 GB".
+pub fn decimal(bytes: u64) -> String {
+    scaled(bytes, 1000, &["B", "KB", "MB", "GB", "TB", "PB", "EB"])
+}
+
+/// Both readings, so nobody has to guess which gigabyte is meant: "1,95 GiB (2,09 GB)".
+pub fn both(bytes: u64) -> String {
+    format!("{} ({})", binary(bytes), decimal(bytes))
+}
+
+/// The largest unit that keeps the value ≥ 1, two decimals, half up.
+fn scaled(bytes: u64, base: u64, units: &[&str]) -> String {
+    let mut divisor: u128 = 1;
+    let mut unit = units.first().copied().unwrap_or("B");
+    let mut d: u128 = 1;
+    for u in units.iter().skip(1) {
+        d *= u128::from(base);
+        if u128::from(bytes) >= d {
+            divisor = d;
+            unit = u;
+        }
+    }
+    if divisor == 1 {
+        return format!("{bytes} {unit}");
+    }
+    let hundredths = (u128::from(bytes) * 100 + divisor / 2) / divisor;
+    format!("{},{:02} {unit}", hundredths / 100, hundredths % 100)
+}
+
+/// Most characters of user input a message echoes.
+pub const CLIP_CHARS: usize = 40;
+
+/// User input cut to [`CLIP_CHARS`] characters (with "…" when cut), so an error message
+/// never echoes a 10 MB paste back.
+pub fn clip(input: &str) -> String {
+    let trimmed = input.trim();
+    let mut out: String = trimmed.chars().take(CLIP_CHARS).collect();
+    if trimmed.chars().nth(CLIP_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        let cases = [
+            (0, "0 B", "0 B"),
+            (512, "512 B", "512 B"),
+            (1023, "1023 B", "1,02 KB"),
+            (1024, "1,00 KiB", "1,02 KB"),
+            (20 << 20, "20,00 MiB", "20,97 MB"),
+            (2_093_796_557, "1,95 GiB", "2,09 GB"),
+            (14_000_000_000, "13,04 GiB", "14,00 GB"),
+            (u64::MAX, "16,00 EiB", "18,45 EB"),
+        ];
+        for (bytes, bin, dec) in cases {
+            assert_eq!(
+                (binary(bytes).as_str(), decimal(bytes).as_str()),
+                (bin, dec)
+            );
+        }
+        assert_eq!(both(1 << 30), "1,00 GiB (1,07 GB)");
+    }
+
+    #[test]
+    fn clipping() {
+        assert_eq!(clip("  7B "), "7B");
+        let long = "x".repeat(10_000);
+        assert_eq!(clip(&long).chars().count(), CLIP_CHARS + 1);
+        assert!(clip(&long).ends_with('…'));
+        assert_eq!(clip(&"ñ".repeat(CLIP_CHARS)), "ñ".repeat(CLIP_CHARS));
+    }
+}
