@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::summary::SummaryTable;
+use crate::summary::table::SummaryTable;
 
 /// Which family a message belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

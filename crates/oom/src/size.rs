@@ -11,7 +11,7 @@
 use numfmt::clip;
 use serde::{Deserialize, Serialize};
 
-use crate::scan::Text;
+use crate::scan::{Text, is_ws};
 
 /// How to read `KB`, `MB`, `GB`, `TB`, `PB`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,10 +200,74 @@ fn unit(text: &Text, i: usize, end: usize, si: SiPrefixes) -> Option<(u128, usiz
     })
 }
 
+/// Sizes read in place from a cleaned paste.
+impl Text<'_> {
+    /// A size ("1.95 GiB", "0 bytes") after optional whitespace: `(bytes, end)`. Sizes
+    /// beyond `u64` saturate (PyTorch prints 2^64 bytes as "no limit").
+    pub(crate) fn size_after(&self, i: usize, end: usize, si: SiPrefixes) -> Option<(u64, usize)> {
+        let start = self.skip_ws(i, end);
+        let (value, e) = scan(self, start, end, si).ok()?;
+        Some((u64::try_from(value).unwrap_or(u64::MAX), e))
+    }
+
+    /// The size that ends right before `i` (whitespace allowed in between), reading no
+    /// further back than `start`. Used for "3.24 GiB is reserved by PyTorch…", where
+    /// the number precedes its label.
+    pub(crate) fn size_before(&self, i: usize, start: usize, si: SiPrefixes) -> Option<u64> {
+        let mut j = i.min(self.len());
+        // Whitespace, then the unit's letters, then whitespace, then the number.
+        j = self.back_while(j, start, 4, |b| is_ws(b) || b == b'(');
+        let unit_end = j;
+        j = self.back_while(j, start, 8, |b| b.is_ascii_alphabetic() || b == b'\n');
+        if j == unit_end {
+            return None;
+        }
+        j = self.back_while(j, start, 4, is_ws);
+        let number_end = j;
+        j = self.back_while(j, start, 40, |b| {
+            b.is_ascii_digit() || b == b'.' || b == b',' || b == b'\n'
+        });
+        if j == number_end {
+            return None;
+        }
+        // Re-read forwards, from the first digit, so that one parser decides what a size is.
+        while j < number_end && !self.at(j).is_some_and(|b| b.is_ascii_digit()) {
+            j += 1;
+        }
+        let (value, e) = scan(self, j, unit_end, si).ok()?;
+        (e == unit_end).then(|| u64::try_from(value).unwrap_or(u64::MAX))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn sizes_before_and_after() {
+        let t = Text::new("and 3.24 GiB is reserved by PyTorch but unallocated.");
+        let (s, _) = t.find(0, t.len(), b"is reserved by pytorch").unwrap();
+        assert_eq!(
+            t.size_before(s, 0, SiPrefixes::Decimal),
+            Some(3_478_923_510)
+        );
+        assert_eq!(
+            t.size_after(3, t.len(), SiPrefixes::Decimal),
+            Some((3_478_923_510, 12))
+        );
+        let t = Text::new("(16.00 GiB KV cache is needed");
+        let (s, _) = t.find(0, t.len(), b"kv cache").unwrap();
+        assert_eq!(t.size_before(s, 0, SiPrefixes::Decimal), Some(16 << 30));
+        let t = Text::new("len (300000),\n13.53 GiB KV cache");
+        let (s, _) = t.find(0, t.len(), b"kv cache").unwrap();
+        assert_eq!(
+            t.size_before(s, 0, SiPrefixes::Decimal),
+            Some(14_527_726_879)
+        );
+        let t = Text::new("and is reserved");
+        assert_eq!(t.size_before(4, 0, SiPrefixes::Decimal), None);
+    }
 
     const GIB: u64 = 1 << 30;
     const MIB: u64 = 1 << 20;

@@ -9,7 +9,7 @@
 use allocator::scenarios::{self, Scenario};
 use vram::ByteSize;
 
-use crate::markdown::escape;
+use crate::html::escape;
 
 /// "9,3 %": one decimal, Spanish decimal comma.
 fn percent(v: f64) -> String {

@@ -18,12 +18,13 @@ pub mod embed_files;
 pub mod error;
 pub mod front_matter;
 pub mod highlight;
+pub mod html;
 pub mod markdown;
 pub mod math;
 pub mod search_index;
 pub mod shortcode;
 pub mod slug;
-pub mod table_cells;
+
 pub mod widget_docs;
 pub mod widgets;
 
@@ -234,7 +235,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             assets: bundle_urls(page.body.bundle),
             body_html: format!(
                 "<h1>{}</h1>\n{}",
-                markdown::escape(&page.front.title),
+                crate::html::escape(&page.front.title),
                 page.body.html
             ),
         };
@@ -459,7 +460,7 @@ fn write_not_found(
         body_html: format!(
             "<h1>Página no encontrada</h1>\n<p>Esta dirección no existe. Vuelve a la \
              <a href=\"{}\">portada</a> o elige un capítulo del índice.</p>",
-            markdown::escape(base)
+            crate::html::escape(base)
         ),
         ..Default::default()
     };
@@ -474,7 +475,7 @@ fn write_sitemap(out: &Path, origin: &str, paths: impl Iterator<Item = String>) 
     for path in paths {
         xml.push_str(&format!(
             "  <url><loc>{}</loc></url>\n",
-            markdown::escape(&format!("{origin}{path}"))
+            crate::html::escape(&format!("{origin}{path}"))
         ));
     }
     xml.push_str("</urlset>\n");

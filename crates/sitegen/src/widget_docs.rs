@@ -4,7 +4,7 @@
 
 use embed::spec::docs;
 
-use crate::markdown::escape;
+use crate::html::escape;
 
 /// Where the widget's script is served from, absolute (for snippets other sites paste).
 pub fn script_url(origin: &str, base: &str) -> String {

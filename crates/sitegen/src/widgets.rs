@@ -323,7 +323,7 @@ const EXAMPLE_SUMMARY: &str = include_str!("../../oom/tests/summaries/summary_v2
 /// The estimator's published comparisons, computed at build time so the page can
 /// never disagree with the engine.
 fn validation_table() -> String {
-    use crate::markdown::escape;
+    use crate::html::escape;
     let cases = vram::validation::cases();
     let mut errors: Vec<f64> = cases.iter().map(|c| c.error_percent().abs()).collect();
     errors.sort_by(f64::total_cmp);

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::{cmd, root, system};
 
-pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+pub use crate::system::WASM_TARGET;
 
 /// The wasm bundles: (crate, artefact stem, wasm-bindgen output name).
 /// Each is built in its own cargo invocation so `ui`'s features do not unify between

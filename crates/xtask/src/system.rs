@@ -9,6 +9,9 @@ use crate::cmd;
 /// Debian's Chromium, the browser the end-to-end tests drive.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// The Rust target of the browser bundles (rustup adds it when missing).
+pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
 /// The Vulkan ICD of lavapipe (Mesa's CPU Vulkan driver), if installed.
 pub fn lavapipe_icd() -> Option<PathBuf> {
     let dir = Path::new("/usr/share/vulkan/icd.d");
@@ -87,11 +90,11 @@ pub fn ensure_wasm_target() -> Result<()> {
         .unwrap_or_default();
     if installed
         .lines()
-        .any(|l| l.trim() == crate::build::WASM_TARGET)
+        .any(|l| l.trim() == WASM_TARGET)
     {
         return Ok(());
     }
-    cmd::run(Command::new("rustup").args(["target", "add", crate::build::WASM_TARGET]))
+    cmd::run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
 }
 
 /// Environment that points wgpu at lavapipe, unless the caller chose a driver.

@@ -6,7 +6,7 @@
 //! a setting has one name, one parser, one set of bounds and one Spanish message on
 //! every surface, and a value written by one surface reads back the same on another (a
 //! property test checks it). The model is not a setting: each surface finds it its own
-//! way (a catalog id, a file, an import), then hands [`crate::evaluate`] a model and
+//! way (a catalog id, a file, an import), then hands `vram::evaluate` a model and
 //! these settings.
 //!
 //! Defaults depend on the task (QLoRA loads NF4 weights and trains with gradient

@@ -1,12 +1,20 @@
-//! Table cells without inline styles. pulldown-cmark writes a column's alignment as
+//! Pass: table cells without inline styles. pulldown-cmark writes a column's alignment as
 //! `style="text-align: …"`, which the site's Content-Security-Policy (`style-src
 //! 'self'`) blocks, so numbers would lose their right alignment and every page with
 //! such a table would log CSP errors. This pass writes the cells itself, with a class.
 
 use pulldown_cmark::{Alignment, CowStr, Event, Tag, TagEnd};
 
+/// Every table cell of `events` written with a class for its column's alignment.
+pub(super) fn without_styles<'a>(
+    events: impl Iterator<Item = Event<'a>>,
+) -> impl Iterator<Item = Event<'a>> {
+    let mut cells = TableCells::default();
+    events.map(move |e| cells.map(e))
+}
+
 #[derive(Debug, Default)]
-pub struct TableCells {
+struct TableCells {
     aligns: Vec<Alignment>,
     col: usize,
     in_head: bool,
@@ -23,7 +31,7 @@ fn class(align: Option<&Alignment>) -> &'static str {
 
 impl TableCells {
     /// The event to emit instead of `event` (the same one when it is not a table's).
-    pub fn map<'a>(&mut self, event: Event<'a>) -> Event<'a> {
+    fn map<'a>(&mut self, event: Event<'a>) -> Event<'a> {
         match event {
             Event::Start(Tag::Table(aligns)) => {
                 let none = vec![Alignment::None; aligns.len()];
@@ -61,14 +69,15 @@ impl TableCells {
 
 #[cfg(test)]
 mod tests {
-    use super::TableCells;
+    use super::without_styles;
     use pulldown_cmark::{Options, Parser, html};
 
     fn render(md: &str) -> String {
-        let mut cells = TableCells::default();
         let mut out = String::new();
-        let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| cells.map(e));
-        html::push_html(&mut out, events);
+        html::push_html(
+            &mut out,
+            without_styles(Parser::new_ext(md, Options::ENABLE_TABLES)),
+        );
         out
     }
 
