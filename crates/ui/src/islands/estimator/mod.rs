@@ -65,7 +65,7 @@ fn choice_select(
         .collect_view();
     view! {
         <label><span>{spec.label}</span>
-            <select name=spec.key disabled=move || disabled()
+            <select name=spec.key disabled=disabled
                 on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(f, &v)); }>
                 {options}
             </select>
