@@ -204,12 +204,21 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   await other.waitForFunction(() => document.querySelector(".estimator select[name=modelo]").value === "propio");
   assert.match(await other.locator(".est-imported").innerText(), /124\u202f439\u202f808/);
 
-  // A tampered architecture is refused with a Spanish message, nothing breaks.
+  // The link carries the compact architecture text, not JSON.
+  assert.match(decodeURIComponent(new URL(link).searchParams.get("arquitectura")), /^a1:[0-9.,-]+:gpt2$/);
+  // A tampered architecture is refused with a Spanish message, nothing breaks: in the
+  // compact text, and in the JSON older links carried (read by the importer bundle).
+  const zeroLayers = link.replace(/arquitectura=a1%3A\d+/, "arquitectura=a1%3A0");
+  assert.notEqual(zeroLayers, link);
+  await other.goto(zeroLayers);
+  await waitForIslands(other);
+  await other.locator(".est-import [role=alert]").waitFor({ state: "attached" });
+  assert.match(await other.locator(".est-import [role=alert]").textContent(), /dañada: El campo «num_hidden_layers»/);
   const tampered = link.replace(/arquitectura=[^&]*/, "arquitectura=" + encodeURIComponent('{"layers":0}'));
   await other.goto(tampered);
   await waitForIslands(other);
   await other.locator(".est-import [role=alert]").waitFor({ state: "attached" });
-  assert.match(await other.locator(".est-import [role=alert]").textContent(), /dañada|válido/);
+  assert.match(await other.locator(".est-import [role=alert]").textContent(), /dañada \(JSON\)/);
   assert.deepEqual(otherProblems, []);
   await fresh.close();
   assert.deepEqual(problems, []);

@@ -44,7 +44,7 @@ pub const ATTRS: &[Attr] = &[
     },
     Attr {
         name: "arquitectura",
-        accepts: "la arquitectura que lleva un enlace del estimador (texto JSON)",
+        accepts: "la arquitectura que lleva un enlace del estimador (texto a1:…)",
         default: "",
         help: "Un modelo propio sin red: copia el valor del parámetro «arquitectura» del enlace del estimador, o el código de «Insértalo en tu web». Se usa cuando no hay «hf».",
     },
@@ -271,11 +271,21 @@ fn custom(
         }
     });
     let shared = || {
-        value("arquitectura").and_then(|text| match vram::share::decode(&text) {
-            Ok(a) => Some(Custom::Shared(Box::new(a))),
-            Err(e) => {
-                report("arquitectura", text, format!("{e}."));
-                None
+        value("arquitectura").and_then(|text| {
+            if text.starts_with('{') {
+                report(
+                    "arquitectura",
+                    text,
+                    "está en el formato JSON de versiones anteriores; copia de nuevo el código de «Insértalo en tu web» del estimador.".into(),
+                );
+                return None;
+            }
+            match vram::share::decode(&text) {
+                Ok(a) => Some(Custom::Shared(Box::new(a))),
+                Err(e) => {
+                    report("arquitectura", text, e.to_string());
+                    None
+                }
             }
         })
     };

@@ -8,11 +8,14 @@
 //! readers and their glue would add about 30 KB gzipped to the estimator bundle that
 //! every reader of the estimator page downloads (and later to the embeddable widget).
 //!
-//! Two exports, `read_file(file)` and `import_repo(base, id)`, each resolving to a plain
+//! Four exports, `read_file(file)`, `read_text(text)` (a pasted `config.json`),
+//! `shared_json(text)` (an architecture in the JSON that links carried before
+//! `vram::share`'s compact text) and `import_repo(base, id)`, each resolving to a plain
 //! object (`arquitectura`: the architecture as `vram::share` text, `resumen`, and for
 //! exact weights `pesos`, `parametros`, `fuente`) or rejecting with a Spanish sentence.
-//! Plain fields keep the estimator free of another JSON decoder: it already reads
-//! `vram::share` text for links. The parsing is `vram`'s; this crate only moves bytes.
+//! Plain fields keep every JSON decoder in this bundle: the estimator and the widget
+//! read only `vram::share`'s compact text. The parsing is `vram`'s; this crate only
+//! moves bytes.
 
 #[cfg(target_arch = "wasm32")]
 mod files;
@@ -56,6 +59,25 @@ mod exports {
     #[wasm_bindgen]
     pub async fn read_file(file: web_sys::File) -> Result<JsValue, JsValue> {
         done(super::files::read(file).await)
+    }
+
+    /// Reads a pasted `config.json` (or checkpoint index).
+    #[wasm_bindgen]
+    pub fn read_text(text: String) -> Result<JsValue, JsValue> {
+        done(vram::import::json_text("config.json", &text))
+    }
+
+    /// Reads an architecture in the JSON that older links and embeds carried.
+    #[wasm_bindgen]
+    pub fn shared_json(text: String) -> Result<JsValue, JsValue> {
+        done(
+            vram::share::decode_json(&text)
+                .map(|a| ImportedModel {
+                    arch: Some(a),
+                    ..ImportedModel::default()
+                })
+                .map_err(|e| e.to_string()),
+        )
     }
 
     /// Imports `id` (`org/model` or a Hub URL) from the Hub at `base`.

@@ -44,6 +44,16 @@ pub async fn read_file(urls: &Urls, file: web_sys::File) -> Result<Imported, Str
     run(urls, "read_file", &[&file.into()]).await
 }
 
+/// Reads a pasted `config.json` (or checkpoint index).
+pub async fn read_text(urls: &Urls, text: &str) -> Result<Imported, String> {
+    run(urls, "read_text", &[&text.into()]).await
+}
+
+/// Reads an architecture in the JSON that older links carried.
+pub async fn shared_json(urls: &Urls, text: &str) -> Result<Imported, String> {
+    run(urls, "shared_json", &[&text.into()]).await
+}
+
 /// Imports repository `id` from the Hub at `base`.
 pub async fn import_repo(urls: &Urls, base: &str, id: &str) -> Result<Imported, String> {
     run(urls, "import_repo", &[&base.into(), &id.into()]).await

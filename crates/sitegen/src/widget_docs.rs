@@ -113,7 +113,7 @@ pub fn custom(base: &str) -> String {
         code(hub)
     );
     html.push_str(&code(&format!(
-        "<vram-estimador arquitectura='{arch}'\n  {rest}></vram-estimador>"
+        "<vram-estimador arquitectura=\"{arch}\"\n  {rest}></vram-estimador>"
     )));
     html.push_str(&format!(
         "<vram-estimador id=\"widget-propio\" arquitectura=\"{}\" {rest}></vram-estimador>\n",
@@ -141,7 +141,7 @@ mod tests {
         let custom = custom("/");
         assert!(
             custom.contains("hf=&quot;Qwen/")
-                && custom.contains("id=\"widget-propio\" arquitectura=\"{&quot;"),
+                && custom.contains("id=\"widget-propio\" arquitectura=\"a1:"),
             "{custom}"
         );
         assert!(snippet.contains("https://vramlab.dev/embed/vram-estimador.js"));

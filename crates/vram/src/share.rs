@@ -1,22 +1,228 @@
-//! An imported architecture as text that fits in a link.
+//! An imported architecture as text that fits in a link or a widget attribute.
 //!
 //! The site lets a reader share an estimate of their own `config.json`. Sending the
 //! whole config would make links of several KiB, and the site has no server to store
-//! it, so the link carries the [`Architecture`] itself as compact JSON. What comes back
-//! from a URL is untrusted: [`decode`] bounds its size and every dimension exactly as
-//! the `config.json` importer does, so an edited link can never reach arithmetic the
-//! importer would have refused.
+//! it, so the link carries the [`Architecture`] itself, in a compact positional text
+//! (`a1:` + numbers + `:` + family, about 80 characters) that the browser bundles read
+//! without a JSON parser: keeping serde_json out of the estimator's and the widget's
+//! bundles saves about 17 KB gzip each. Links written before it carried the
+//! architecture as JSON; [`decode_json`] still reads those (the importer bundle calls
+//! it, loaded only when such a link arrives).
+//!
+//! What comes back from a URL is untrusted: both decoders bound the size and check
+//! every dimension exactly as the `config.json` importer does, so an edited link can
+//! never reach arithmetic the importer would have refused.
 
-use crate::arch::Architecture;
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
 
-/// Longest encoded architecture accepted (real ones are about 500 bytes).
+/// Longest encoded architecture accepted (JSON ones are about 500 bytes).
 pub const MAX_SHARED_BYTES: usize = 4096;
 
-/// The architecture as compact JSON.
+/// The version tag of the compact text.
+const TAG: &str = "a1";
+
+/// Why shared architecture text was refused. `Display` is Spanish.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShareError {
+    #[error("La arquitectura del enlace es demasiado larga ({0} bytes).")]
+    TooLarge(usize),
+    #[error("La arquitectura del enlace está dañada ({0}).")]
+    Damaged(&'static str),
+    #[error("La arquitectura del enlace está dañada: {0}")]
+    Invalid(#[from] ConfigError),
+}
+
+fn flag(b: bool) -> u32 {
+    u32::from(b)
+}
+
+/// The architecture as compact text: `a1:` + dot-separated numbers (optional parts as
+/// `-` or comma-separated groups) + `:` + the family.
 pub fn encode(a: &Architecture) -> String {
-    serde_json::to_string(a).unwrap_or_default()
+    let group = |values: Option<Vec<u32>>| match values {
+        None => "-".to_owned(),
+        Some(v) => v.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+    };
+    let numbers = [
+        a.layers,
+        a.hidden,
+        a.heads,
+        a.kv_heads,
+        a.head_dim,
+        a.intermediate,
+        match a.mlp {
+            Mlp::Gated => 0,
+            Mlp::Plain => 1,
+        },
+        a.vocab,
+        flag(a.tied_embeddings),
+        match a.norm {
+            Norm::Rms => 0,
+            Norm::Layer => 1,
+        },
+        a.norms_per_layer,
+        match a.attn_bias {
+            AttnBias::None => 0,
+            AttnBias::Qkv => 1,
+            AttnBias::All => 2,
+        },
+        flag(a.mlp_bias),
+        flag(a.qk_norm),
+        a.learned_positions,
+        a.token_types,
+        flag(a.pooler),
+        flag(a.encoder_only),
+        flag(a.dropout),
+        a.max_positions,
+    ];
+    let mut parts: Vec<String> = numbers.iter().map(u32::to_string).collect();
+    parts.push(group(a.moe.map(|m| {
+        vec![
+            m.experts,
+            m.experts_per_token,
+            m.expert_intermediate,
+            m.shared_experts,
+            m.dense_layers,
+        ]
+    })));
+    parts.push(group(
+        a.sliding_window.map(|w| vec![w.window, w.global_every]),
+    ));
+    parts.push(group(a.mla.map(|m| {
+        vec![
+            m.q_lora_rank,
+            m.kv_lora_rank,
+            m.qk_nope_head_dim,
+            m.qk_rope_head_dim,
+            m.v_head_dim,
+        ]
+    })));
+    format!("{TAG}:{}:{}", parts.join("."), a.family)
+}
+
+/// Reads back what [`encode`] wrote, refusing anything the importer would refuse.
+pub fn decode(text: &str) -> Result<Architecture, ShareError> {
+    if text.len() > MAX_SHARED_BYTES {
+        return Err(ShareError::TooLarge(text.len()));
+    }
+    let rest = text
+        .trim()
+        .strip_prefix(TAG)
+        .and_then(|r| r.strip_prefix(':'))
+        .ok_or(ShareError::Damaged("versión"))?;
+    let (numbers, family) = rest.split_once(':').ok_or(ShareError::Damaged("familia"))?;
+    let parts: Vec<&str> = numbers.split('.').collect();
+    let [
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim,
+        intermediate,
+        mlp,
+        vocab,
+        tied,
+        norm,
+        norms_per_layer,
+        attn_bias,
+        mlp_bias,
+        qk_norm,
+        learned_positions,
+        token_types,
+        pooler,
+        encoder_only,
+        dropout,
+        max_positions,
+        moe,
+        window,
+        mla,
+    ] = parts.as_slice()
+    else {
+        return Err(ShareError::Damaged("número de campos"));
+    };
+    let n = |t: &str| t.parse::<u32>().map_err(|_| ShareError::Damaged("número"));
+    let b = |t: &str| match t {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(ShareError::Damaged("sí o no")),
+    };
+    let group = |t: &str, len: usize| -> Result<Option<Vec<u32>>, ShareError> {
+        if t == "-" {
+            return Ok(None);
+        }
+        let v = t.split(',').map(n).collect::<Result<Vec<u32>, _>>()?;
+        if v.len() == len {
+            Ok(Some(v))
+        } else {
+            Err(ShareError::Damaged("grupo"))
+        }
+    };
+    let a = Architecture {
+        family: family.to_owned(),
+        layers: n(layers)?,
+        hidden: n(hidden)?,
+        heads: n(heads)?,
+        kv_heads: n(kv_heads)?,
+        head_dim: n(head_dim)?,
+        intermediate: n(intermediate)?,
+        mlp: match *mlp {
+            "0" => Mlp::Gated,
+            "1" => Mlp::Plain,
+            _ => return Err(ShareError::Damaged("MLP")),
+        },
+        vocab: n(vocab)?,
+        tied_embeddings: b(tied)?,
+        norm: match *norm {
+            "0" => Norm::Rms,
+            "1" => Norm::Layer,
+            _ => return Err(ShareError::Damaged("normalización")),
+        },
+        norms_per_layer: n(norms_per_layer)?,
+        attn_bias: match *attn_bias {
+            "0" => AttnBias::None,
+            "1" => AttnBias::Qkv,
+            "2" => AttnBias::All,
+            _ => return Err(ShareError::Damaged("sesgos")),
+        },
+        mlp_bias: b(mlp_bias)?,
+        qk_norm: b(qk_norm)?,
+        learned_positions: n(learned_positions)?,
+        token_types: n(token_types)?,
+        pooler: b(pooler)?,
+        encoder_only: b(encoder_only)?,
+        dropout: b(dropout)?,
+        max_positions: n(max_positions)?,
+        moe: group(moe, 5)?.map(|v| Moe {
+            experts: v[0],
+            experts_per_token: v[1],
+            expert_intermediate: v[2],
+            shared_experts: v[3],
+            dense_layers: v[4],
+        }),
+        sliding_window: group(window, 2)?.map(|v| SlidingWindow {
+            window: v[0],
+            global_every: v[1],
+        }),
+        mla: group(mla, 5)?.map(|v| Mla {
+            q_lora_rank: v[0],
+            kv_lora_rank: v[1],
+            qk_nope_head_dim: v[2],
+            qk_rope_head_dim: v[3],
+            v_head_dim: v[4],
+        }),
+    };
+    Ok(checked(a)?)
+}
+
+/// Reads an architecture as links carried it before [`encode`]'s compact text: JSON.
+pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
+    if text.len() > MAX_SHARED_BYTES {
+        return Err(ShareError::TooLarge(text.len()));
+    }
+    let a: Architecture = serde_json::from_str(text).map_err(|_| ShareError::Damaged("JSON"))?;
+    Ok(checked(a)?)
 }
 
 fn check(field: &'static str, v: u32, min: u32) -> Result<(), ConfigError> {
@@ -29,17 +235,8 @@ fn check(field: &'static str, v: u32, min: u32) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Reads back what [`encode`] wrote, refusing anything the importer would refuse.
-pub fn decode(text: &str) -> Result<Architecture, ConfigError> {
-    if text.len() > MAX_SHARED_BYTES {
-        return Err(ConfigError::TooLarge(text.len()));
-    }
-    let a: Architecture = serde_json::from_str(text).map_err(|e| {
-        ConfigError::Json(format!(
-            "la arquitectura del enlace está dañada ({})",
-            e.column()
-        ))
-    })?;
+/// Every dimension within the importer's bounds.
+fn checked(a: Architecture) -> Result<Architecture, ConfigError> {
     for (field, v, min) in [
         ("num_hidden_layers", a.layers, 1),
         ("hidden_size", a.hidden, 1),
@@ -128,30 +325,36 @@ mod tests {
     fn every_preset_round_trips_in_a_short_link() {
         for m in catalog::models() {
             let text = encode(&m.arch);
-            assert!(text.len() < 1024, "{}: {}", m.id, text.len());
+            assert!(text.len() < 160, "{}: {} {text}", m.id, text.len());
             assert_eq!(decode(&text).unwrap(), m.arch, "{}", m.id);
+            // Links written before the compact text still read (as JSON).
+            let json = serde_json::to_string(&m.arch).unwrap();
+            assert_eq!(decode_json(&json).unwrap(), m.arch, "{}", m.id);
         }
+        assert_eq!(
+            encode(&catalog::model("llama-3.1-8b").unwrap().arch),
+            "a1:32.4096.32.8.128.14336.0.128256.0.0.2.0.0.0.0.0.0.0.0.131072.-.-.-:llama"
+        );
     }
 
     #[test]
     fn edited_links_are_refused_in_spanish() {
         let good = encode(&catalog::model("llama-3.1-8b").unwrap().arch);
         for (bad, want) in [
-            (
-                good.replace("\"layers\":32", "\"layers\":0"),
-                "num_hidden_layers",
-            ),
-            (
-                good.replace("\"hidden\":4096", "\"hidden\":4000000000"),
-                "hidden_size",
-            ),
-            (good.replace("\"vocab\":128256", "\"vocab\":-1"), "dañada"),
-            ("{".into(), "dañada"),
-            ("x".repeat(MAX_SHARED_BYTES + 1), "grande"),
+            (good.replacen("a1:32.", "a1:0.", 1), "num_hidden_layers"),
+            (good.replace(".4096.", ".4000000000."), "hidden_size"),
+            (good.replace(".128256.", ".-1."), "dañada (número)"),
+            (good.replace(".-.-.-:", ".-.-:"), "número de campos"),
+            (good.replace(".-.-.-:", ".1,2.-.-:"), "grupo"),
+            (good.replace("a1:", "a9:"), "versión"),
+            (good.replace(":llama", ""), "familia"),
+            ("{".into(), "versión"),
+            ("x".repeat(MAX_SHARED_BYTES + 1), "larga"),
         ] {
             let e = decode(&bad).unwrap_err().to_string();
-            assert!(e.contains(want), "{e}");
+            assert!(e.contains(want), "{bad}: {e}");
         }
+        assert!(decode_json("{").unwrap_err().to_string().contains("JSON"));
     }
 
     #[test]
@@ -192,6 +395,17 @@ mod tests {
         #[test]
         fn decode_never_panics(s in ".{0,600}") {
             let _ = decode(&s);
+            let _ = decode_json(&s);
+        }
+
+        /// Forged compact text: valid prefixes with random numbers in every slot.
+        #[test]
+        fn forged_numbers_are_refused_or_bounded(slots in proptest::collection::vec("[-0-9,]{0,12}", 23), family in ".{0,80}") {
+            let text = format!("a1:{}:{family}", slots.join("."));
+            if let Ok(a) = decode(&text) {
+                prop_assert!(u64::from(a.hidden) <= MAX_DIM && a.layers >= 1);
+                let _ = a.param_count();
+            }
         }
 
         #[test]

@@ -88,10 +88,7 @@ pub fn ensure_packages(browser: bool) -> Result<()> {
 pub fn ensure_wasm_target() -> Result<()> {
     let installed = cmd::output(Command::new("rustup").args(["target", "list", "--installed"]))
         .unwrap_or_default();
-    if installed
-        .lines()
-        .any(|l| l.trim() == WASM_TARGET)
-    {
+    if installed.lines().any(|l| l.trim() == WASM_TARGET) {
         return Ok(());
     }
     cmd::run(Command::new("rustup").args(["target", "add", WASM_TARGET]))

@@ -94,9 +94,16 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String
         let model = get(vram::settings::MODEL_KEY).map(|m| shared_model(&m));
         // An imported model travels as its architecture and weights; an edited or
         // damaged one is a Spanish message in the import panel, never a panic.
-        let shared = get(ARCH_KEY).map(|text| vram::share::decode(&text));
+        // Links written before the compact text carry JSON: the importer reads those.
+        let arch_text = get(ARCH_KEY);
+        let legacy = arch_text
+            .clone()
+            .filter(|t| t.trim_start().starts_with('{'));
+        let shared = arch_text
+            .filter(|_| legacy.is_none())
+            .map(|text| vram::share::decode(&text));
         let weights = shared_weights(&get);
-        let hub_id = get(HUB_ID_KEY).filter(|_| shared.is_none());
+        let hub_id = get(HUB_ID_KEY).filter(|_| shared.is_none() && legacy.is_none());
         let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
         // After hydration, so the static HTML and the first client render agree.
         request_animation_frame(move || {
@@ -131,6 +138,9 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String
             link.set(link_problem(&problems));
             if let Some(id) = hub_id {
                 state.import_repo(id);
+            }
+            if let Some(text) = legacy {
+                state.import_shared_json(text);
             }
         });
     }

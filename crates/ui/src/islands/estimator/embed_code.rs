@@ -22,12 +22,9 @@ fn attr(text: &str) -> String {
 pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> Option<String> {
     let mut attrs = Vec::new();
     match (&imported.arch, i.model == CUSTOM) {
-        // Single quotes keep the JSON readable; `'` and `&` inside are escaped.
         (Some((a, _)), true) => attrs.push(format!(
-            "arquitectura='{}'",
-            vram::share::encode(a)
-                .replace('&', "&amp;")
-                .replace('\'', "&#39;")
+            "arquitectura=\"{}\"",
+            attr(&vram::share::encode(a))
         )),
         (None, true) => return None,
         (_, false) => attrs.push(format!(
@@ -150,15 +147,15 @@ mod tests {
             s.contains("pesos=\"99000000\"\n  parametros=\"124439808\""),
             "{s}"
         );
-        let json = s
-            .split("arquitectura='")
+        let text = s
+            .split("arquitectura=\"")
             .nth(1)
             .unwrap()
-            .split('\'')
+            .split('"')
             .next()
             .unwrap();
-        let json = json.replace("&#39;", "'").replace("&amp;", "&");
-        assert_eq!(vram::share::decode(&json).unwrap(), arch);
+        let text = text.replace("&quot;", "\"").replace("&amp;", "&");
+        assert_eq!(vram::share::decode(&text).unwrap(), arch);
     }
 
     /// A model id from a link, whatever it holds, stays inside its attribute.

@@ -20,6 +20,9 @@ pub struct State {
     /// The `import-web` bundle's glue and wasm URLs (only the browser loads it).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub module: StoredValue<(String, String)>,
+    /// Pastes so far: an answer is shown only if no newer paste was made.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pastes: StoredValue<u32>,
 }
 
 impl State {
@@ -36,11 +39,13 @@ impl State {
             busy: RwSignal::new(None),
             hub_base: RwSignal::new(hub::DEFAULT_HUB.to_owned()),
             module: StoredValue::new(module),
+            pastes: StoredValue::new(0),
         }
     }
 
     /// Shows the outcome of an import: a new architecture selects the custom model, a
     /// file adds to what was imported before (a config, then its weights).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub fn apply(self, result: Result<Imported, String>) {
         self.show(result, false);
     }
@@ -99,6 +104,38 @@ impl State {
         });
     }
 
+    /// Reads a pasted config.json through the importer bundle (which holds every JSON
+    /// decoder). Only the latest paste's answer is shown.
+    fn paste(self, text: String) {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let ticket = self.pastes.get_value().wrapping_add(1);
+            self.pastes.set_value(ticket);
+            wasm_bindgen_futures::spawn_local(async move {
+                let urls = self.module.get_value();
+                let result = super::remote::read_text(&urls, &text).await;
+                if self.pastes.get_value() == ticket {
+                    self.apply(result);
+                }
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (self, text);
+    }
+
+    /// Reads an architecture a link carried as JSON (links written before the compact
+    /// text), through the importer bundle.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub fn import_shared_json(self, text: String) {
+        #[cfg(target_arch = "wasm32")]
+        wasm_bindgen_futures::spawn_local(async move {
+            let urls = self.module.get_value();
+            self.apply(super::remote::shared_json(&urls, &text).await);
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (self, text);
+    }
+
     /// Reads a chosen or dropped file through the importer bundle.
     #[cfg(target_arch = "wasm32")]
     fn read(self, file: web_sys::File) {
@@ -129,16 +166,6 @@ fn on_drop(state: State, ev: leptos::ev::DragEvent) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = state;
-}
-
-/// A pasted config.json (the importer bundle reads files, including checkpoint indexes).
-fn paste(text: &str) -> Result<Imported, String> {
-    let (arch, notes) = vram::hf_config::parse(text).map_err(|e| e.to_string())?;
-    let summary = vram::import::arch_summary(&arch, None, &notes);
-    Ok(Imported {
-        arch: Some((arch, summary)),
-        weights: None,
-    })
 }
 
 pub fn view(state: State) -> impl IntoView {
@@ -189,7 +216,7 @@ pub fn view(state: State) -> impl IntoView {
                     on:input=move |ev| {
                         let text = event_target_value(&ev);
                         if !text.trim().is_empty() {
-                            state.apply(paste(&text));
+                            state.paste(text);
                         }
                     }></textarea>
             </label>

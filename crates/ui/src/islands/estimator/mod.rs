@@ -59,7 +59,8 @@ fn choice_select(
     let options = list
         .into_iter()
         .map(|(value, label)| {
-            let selected = move || inputs.with(|i| i.settings.text(f, Surface::Web).as_deref() == Some(value));
+            let selected =
+                move || inputs.with(|i| i.settings.text(f, Surface::Web).as_deref() == Some(value));
             view! { <option value=value selected=selected>{label}</option> }
         })
         .collect_view();

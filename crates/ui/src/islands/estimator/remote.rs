@@ -1,7 +1,7 @@
 //! The estimator's calls into the lazily loaded `import-web` bundle (wasm32 only),
 //! through `lazy-web`, and the file of a drop on the panel.
 
-pub use lazy_web::import::{import_repo, read_file};
+pub use lazy_web::import::{import_repo, read_file, read_text, shared_json};
 
 /// The first file of a drop on the panel.
 pub fn dropped(ev: &leptos::ev::DragEvent) -> Option<web_sys::File> {
