@@ -109,7 +109,7 @@ pub fn docs() -> Vec<Doc> {
             name: f.key,
             accepts: f.field.accepts(Surface::Web),
             default: base.text(f.field, Surface::Web).unwrap_or_default(),
-            help: f.help,
+            help: f.field.help(),
         }))
         .chain(look.into_iter().map(own))
         .collect()

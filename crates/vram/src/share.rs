@@ -216,12 +216,98 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
     Ok(checked(a)?)
 }
 
-/// Reads an architecture as links carried it before [`encode`]'s compact text: JSON.
+/// Reads an architecture as links carried it before [`encode`]'s compact text: the
+/// JSON of its serde form. Read through `serde_json::Value`, which the importer bundle
+/// already carries for `config.json`, field by field: a derived deserializer would add
+/// about 20 KB to that bundle for links that are no longer written.
 pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
+    use serde_json::Value;
     if text.len() > MAX_SHARED_BYTES {
         return Err(ShareError::TooLarge(text.len()));
     }
-    let a: Architecture = serde_json::from_str(text).map_err(|_| ShareError::Damaged("JSON"))?;
+    let damaged = || ShareError::Damaged("JSON");
+    let v: Value = serde_json::from_str(text).map_err(|_| damaged())?;
+    let object = |v: &Value| v.as_object().cloned().ok_or_else(damaged);
+    let top = object(&v)?;
+    let n = |o: &serde_json::Map<String, Value>, k: &str, default: Option<u32>| match o.get(k) {
+        Some(x) => x
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or_else(damaged),
+        None => default.ok_or_else(damaged),
+    };
+    let b = |k: &str| match top.get(k) {
+        Some(x) => x.as_bool().ok_or_else(damaged),
+        None => Ok(false),
+    };
+    let word = |k: &str| top.get(k).and_then(Value::as_str).ok_or_else(damaged);
+    let optional = |k: &str| match top.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => object(x).map(Some),
+    };
+    let a = Architecture {
+        family: word("family")?.to_owned(),
+        layers: n(&top, "layers", None)?,
+        hidden: n(&top, "hidden", None)?,
+        heads: n(&top, "heads", None)?,
+        kv_heads: n(&top, "kv_heads", None)?,
+        head_dim: n(&top, "head_dim", None)?,
+        intermediate: n(&top, "intermediate", None)?,
+        mlp: match word("mlp")? {
+            "gated" => Mlp::Gated,
+            "plain" => Mlp::Plain,
+            _ => return Err(damaged()),
+        },
+        vocab: n(&top, "vocab", None)?,
+        tied_embeddings: b("tied_embeddings")?,
+        norm: match word("norm")? {
+            "rms" => Norm::Rms,
+            "layer" => Norm::Layer,
+            _ => return Err(damaged()),
+        },
+        norms_per_layer: n(&top, "norms_per_layer", Some(2))?,
+        attn_bias: match word("attn_bias")? {
+            "none" => AttnBias::None,
+            "qkv" => AttnBias::Qkv,
+            "all" => AttnBias::All,
+            _ => return Err(damaged()),
+        },
+        mlp_bias: b("mlp_bias")?,
+        qk_norm: b("qk_norm")?,
+        learned_positions: n(&top, "learned_positions", Some(0))?,
+        token_types: n(&top, "token_types", Some(0))?,
+        pooler: b("pooler")?,
+        encoder_only: b("encoder_only")?,
+        dropout: b("dropout")?,
+        moe: match optional("moe")? {
+            None => None,
+            Some(m) => Some(Moe {
+                experts: n(&m, "experts", None)?,
+                experts_per_token: n(&m, "experts_per_token", None)?,
+                expert_intermediate: n(&m, "expert_intermediate", None)?,
+                shared_experts: n(&m, "shared_experts", Some(0))?,
+                dense_layers: n(&m, "dense_layers", Some(0))?,
+            }),
+        },
+        sliding_window: match optional("sliding_window")? {
+            None => None,
+            Some(w) => Some(SlidingWindow {
+                window: n(&w, "window", None)?,
+                global_every: n(&w, "global_every", None)?,
+            }),
+        },
+        mla: match optional("mla")? {
+            None => None,
+            Some(m) => Some(Mla {
+                q_lora_rank: n(&m, "q_lora_rank", None)?,
+                kv_lora_rank: n(&m, "kv_lora_rank", None)?,
+                qk_nope_head_dim: n(&m, "qk_nope_head_dim", None)?,
+                qk_rope_head_dim: n(&m, "qk_rope_head_dim", None)?,
+                v_head_dim: n(&m, "v_head_dim", None)?,
+            }),
+        },
+        max_positions: n(&top, "max_positions", None)?,
+    };
     Ok(checked(a)?)
 }
 

@@ -77,9 +77,13 @@ fn arg(spec: &'static Spec) -> Arg {
     let field = spec.field;
     let accepts = field.accepts(Surface::Cli);
     let stop = if accepts.ends_with('…') { "" } else { "." };
-    let help = format!("{} Admite {accepts}{stop} ({})", spec.help, defaults(field));
-    let arg = Arg::new(spec.id)
-        .long(spec.cli)
+    let help = format!(
+        "{} Admite {accepts}{stop} ({})",
+        field.help(),
+        defaults(field)
+    );
+    let arg = Arg::new(field.id())
+        .long(field.cli())
         .help(help)
         .value_name(value_name(field))
         // "-4" reaches the parser, which says why it is refused; a switch's optional
@@ -92,7 +96,7 @@ fn arg(spec: &'static Spec) -> Arg {
         });
     match field {
         f if is_switch(f) => arg.num_args(0..=1).default_missing_value("true"),
-        Field::GpuMemory => arg.conflicts_with(Field::Gpu.spec().id),
+        Field::GpuMemory => arg.conflicts_with(Field::Gpu.id()),
         _ => arg,
     }
 }
@@ -101,7 +105,10 @@ impl clap::FromArgMatches for SettingsArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let given = FIELDS
             .iter()
-            .filter_map(|s| m.get_one::<String>(s.id).map(|v| (s.field, v.clone())))
+            .filter_map(|s| {
+                m.get_one::<String>(s.field.id())
+                    .map(|v| (s.field, v.clone()))
+            })
             .collect();
         Ok(SettingsArgs { given })
     }

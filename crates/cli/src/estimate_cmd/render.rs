@@ -82,7 +82,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
                     (_, "false") => false.into(),
                     _ => text.into(),
                 };
-                Some((spec.id, value))
+                Some((spec.field.id(), value))
             })
             .collect(),
         notes: notes(loaded, e),

@@ -40,14 +40,12 @@ pub enum Field {
     CudaContext,
 }
 
-/// How one field is named and described.
+/// How one field is named in forms, links and sentences. What only the CLI and the
+/// docs need (the canonical id, the flag, the help) is in [`Field::id`], [`Field::cli`]
+/// and [`Field::help`], so the browser bundles do not carry it.
 #[derive(Debug)]
 pub struct Spec {
     pub field: Field,
-    /// Canonical id (JSON, docs).
-    pub id: &'static str,
-    /// `vramlab estimate --<cli>`.
-    pub cli: &'static str,
     /// Key in the estimator's links and attribute of the widget: one Spanish name, so
     /// a link's query can be pasted as attributes.
     pub key: &'static str,
@@ -55,236 +53,163 @@ pub struct Spec {
     pub label: &'static str,
     /// The setting as a sentence names it, with its article ("el lote").
     pub subject: &'static str,
-    /// What it does, in Spanish.
-    pub help: &'static str,
     /// Always written in links and embed codes, so they say what they show.
     pub core: bool,
 }
 
 const fn spec(
     field: Field,
-    id: &'static str,
-    cli: &'static str,
     key: &'static str,
     label: &'static str,
     subject: &'static str,
-    help: &'static str,
+    core: bool,
 ) -> Spec {
     Spec {
         field,
-        id,
-        cli,
         key,
         label,
         subject,
-        help,
-        core: false,
+        core,
     }
-}
-
-const fn core(s: Spec) -> Spec {
-    Spec { core: true, ..s }
 }
 
 /// Every setting in the order forms, links and docs list them.
 pub const FIELDS: &[Spec] = &[
-    core(spec(
-        Field::Gpu,
-        "gpu",
-        "gpu",
-        "gpu",
-        "GPU",
-        "la GPU",
-        "La tarjeta con la que se compara: da la memoria, el contexto CUDA y la velocidad.",
-    )),
+    spec(Field::Gpu, "gpu", "GPU", "la GPU", true),
     spec(
         Field::GpuMemory,
-        "gpu_memory",
-        "gpu-memory",
         "memoria",
         "Memoria por GPU",
         "la memoria por GPU",
-        "Memoria de cada GPU (24GiB, 80GB…); manda sobre la de la GPU del catálogo.",
+        false,
     ),
-    core(spec(
-        Field::Task,
-        "task",
-        "mode",
-        "modo",
-        "Modo",
-        "el modo",
-        "Qué se hace con el modelo: inferencia, entrenamiento completo, LoRA o QLoRA.",
-    )),
-    core(spec(
+    spec(Field::Task, "modo", "Modo", "el modo", true),
+    spec(
         Field::Format,
-        "format",
-        "dtype",
         "formato",
         "Formato de los pesos",
         "el formato de los pesos",
-        "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
-    )),
-    core(spec(
-        Field::Batch,
-        "batch",
-        "batch",
-        "lote",
-        "Lote",
-        "el lote",
-        "Secuencias procesadas a la vez.",
-    )),
-    core(spec(
+        true,
+    ),
+    spec(Field::Batch, "lote", "Lote", "el lote", true),
+    spec(
         Field::Seq,
-        "seq",
-        "seq",
         "contexto",
         "Tokens por secuencia",
         "el contexto",
-        "Tokens por secuencia (el prompt, o la secuencia de entrenamiento).",
-    )),
+        true,
+    ),
     spec(
         Field::NewTokens,
-        "new_tokens",
-        "new-tokens",
         "nuevos",
         "Tokens generados",
         "el número de tokens generados",
-        "Tokens que se generan tras el prompt (ocupan caché KV).",
+        false,
     ),
     spec(
         Field::Attention,
-        "attention",
-        "attention",
         "atencion",
         "Atención",
         "la atención",
-        "Cómo se calcula la atención: SDPA/FlashAttention (memoria lineal) o ingenua (matriz N×N).",
+        false,
     ),
     spec(
         Field::Checkpointing,
         "checkpointing",
-        "grad-checkpointing",
-        "checkpointing",
         "Gradient checkpointing",
         "el gradient checkpointing",
-        "Al entrenar, guarda solo la entrada de cada capa y recalcula el resto en el paso hacia atrás.",
+        false,
     ),
     spec(
         Field::Optimizer,
-        "optimizer",
-        "optimizer",
         "optimizador",
         "Optimizador (entrenamiento)",
         "el optimizador",
-        "El optimizador y sus estados por parámetro entrenable.",
+        false,
     ),
     spec(
         Field::Precision,
         "precision",
-        "precision",
-        "precision",
         "Precisión (entrenamiento completo)",
         "la precisión",
-        "Mixta: cálculo en 16 bits con copia maestra y estados en FP32. Pura: todo en el formato de los pesos.",
+        false,
     ),
     spec(
         Field::LoraRank,
-        "lora_rank",
-        "lora-rank",
         "rango",
         "Rango de LoRA",
         "el rango de LoRA",
-        "El rango r de los adaptadores LoRA.",
+        false,
     ),
     spec(
         Field::KvDtype,
-        "kv_dtype",
-        "kv-dtype",
         "kv",
         "Formato de la caché KV",
         "el formato de la caché KV",
-        "Cómo se guarda la caché KV en inferencia.",
+        false,
     ),
     spec(
         Field::Gpus,
         "gpus",
-        "gpus",
-        "gpus",
         "Número de GPU",
         "el número de GPU",
-        "Cuántas GPU iguales: la inferencia reparte con paralelismo tensorial y el entrenamiento con ZeRO o FSDP.",
+        false,
     ),
     spec(
         Field::Zero,
         "zero",
-        "zero",
-        "zero",
         "Reparto entre GPU (entrenamiento)",
         "la etapa de ZeRO",
-        "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP).",
+        false,
     ),
     spec(
         Field::Tp,
         "tp",
-        "tp",
-        "tp",
         "Paralelismo tensorial",
         "el grado de paralelismo tensorial",
-        "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar.",
+        false,
     ),
     spec(
         Field::Pp,
         "pp",
-        "pp",
-        "pp",
         "Paralelismo de tubería",
         "el grado de paralelismo de tubería",
-        "En cuántas etapas se reparten las capas.",
+        false,
     ),
     spec(
         Field::CpuOffload,
-        "cpu_offload",
-        "cpu-offload",
         "descarga",
         "Optimizador en la CPU",
         "la descarga a la CPU",
-        "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU.",
+        false,
     ),
     spec(
         Field::Serve,
-        "serve",
-        "serve",
         "servidor",
         "Servidor (caché KV estilo vLLM)",
         "el modo servidor",
-        "Planifica un servidor como vLLM: cuántos tokens de caché KV y cuántas secuencias a la vez caben.",
+        false,
     ),
     spec(
         Field::Utilization,
-        "utilization",
-        "gpu-memory-utilization",
         "utilizacion",
         "Fracción de la GPU del servidor",
         "la fracción de la GPU",
-        "La fracción de la memoria que toma el servidor (gpu_memory_utilization de vLLM): 0.9 o 90%.",
+        false,
     ),
     spec(
         Field::BlockSize,
-        "block_size",
-        "block-size",
         "bloque",
         "Tokens por bloque",
         "el tamaño de bloque",
-        "Tokens por bloque de la caché KV paginada.",
+        false,
     ),
     spec(
         Field::CudaContext,
-        "cuda_context",
-        "cuda-context",
         "contexto-cuda",
         "Contexto CUDA",
         "el contexto CUDA",
-        "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi tras torch.ones(1).cuda().",
+        false,
     ),
 ];
 
@@ -314,6 +239,116 @@ impl Field {
         Field::BlockSize,
         Field::CudaContext,
     ];
+
+    /// Canonical id: the CLI's JSON, the docs.
+    pub fn id(self) -> &'static str {
+        match self {
+            Field::Gpu => "gpu",
+            Field::GpuMemory => "gpu_memory",
+            Field::Task => "task",
+            Field::Format => "format",
+            Field::Batch => "batch",
+            Field::Seq => "seq",
+            Field::NewTokens => "new_tokens",
+            Field::Attention => "attention",
+            Field::Checkpointing => "checkpointing",
+            Field::Optimizer => "optimizer",
+            Field::Precision => "precision",
+            Field::LoraRank => "lora_rank",
+            Field::KvDtype => "kv_dtype",
+            Field::Gpus => "gpus",
+            Field::Zero => "zero",
+            Field::Tp => "tp",
+            Field::Pp => "pp",
+            Field::CpuOffload => "cpu_offload",
+            Field::Serve => "serve",
+            Field::Utilization => "utilization",
+            Field::BlockSize => "block_size",
+            Field::CudaContext => "cuda_context",
+        }
+    }
+
+    /// `vramlab estimate --<cli>`.
+    pub fn cli(self) -> &'static str {
+        match self {
+            Field::Gpu => "gpu",
+            Field::GpuMemory => "gpu-memory",
+            Field::Task => "mode",
+            Field::Format => "dtype",
+            Field::Batch => "batch",
+            Field::Seq => "seq",
+            Field::NewTokens => "new-tokens",
+            Field::Attention => "attention",
+            Field::Checkpointing => "grad-checkpointing",
+            Field::Optimizer => "optimizer",
+            Field::Precision => "precision",
+            Field::LoraRank => "lora-rank",
+            Field::KvDtype => "kv-dtype",
+            Field::Gpus => "gpus",
+            Field::Zero => "zero",
+            Field::Tp => "tp",
+            Field::Pp => "pp",
+            Field::CpuOffload => "cpu-offload",
+            Field::Serve => "serve",
+            Field::Utilization => "gpu-memory-utilization",
+            Field::BlockSize => "block-size",
+            Field::CudaContext => "cuda-context",
+        }
+    }
+
+    /// What it does, in Spanish (the CLI's help, the widget's docs).
+    pub fn help(self) -> &'static str {
+        match self {
+            Field::Gpu => {
+                "La tarjeta con la que se compara: da la memoria, el contexto CUDA y la velocidad."
+            }
+            Field::GpuMemory => {
+                "Memoria de cada GPU (24GiB, 80GB…); manda sobre la de la GPU del catálogo."
+            }
+            Field::Task => {
+                "Qué se hace con el modelo: inferencia, entrenamiento completo, LoRA o QLoRA."
+            }
+            Field::Format => "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
+            Field::Batch => "Secuencias procesadas a la vez.",
+            Field::Seq => "Tokens por secuencia (el prompt, o la secuencia de entrenamiento).",
+            Field::NewTokens => "Tokens que se generan tras el prompt (ocupan caché KV).",
+            Field::Attention => {
+                "Cómo se calcula la atención: SDPA/FlashAttention (memoria lineal) o ingenua (matriz N×N)."
+            }
+            Field::Checkpointing => {
+                "Al entrenar, guarda solo la entrada de cada capa y recalcula el resto en el paso hacia atrás."
+            }
+            Field::Optimizer => "El optimizador y sus estados por parámetro entrenable.",
+            Field::Precision => {
+                "Mixta: cálculo en 16 bits con copia maestra y estados en FP32. Pura: todo en el formato de los pesos."
+            }
+            Field::LoraRank => "El rango r de los adaptadores LoRA.",
+            Field::KvDtype => "Cómo se guarda la caché KV en inferencia.",
+            Field::Gpus => {
+                "Cuántas GPU iguales: la inferencia reparte con paralelismo tensorial y el entrenamiento con ZeRO o FSDP."
+            }
+            Field::Zero => {
+                "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP)."
+            }
+            Field::Tp => {
+                "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar."
+            }
+            Field::Pp => "En cuántas etapas se reparten las capas.",
+            Field::CpuOffload => {
+                "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU."
+            }
+            Field::Serve => {
+                "Planifica un servidor como vLLM: cuántos tokens de caché KV y cuántas secuencias a la vez caben."
+            }
+            Field::Utilization => {
+                "La fracción de la memoria que toma el servidor (gpu_memory_utilization de vLLM): 0.9 o 90%."
+            }
+            Field::BlockSize => "Tokens por bloque de la caché KV paginada.",
+            Field::CudaContext => {
+                "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi tras torch.ones(1).cuda()."
+            }
+        }
+    }
 
     pub fn spec(self) -> &'static Spec {
         FIELDS

@@ -264,7 +264,7 @@ impl Settings {
             let differs = (f == Field::Task && self.task != Task::Inference)
                 || !field::same(self, &reference, f);
             if differs && let Some(v) = self.text(f, Surface::Cli) {
-                args.push(format!("--{}", f.spec().cli));
+                args.push(format!("--{}", f.cli()));
                 args.push(v);
             }
         }

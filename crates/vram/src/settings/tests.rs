@@ -165,7 +165,7 @@ fn table_is_consistent() {
     for (spec, &f) in FIELDS.iter().zip(Field::ALL) {
         assert_eq!(spec.field, f);
         assert_eq!(Field::by_key(spec.key), Some(f));
-        assert!(!spec.help.is_empty() && !spec.label.is_empty());
+        assert!(!f.help().is_empty() && !spec.label.is_empty());
         assert!(
             spec.key
                 .bytes()
@@ -173,12 +173,12 @@ fn table_is_consistent() {
             "{}",
             spec.key
         );
-        assert!(!f.accepts(Surface::Web).is_empty(), "{}", spec.id);
+        assert!(!f.accepts(Surface::Web).is_empty(), "{}", f.id());
     }
     for keys in [
         FIELDS.iter().map(|s| s.key).collect::<Vec<_>>(),
-        FIELDS.iter().map(|s| s.cli).collect(),
-        FIELDS.iter().map(|s| s.id).collect(),
+        FIELDS.iter().map(|s| s.field.cli()).collect(),
+        FIELDS.iter().map(|s| s.field.id()).collect(),
     ] {
         let mut sorted = keys.clone();
         sorted.sort_unstable();
@@ -310,7 +310,7 @@ proptest! {
         let (back, errors) = Settings::read_with(
             &Settings::for_task(Task::Inference),
             Surface::Cli,
-            |spec| flags.get(spec.cli).cloned(),
+            |spec| flags.get(spec.field.cli()).cloned(),
         );
         prop_assert!(errors.is_empty(), "{:?}", errors);
         prop_assert_eq!(back, s);
