@@ -183,7 +183,11 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             if let Some(e) = errors.first() {
                 return Err(format!("{}=\"{}\": {e}", e.field.spec().key, e.input));
             }
-            let settings = settings.to_query(&vram::Settings::web_default(), &[], &[]);
+            let settings: Vec<(String, String)> = settings
+                .pairs(&vram::Settings::web_default())
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
             if ctx.import_js.is_empty() || ctx.import_wasm.is_empty() {
                 return Err("falta el paquete import-web: compila con `cargo xtask build`".into());
             }

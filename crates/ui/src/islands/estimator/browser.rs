@@ -1,7 +1,8 @@
 //! The estimator's browser half (wasm32 only): the two-way sync between the inputs
-//! (with what was imported) and the page's query string and localStorage. Settings go
-//! through `vram::Settings::from_query`/`to_query`, the functions the widget and the
-//! CLI's round-trip test use, so a link means the same everywhere.
+//! (with what was imported) and the page's query string and localStorage. Settings are
+//! read with `vram::Settings::read` and written from `Settings::pairs`, the functions
+//! the widget and the CLI's round-trip test use, so a link means the same everywhere.
+//! The browser's `URLSearchParams` does the URL encoding (no encoder in the bundle).
 
 use leptos::prelude::*;
 
@@ -167,19 +168,23 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String
         if first.is_none() {
             return;
         }
-        let mut tail: Vec<(&str, String)> = Vec::new();
+        let Ok(params) = web_sys::UrlSearchParams::new() else {
+            return;
+        };
+        for (k, v) in i.link_pairs() {
+            params.append(k, &v);
+        }
         if let (true, Some(a)) = (i.model == CUSTOM, arch) {
-            tail.push((ARCH_KEY, a));
+            params.append(ARCH_KEY, &a);
         }
         if let Some(w) = weights {
-            tail.push((WEIGHTS_KEY, w.bytes.to_string()));
+            params.append(WEIGHTS_KEY, &w.bytes.to_string());
             if let Some(p) = w.params {
-                tail.push((PARAMS_KEY, p.to_string()));
+                params.append(PARAMS_KEY, &p.to_string());
             }
-            tail.push((SOURCE_KEY, w.source));
+            params.append(SOURCE_KEY, &w.source);
         }
-        let tail: Vec<(&str, &str)> = tail.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let query = i.query(&tail);
+        let query = String::from(params.to_string());
         if let Some(w) = web_sys::window() {
             if let Ok(Some(storage)) = w.local_storage() {
                 let _ = storage.set_item(STORAGE_KEY, &query);

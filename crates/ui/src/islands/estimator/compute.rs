@@ -78,14 +78,12 @@ impl Inputs {
         }
     }
 
-    /// The link's query for these inputs (the model first), with `tail` after.
+    /// The link's (key, value) pairs for these inputs: the model, then the settings.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub fn query(&self, tail: &[(&str, &str)]) -> String {
-        self.settings.to_query(
-            &Settings::web_default(),
-            &[(vram::settings::MODEL_KEY, &self.model)],
-            tail,
-        )
+    pub fn link_pairs(&self) -> Vec<(&'static str, String)> {
+        let mut pairs = vec![(vram::settings::MODEL_KEY, self.model.clone())];
+        pairs.extend(self.settings.pairs(&Settings::web_default()));
+        pairs
     }
 }
 
@@ -304,14 +302,22 @@ mod tests {
         let mut i = inputs();
         i.choose(Field::Task, "qlora");
         i.type_text(Field::Seq, "8k".into());
-        let q = i.query(&[("hf", "org/m")]);
-        assert!(
-            q.starts_with("modelo=llama-3.1-8b&gpu=rtx-4090&modo=qlora"),
-            "{q}"
+        let pairs = i.link_pairs();
+        assert_eq!(
+            pairs[..3],
+            [
+                ("modelo", "llama-3.1-8b".to_owned()),
+                ("gpu", "rtx-4090".into()),
+                ("modo", "qlora".into())
+            ]
         );
-        let (s, errors, rest) = Settings::from_query(&Settings::web_default(), &q);
+        let (s, errors) = Settings::read(&Settings::web_default(), |k| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| v.clone())
+        });
         assert!(errors.is_empty());
         assert_eq!(s, i.settings);
-        assert_eq!(rest.last().map(|(k, _)| k.as_str()), Some("hf"));
     }
 }

@@ -144,8 +144,8 @@ fn format_select(inputs: RwSignal<Inputs>) -> impl IntoView {
 pub fn Estimator(
     /// Catalog id of the initial model.
     model: String,
-    /// The initial settings, as the link's query (`vram::Settings::to_query`).
-    settings: String,
+    /// The initial settings as (key, value) pairs (`vram::Settings::pairs`).
+    settings: Vec<(String, String)>,
     /// URL of the `import-web` JavaScript glue (loaded on the first import).
     import_js: String,
     /// URL of the `import-web` wasm module.
@@ -154,7 +154,12 @@ pub fn Estimator(
     /// ("" when the build has no widget).
     embed_js: String,
 ) -> impl IntoView {
-    let (initial, _, _) = Settings::from_query(&Settings::web_default(), &settings);
+    let (initial, _) = Settings::read(&Settings::web_default(), |k| {
+        settings
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    });
     let inputs = RwSignal::new(Inputs::new(model, initial));
     // What the reader imported (a config, a weights file's header, a Hub repository).
     let imported: RwSignal<Imported> = RwSignal::new(Imported::default());
