@@ -85,13 +85,11 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String
                 .as_ref()
                 .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
         });
-    if let Some(search) = search {
-        let (settings, errors, rest) = Settings::from_query(&Settings::web_default(), &search);
-        let get = |k: &str| {
-            rest.iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.clone())
-        };
+    if let Some(search) = search
+        && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
+    {
+        let get = |k: &str| params.get(k);
+        let (settings, errors) = Settings::read(&Settings::web_default(), get);
         let model = get(vram::settings::MODEL_KEY).map(|m| shared_model(&m));
         // An imported model travels as its architecture and weights; an edited or
         // damaged one is a Spanish message in the import panel, never a panic.
