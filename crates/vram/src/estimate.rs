@@ -263,8 +263,9 @@ fn model_states(
             let master = w.mixed_precision && bytes < 4;
             let state_bytes = if bytes == 4 || master { 4 } else { bytes };
             let (num, den) = optimizer_per_param(w.optimizer, state_bytes);
-            b.optimizer = mul(&[trainable, num]).div_ceil(den)
-                + if master { mul(&[trainable, 4]) } else { 0 };
+            b.optimizer = mul(&[trainable, num])
+                .div_ceil(den)
+                .saturating_add(if master { mul(&[trainable, 4]) } else { 0 });
             Ok((b, trainable))
         }
         Finetune::Lora | Finetune::Qlora => {
@@ -441,8 +442,11 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             if let Some(total) = total_params.filter(|&t| t > 0 && t != pc.total) {
                 let extra = total.saturating_sub(pc.total);
                 let missing = pc.total.saturating_sub(total);
-                pc.layer_linear = (pc.layer_linear + extra).saturating_sub(missing);
-                pc.active = (pc.active + extra).saturating_sub(missing);
+                pc.layer_linear = pc
+                    .layer_linear
+                    .saturating_add(extra)
+                    .saturating_sub(missing);
+                pc.active = pc.active.saturating_add(extra).saturating_sub(missing);
                 pc.total = total;
             }
             (Some(arch.as_ref()), pc)
@@ -791,6 +795,23 @@ mod tests {
     }
 
     proptest! {
+        /// A forged parameter total (a GGUF header, an index, a link) anywhere up to
+        /// u64::MAX saturates; with overflow checks on (tests), nothing panics.
+        #[test]
+        fn forged_parameter_totals_saturate(total in any::<u64>(), train in any::<bool>()) {
+            let m = ModelInput::Arch {
+                arch: Box::new(model("llama-3.1-8b").unwrap().arch.clone()),
+                total_params: Some(total),
+            };
+            let w = Workload {
+                mode: if train { Mode::Train } else { Mode::Inference },
+                mixed_precision: true,
+                ..Workload::default()
+            };
+            let e = estimate(&m, &w).unwrap();
+            prop_assert_eq!(e.breakdown.total(), e.per_gpu_bytes);
+        }
+
         #[test]
         fn huge_architectures_never_panic(
             a in any_bounded_arch(),
