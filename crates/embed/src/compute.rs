@@ -6,7 +6,7 @@
 use vram::estimate::ModelInput;
 use vram::import::{Imported, StoredWeights};
 use vram::settings::MODEL_KEY;
-use vram::{Architecture, ByteSize, Evaluation, Model, Settings, Verdict, catalog};
+use vram::{Architecture, Evaluation, Model, Settings, Verdict, catalog};
 
 use crate::spec::{Config, Custom};
 
@@ -55,20 +55,9 @@ impl Outcome {
 
     /// "Cabe: sobran 7,6 GiB.", "No cabe: faltan 3,1 GiB.", or the serving verdict.
     pub fn verdict(&self) -> String {
-        match self.eval.verdict {
-            Some(Verdict::Fits { spare }) => format!("Cabe: sobran {}.", ByteSize(spare).binary()),
-            Some(Verdict::DoesNotFit { missing }) => {
-                format!("No cabe: faltan {}.", ByteSize(missing).binary())
-            }
-            Some(Verdict::Serves { sequences }) => format!(
-                "Cabe como servidor: {} secuencias a la vez.",
-                vram::group_digits(sequences)
-            ),
-            Some(Verdict::CannotServe { .. }) => {
-                "No arranca como servidor: la caché KV no cabe ni para una secuencia.".into()
-            }
-            None => String::new(),
-        }
+        self.eval
+            .verdict_text(None, vram::Surface::Web)
+            .unwrap_or_default()
     }
 }
 
@@ -221,7 +210,7 @@ mod tests {
             ("gpu", "h100-sxm"),
         ]);
         let four = ready(compute(&c, None));
-        assert!(four.eval.estimate.breakdown.weights < 36 * ByteSize::GIB);
+        assert!(four.eval.estimate.breakdown.weights < 36 * vram::ByteSize::GIB);
         assert_eq!(
             page_query(&c, false),
             "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inferencia&formato=bf16&lote=1&contexto=4k&gpus=4"

@@ -92,35 +92,6 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         .map_err(|e| format!("no se pudo escribir el JSON: {e}"))
 }
 
-fn verdict(s: &Settings, e: &Evaluation, c: u64, v: Verdict) -> String {
-    let target = s
-        .gpu
-        .map_or_else(|| "la GPU".to_owned(), |g| g.name.clone());
-    let cap = ByteSize(c).binary();
-    let context = group_digits(e.workload.seq.saturating_add(e.workload.new_tokens));
-    match v {
-        Verdict::Fits { spare } => {
-            format!(
-                "Cabe en {target} ({cap}): sobran {}.\n",
-                ByteSize(spare).binary()
-            )
-        }
-        Verdict::DoesNotFit { missing } => format!(
-            "No cabe en {target} ({cap}): faltan {}.\n",
-            ByteSize(missing).binary()
-        ),
-        Verdict::Serves { sequences } => format!(
-            "Cabe como servidor en {target} ({cap}): {} secuencias de {context} tokens a la vez.\n",
-            group_digits(sequences)
-        ),
-        Verdict::CannotServe { kv_budget, needed } => format!(
-            "No arranca como servidor en {target} ({cap}): quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. Baja --seq (max_model_len) o sube --gpu-memory-utilization.\n",
-            ByteSize(kv_budget).binary(),
-            ByteSize(needed).binary()
-        ),
-    }
-}
-
 pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     let est = &e.estimate;
     let mut text = String::new();
@@ -163,9 +134,11 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             ByteSize(est.total_bytes)
         ));
     }
-    if let (Some(c), Some(v)) = (e.capacity, e.verdict) {
+    let target = s.gpu.map_or("la GPU", |g| g.name.as_str());
+    if let Some(verdict) = e.verdict_text(Some(target), Surface::Cli) {
         text.push('\n');
-        text.push_str(&verdict(s, e, c, v));
+        text.push_str(&verdict);
+        text.push('\n');
         match e.max_batch {
             Some(n) => text.push_str(&format!("Lote máximo que cabe: {}\n", group_digits(n))),
             None => text.push_str("Ni siquiera un lote de 1 cabe.\n"),

@@ -15,8 +15,9 @@ use crate::estimate::{Estimate, EstimateError, ModelInput, estimate};
 use crate::import::StoredWeights;
 use crate::quant::WeightFormat;
 use crate::serving::ServingPlan;
-use crate::settings::{Settings, Task};
+use crate::settings::{Settings, Surface, Task};
 use crate::speed::SpeedHint;
+use crate::units::{ByteSize, group_digits};
 use crate::workload::{Attention, Workload};
 use crate::{serving, solve, speed};
 
@@ -95,6 +96,48 @@ pub struct Evaluation {
     pub speed: Option<SpeedHint>,
     pub serving: Option<ServingPlan>,
     pub notes: Vec<Note>,
+}
+
+impl Evaluation {
+    /// The verdict as one Spanish sentence: naming `gpu` ("Cabe en GeForce RTX 4090
+    /// (23,99 GiB): sobran 7,62 GiB.") or, without a name, short ("Cabe: sobran …").
+    /// The CLI's words may name its flags; the web's never do.
+    pub fn verdict_text(&self, gpu: Option<&str>, surface: Surface) -> Option<String> {
+        let v = self.verdict?;
+        let bytes = |b: u64| ByteSize(b).binary();
+        let target = match gpu {
+            Some(name) => {
+                let each = if self.estimate.gpus > 1 {
+                    ", por GPU"
+                } else {
+                    ""
+                };
+                let cap = self.capacity.map(bytes).unwrap_or_default();
+                format!(" en {name} ({cap}{each})")
+            }
+            None => String::new(),
+        };
+        let context = group_digits(self.workload.seq.saturating_add(self.workload.new_tokens));
+        Some(match v {
+            Verdict::Fits { spare } => format!("Cabe{target}: sobran {}.", bytes(spare)),
+            Verdict::DoesNotFit { missing } => {
+                format!("No cabe{target}: faltan {}.", bytes(missing))
+            }
+            Verdict::Serves { sequences } => format!(
+                "Cabe como servidor{target}: {} secuencias de {context} tokens a la vez.",
+                group_digits(sequences)
+            ),
+            Verdict::CannotServe { kv_budget, needed } => format!(
+                "No arranca como servidor{target}: quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. {}",
+                bytes(kv_budget),
+                bytes(needed),
+                match surface {
+                    Surface::Cli => "Baja --seq (max_model_len) o sube --gpu-memory-utilization.",
+                    Surface::Web => "Reduce el contexto (max_model_len de vLLM).",
+                }
+            ),
+        })
+    }
 }
 
 /// The engine's model input and workload for `model` and `s`.

@@ -71,6 +71,17 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
         other => panic!("{other:?}"),
     }
     assert!(!e.verdict.unwrap().fits());
+    let web = e.verdict_text(Some("NVIDIA L4"), Surface::Web).unwrap();
+    assert!(
+        web.starts_with("No arranca como servidor en NVIDIA L4 (22,49 GiB): quedan"),
+        "{web}"
+    );
+    assert!(!web.contains("--"), "{web}");
+    let cli = e.verdict_text(None, Surface::Cli).unwrap();
+    assert!(
+        cli.starts_with("No arranca como servidor: quedan") && cli.contains("--seq"),
+        "{cli}"
+    );
     // A short context serves several sequences.
     let s = settings(&[
         (Field::Gpu, "l4"),

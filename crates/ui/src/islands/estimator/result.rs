@@ -2,7 +2,7 @@
 //! serving plan, speed hint, figures and the breakdown table.
 
 use leptos::prelude::*;
-use vram::{ByteSize, Surface, Verdict, group_digits};
+use vram::{ByteSize, Surface, group_digits};
 
 use super::compute::Outcome;
 use super::figures::{CATEGORIES, bar, chart, gpu_table};
@@ -10,41 +10,8 @@ use crate::numbers::fixed;
 
 fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
     let v = o.eval.verdict?;
-    let name = o
-        .settings
-        .gpu
-        .map_or_else(|| "la GPU".to_owned(), |g| g.name.clone());
-    let each = if o.eval.estimate.gpus > 1 {
-        " (por GPU)"
-    } else {
-        ""
-    };
-    let context = group_digits(
-        o.eval
-            .workload
-            .seq
-            .saturating_add(o.eval.workload.new_tokens),
-    );
-    let text = match v {
-        Verdict::Fits { spare } => {
-            format!("Cabe en {name}{each}: sobran {}.", ByteSize(spare).binary())
-        }
-        Verdict::DoesNotFit { missing } => {
-            format!(
-                "No cabe en {name}{each}: faltan {}.",
-                ByteSize(missing).binary()
-            )
-        }
-        Verdict::Serves { sequences } => format!(
-            "Cabe como servidor en {name}{each}: {} secuencias de {context} tokens a la vez.",
-            group_digits(sequences)
-        ),
-        Verdict::CannotServe { kv_budget, needed } => format!(
-            "No arranca como servidor en {name}{each}: quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. Reduce el contexto (max_model_len de vLLM).",
-            ByteSize(kv_budget).binary(),
-            ByteSize(needed).binary()
-        ),
-    };
+    let name = o.settings.gpu.map_or("la GPU", |g| g.name.as_str());
+    let text = o.eval.verdict_text(Some(name), Surface::Web)?;
     let limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
             "Lote máximo: {} · secuencia máxima: {} tokens.",
