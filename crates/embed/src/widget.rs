@@ -156,7 +156,7 @@ fn controls(config: RwSignal<Config>, failed: Memo<bool>, hub: HubSignal) -> imp
         .map(|g| {
             let id = g.id.clone();
             let selected = move || config.with(|c| c.settings.gpu.is_some_and(|s| s.id == id));
-            let label = format!("{} ({})", g.name, ByteSize(g.memory_bytes).binary());
+            let label = g.label();
             view! { <option value=g.id.clone() selected=selected>{label}</option> }
         })
         .collect_view();

@@ -131,6 +131,17 @@ pub fn models() -> &'static [ModelPreset] {
     MODELS.get_or_init(|| MODEL_ROWS.iter().map(to_preset).collect())
 }
 
+impl Gpu {
+    /// How pickers list it: "GeForce RTX 4090 (23,99 GiB)".
+    pub fn label(&self) -> String {
+        format!(
+            "{} ({})",
+            self.name,
+            crate::ByteSize(self.memory_bytes).binary()
+        )
+    }
+}
+
 /// Every GPU.
 pub fn gpus() -> &'static [Gpu] {
     static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();

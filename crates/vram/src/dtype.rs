@@ -116,6 +116,21 @@ impl FromStr for Dtype {
 mod tests {
     use super::*;
 
+    /// The source guide's figures for a 7B model (shared/validation/public-cases.md,
+    /// seed-1..3): 28 GB in fp32, 14 GB in fp16/bf16, about 3.5–4 GB at 4 bits.
+    #[test]
+    fn seven_billion_matches_the_guide() {
+        let p = 7_000_000_000;
+        assert_eq!(Dtype::Fp32.bytes_for(p), 28_000_000_000);
+        assert_eq!(Dtype::Fp16.bytes_for(p), 14_000_000_000);
+        assert_eq!(Dtype::Bf16.bytes_for(p), 14_000_000_000);
+        let nf4 = Dtype::Nf4.bytes_for(p);
+        assert!((3_500_000_000..=4_000_000_000).contains(&nf4), "{nf4}");
+        // Widest first, as the guide's table lists them.
+        let all: Vec<u64> = Dtype::ALL.iter().map(|d| d.bytes_for(1_000_000)).collect();
+        assert!(all.windows(2).all(|w| w[0] >= w[1]));
+    }
+
     #[test]
     fn bytes_per_weight_table() {
         // (dtype, params, expected bytes)

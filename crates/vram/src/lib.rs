@@ -31,7 +31,6 @@ pub mod solve;
 pub mod speed;
 pub mod units;
 pub mod validation;
-pub mod weights;
 pub mod workload;
 
 pub use arch::{Architecture, ParamCount};

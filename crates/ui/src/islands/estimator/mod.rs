@@ -20,7 +20,7 @@ mod result;
 
 use leptos::prelude::*;
 use vram::settings::{ATTENTIONS, Choice, OPTIMIZERS, TASKS, ZERO_STAGES};
-use vram::{ByteSize, Field, Settings, Surface, catalog};
+use vram::{Field, Settings, Surface, catalog};
 
 use compute::{CUSTOM, Imported, Inputs, compute};
 
@@ -200,7 +200,7 @@ pub fn Estimator(
         .map(|g| {
             let id = g.id.clone();
             let selected = move || inputs.with(|i| i.settings.gpu.is_some_and(|s| s.id == id));
-            let label = format!("{} ({})", g.name, ByteSize(g.memory_bytes).binary());
+            let label = g.label();
             view! { <option value=g.id.clone() selected=selected>{label}</option> }
         })
         .collect_view();
