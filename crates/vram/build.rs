@@ -178,12 +178,14 @@ fn gpus(code: &mut String) {
         let ctx = format!("data/gpus.json row {i}");
         let _ = writeln!(
             code,
-            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, source: {} }},",
+            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, usable_bytes: {}, usable_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, source: {} }},",
             text(g, "id", &ctx),
             text(g, "name", &ctx),
             text(g, "family", &ctx),
             uint(g, "memory_bytes", None, &ctx),
             text(g, "memory_source", &ctx),
+            uint(g, "usable_bytes", None, &ctx),
+            text(g, "usable_source", &ctx),
             float(g, "bandwidth_gbs", &ctx),
             float(g, "fp16_tflops", &ctx),
             float(g, "fp32_tflops", &ctx),

@@ -36,11 +36,12 @@ pub fn gpus(args: &Args) -> Result<String, String> {
             .map_err(|e| e.to_string());
     }
     let mut out =
-        String::from("id                  memoria       ancho de banda  FP16/BF16   nombre\n");
+        String::from("id                 utilizable    nvidia-smi  ancho de banda  FP16/BF16   nombre\n");
     for g in all_gpus() {
         out.push_str(&format!(
-            "{:<18} {:>12}  {:>7} GB/s  {:>6} TFLOP/s  {}\n",
+            "{:<18} {:>10}  {:>10}  {:>7} GB/s  {:>6} TFLOP/s  {}\n",
             g.id,
+            ByteSize(g.usable_bytes).binary(),
             ByteSize(g.memory_bytes).binary(),
             g.bandwidth_gbs,
             g.fp16_tflops,

@@ -24,9 +24,15 @@ pub struct Gpu {
     pub name: String,
     /// Architecture family ("hopper", "ampere", ...).
     pub family: String,
-    /// Memory as the driver reports it (nvidia-smi's total), in bytes.
+    /// Memory as nvidia-smi's total shows it, in bytes.
     pub memory_bytes: u64,
     pub memory_source: String,
+    /// What the driver reports to PyTorch (`cudaMemGetInfo`'s total, the "total
+    /// capacity" of every OOM message): the memory a process can actually get. Less
+    /// than nvidia-smi's total by what the driver keeps (and ECC on workstation cards).
+    pub usable_bytes: u64,
+    /// Where that figure was published (a real OOM message or `get_device_properties`).
+    pub usable_source: String,
     pub bandwidth_gbs: f64,
     /// Dense FP16/BF16 tensor throughput with FP32 accumulation, TFLOP/s.
     pub fp16_tflops: f64,
@@ -76,6 +82,8 @@ struct GpuRow {
     family: &'static str,
     memory_bytes: u64,
     memory_source: &'static str,
+    usable_bytes: u64,
+    usable_source: &'static str,
     bandwidth_gbs: f64,
     fp16_tflops: f64,
     fp32_tflops: f64,
@@ -132,12 +140,12 @@ pub fn models() -> &'static [ModelPreset] {
 }
 
 impl Gpu {
-    /// How pickers list it: "GeForce RTX 4090 (23,99 GiB)".
+    /// How pickers list it, with the memory a process gets: "GeForce RTX 4090 (23,65 GiB)".
     pub fn label(&self) -> String {
         format!(
             "{} ({})",
             self.name,
-            crate::ByteSize(self.memory_bytes).binary()
+            crate::ByteSize(self.usable_bytes).binary()
         )
     }
 }
@@ -154,6 +162,8 @@ pub fn gpus() -> &'static [Gpu] {
                 family: r.family.to_owned(),
                 memory_bytes: r.memory_bytes,
                 memory_source: r.memory_source.to_owned(),
+                usable_bytes: r.usable_bytes,
+                usable_source: r.usable_source.to_owned(),
                 bandwidth_gbs: r.bandwidth_gbs,
                 fp16_tflops: r.fp16_tflops,
                 fp32_tflops: r.fp32_tflops,
@@ -234,7 +244,21 @@ mod tests {
 
     #[test]
     fn lookups() {
-        assert_eq!(gpu("RTX-4090").unwrap().memory_bytes, 24_564 << 20);
+        let g = gpu("RTX-4090").unwrap();
+        assert_eq!(g.memory_bytes, 24_564 << 20);
+        // 23.65 GiB, as PyTorch's OOM messages print the card's total capacity.
+        assert_eq!(g.usable_bytes, 25_393_994_138);
+    }
+
+    /// Every card's usable memory is at most nvidia-smi's total, never below 90 % of
+    /// it, and says where it was published.
+    #[test]
+    fn usable_capacities_are_sourced_and_plausible() {
+        for g in gpus() {
+            assert!(g.usable_bytes <= g.memory_bytes, "{}", g.id);
+            assert!(g.usable_bytes * 10 >= g.memory_bytes * 9, "{}", g.id);
+            assert!(g.usable_source.len() > 20, "{}", g.id);
+        }
         assert!(model("no-existe").is_none());
     }
 }

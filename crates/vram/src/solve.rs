@@ -69,8 +69,8 @@ pub fn smallest_gpu(model: &ModelInput, w: &Workload) -> Option<&'static Gpu> {
     let per_gpu = estimate(model, w).ok()?.per_gpu_bytes;
     gpus()
         .iter()
-        .filter(|g| g.memory_bytes >= per_gpu)
-        .min_by_key(|g| g.memory_bytes)
+        .filter(|g| g.usable_bytes >= per_gpu)
+        .min_by_key(|g| g.usable_bytes)
 }
 
 /// The fewest GPUs of `capacity` bytes that hold the workload: ZeRO-3 sharding for
@@ -171,11 +171,11 @@ mod tests {
         let w = Workload::default();
         let g = smallest_gpu(&llama(), &w).unwrap();
         let need = estimate(&llama(), &w).unwrap().per_gpu_bytes;
-        assert!(g.memory_bytes >= need);
+        assert!(g.usable_bytes >= need);
         assert!(
             gpus()
                 .iter()
-                .all(|o| o.memory_bytes < need || o.memory_bytes >= g.memory_bytes)
+                .all(|o| o.usable_bytes < need || o.usable_bytes >= g.usable_bytes)
         );
     }
 }

@@ -199,6 +199,15 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
 
 fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note> {
     let mut notes = Vec::new();
+    if let (None, Some(g)) = (s.gpu_memory, s.gpu) {
+        notes.push(Note::Capacity {
+            gpu: g.name.clone(),
+            usable: g.usable_bytes,
+            nominal: g.memory_bytes,
+            source: g.usable_source.clone(),
+            reserve: s.reserve,
+        });
+    }
     if let (None, Some(g)) = (s.cuda_context, s.gpu) {
         let d = crate::context::for_family(&g.family);
         notes.push(Note::CudaContext {

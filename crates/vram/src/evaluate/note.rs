@@ -7,6 +7,15 @@ use crate::units::{ByteSize, group_digits};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Note {
+    /// The capacity compared with: what the catalog GPU's driver gives PyTorch, less
+    /// what the display and other processes hold.
+    Capacity {
+        gpu: String,
+        usable: u64,
+        nominal: u64,
+        source: String,
+        reserve: u64,
+    },
     /// The CUDA context came from the GPU family's default.
     CudaContext {
         bytes: u64,
@@ -41,6 +50,27 @@ impl Note {
     pub fn text(&self, surface: Surface) -> String {
         let cli = surface == Surface::Cli;
         match self {
+            Note::Capacity {
+                gpu,
+                usable,
+                nominal,
+                source,
+                reserve,
+            } => {
+                let held = if *reserve > 0 {
+                    format!(
+                        " Se restan {} que ya ocupan la pantalla u otros procesos.",
+                        ByteSize(*reserve).binary()
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "Capacidad: de los {} que nvidia-smi muestra en la {gpu}, PyTorch recibe {} ({source}).{held}",
+                    ByteSize(*nominal).binary(),
+                    ByteSize(*usable).binary()
+                )
+            }
             Note::CudaContext { bytes, gpu, basis } => {
                 let hint = if cli {
                     " Mide el tuyo con nvidia-smi tras torch.ones(1).cuda() y pásalo con --cuda-context."
@@ -120,6 +150,13 @@ mod tests {
     #[test]
     fn web_notes_never_name_flags() {
         let notes = [
+            Note::Capacity {
+                gpu: "GeForce RTX 4090".into(),
+                usable: 25_393_994_138,
+                nominal: 24_564 << 20,
+                source: "fuente".into(),
+                reserve: 1 << 30,
+            },
             Note::CudaContext {
                 bytes: 500 << 20,
                 gpu: "RTX 4090".into(),
@@ -152,6 +189,10 @@ mod tests {
             assert!(web.ends_with('.'), "{web}");
             assert!(!n.text(Surface::Cli).is_empty());
         }
-        assert!(notes[0].text(Surface::Cli).contains("--cuda-context"));
+        assert!(notes[1].text(Surface::Cli).contains("--cuda-context"));
+        assert_eq!(
+            notes[0].text(Surface::Web),
+            "Capacidad: de los 23,99 GiB que nvidia-smi muestra en la GeForce RTX 4090, PyTorch recibe 23,65 GiB (fuente). Se restan 1,00 GiB que ya ocupan la pantalla u otros procesos."
+        );
     }
 }

@@ -36,10 +36,26 @@ fn verdict_and_solvers_against_the_gpu() {
     assert_eq!(e.min_gpus, Some(1));
     assert!(e.smallest_gpu.unwrap().memory_bytes >= e.estimate.per_gpu_bytes);
     assert!(
-        matches!(e.notes[0], Note::CudaContext { .. }),
+        matches!(
+            e.notes[0],
+            Note::Capacity {
+                usable: 25_393_994_138,
+                ..
+            }
+        ),
         "{:?}",
         e.notes
     );
+    assert!(
+        matches!(e.notes[1], Note::CudaContext { .. }),
+        "{:?}",
+        e.notes
+    );
+    // What the display or other processes hold comes off the capacity.
+    let mut busy = settings(&[(Field::Gpu, "rtx-4090")]);
+    busy.set(Field::Reserve, "1GiB", Surface::Cli).unwrap();
+    let b = evaluate(&preset("llama-3.1-8b"), &busy).unwrap();
+    assert_eq!(b.capacity, Some(25_393_994_138 - (1 << 30)));
     let big = evaluate(
         &preset("llama-3.1-70b"),
         &settings(&[(Field::Gpu, "rtx-4090")]),
@@ -73,7 +89,7 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
     assert!(!e.verdict.unwrap().fits());
     let web = e.verdict_text(Some("NVIDIA L4"), Surface::Web).unwrap();
     assert!(
-        web.starts_with("No arranca como servidor en NVIDIA L4 (22,49 GiB): quedan"),
+        web.starts_with("No arranca como servidor en NVIDIA L4 (22,03 GiB): quedan"),
         "{web}"
     );
     assert!(!web.contains("--"), "{web}");

@@ -18,6 +18,7 @@ use crate::units::{ByteSize, clip};
 pub enum Field {
     Gpu,
     GpuMemory,
+    Reserve,
     Task,
     Format,
     Batch,
@@ -81,6 +82,13 @@ pub const FIELDS: &[Spec] = &[
         "memoria",
         "Memoria por GPU",
         "la memoria por GPU",
+        false,
+    ),
+    spec(
+        Field::Reserve,
+        "reserva",
+        "Memoria ya ocupada",
+        "la memoria ya ocupada",
         false,
     ),
     spec(Field::Task, "modo", "Modo", "el modo", true),
@@ -218,6 +226,7 @@ impl Field {
     pub const ALL: &'static [Field] = &[
         Field::Gpu,
         Field::GpuMemory,
+        Field::Reserve,
         Field::Task,
         Field::Format,
         Field::Batch,
@@ -245,6 +254,7 @@ impl Field {
         match self {
             Field::Gpu => "gpu",
             Field::GpuMemory => "gpu_memory",
+            Field::Reserve => "reserve",
             Field::Task => "task",
             Field::Format => "format",
             Field::Batch => "batch",
@@ -273,6 +283,7 @@ impl Field {
         match self {
             Field::Gpu => "gpu",
             Field::GpuMemory => "gpu-memory",
+            Field::Reserve => "reserve",
             Field::Task => "mode",
             Field::Format => "dtype",
             Field::Batch => "batch",
@@ -304,6 +315,9 @@ impl Field {
             }
             Field::GpuMemory => {
                 "Memoria de cada GPU (24GiB, 80GB…); manda sobre la de la GPU del catálogo."
+            }
+            Field::Reserve => {
+                "Lo que ya ocupan en cada GPU la pantalla u otros procesos (nvidia-smi lo muestra antes de lanzar): se resta de la capacidad."
             }
             Field::Task => {
                 "Qué se hace con el modelo: inferencia, entrenamiento completo, LoRA o QLoRA."
@@ -367,7 +381,7 @@ impl Field {
         let web = surface == Surface::Web;
         match self {
             Field::Gpu => "el id de una GPU del catálogo (rtx-4090, a100-80gb, h100-sxm…)".into(),
-            Field::GpuMemory | Field::CudaContext => {
+            Field::GpuMemory | Field::CudaContext | Field::Reserve => {
                 "un tamaño: 24GiB, 80GB, 512MiB (KB, MB y GB son potencias de 1000)".into()
             }
             Field::Task => choice::spellings(TASKS, web),
@@ -579,6 +593,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
     Some(match f {
         Field::Gpu => s.gpu?.id.clone(),
         Field::GpuMemory => print_size(s.gpu_memory?),
+        Field::Reserve => print_size(s.reserve),
         Field::Task => print_choice(TASKS, s.task, surface),
         Field::Format => s.format.id(),
         Field::Batch => n(s.batch),
@@ -621,6 +636,7 @@ pub(super) fn set(
         match f {
             Field::Gpu => s.gpu = Some(catalog::gpu(input.trim()).ok_or(Problem::NotInCatalog)?),
             Field::GpuMemory => s.gpu_memory = Some(size(input, 1)?),
+            Field::Reserve => s.reserve = size(input, 0)?,
             Field::Task => s.task = pick(TASKS, input)?,
             Field::Format => {
                 s.format =
@@ -663,6 +679,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
     match f {
         Field::Gpu => to.gpu = from.gpu,
         Field::GpuMemory => to.gpu_memory = from.gpu_memory,
+        Field::Reserve => to.reserve = from.reserve,
         Field::Task => to.task = from.task,
         Field::Format => to.format = from.format,
         Field::Batch => to.batch = from.batch,

@@ -55,6 +55,8 @@ pub struct Settings {
     pub gpu: Option<&'static Gpu>,
     /// Memory per GPU; wins over the catalog GPU's capacity.
     pub gpu_memory: Option<u64>,
+    /// Memory the display and other processes already hold on each GPU.
+    pub reserve: u64,
     pub task: Task,
     pub format: WeightFormat,
     pub batch: u64,
@@ -111,6 +113,7 @@ impl Settings {
         Settings {
             gpu: None,
             gpu_memory: None,
+            reserve: 0,
             task,
             format: match task {
                 Task::Qlora => WeightFormat::Nf4 { double_quant: true },
@@ -282,9 +285,12 @@ impl Settings {
         field::set(self, f, input, surface)
     }
 
-    /// The capacity of one GPU: the memory given, else the catalog GPU's.
+    /// The memory one GPU gives a process: the memory given, else what the catalog
+    /// GPU's driver reports to PyTorch; less what the display and other processes hold.
     pub fn capacity(&self) -> Option<u64> {
-        self.gpu_memory.or(self.gpu.map(|g| g.memory_bytes))
+        self.gpu_memory
+            .or(self.gpu.map(|g| g.usable_bytes))
+            .map(|c| c.saturating_sub(self.reserve))
     }
 
     /// The tensor-parallel degree in effect.

@@ -229,7 +229,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
         (
             proptest::option::of(0..gpus.len()),
             proptest::option::of(1u64..(1 << 40)),
-            0..TASKS.len(),
+            (0..TASKS.len(), 0u64..(1 << 36)),
             0..FORMATS.len(),
             1..=MAX_BATCH,
             1..=MAX_SEQ,
@@ -258,7 +258,8 @@ fn any_settings() -> impl Strategy<Value = Settings> {
         .prop_map(move |(a, b, c)| Settings {
             gpu: a.0.map(|i| &gpus[i]),
             gpu_memory: a.1,
-            task: TASKS[a.2].value,
+            reserve: a.2.1,
+            task: TASKS[a.2.0].value,
             format: WeightFormat::parse(FORMATS[a.3]).unwrap_or(WeightFormat::Plain {
                 dtype: crate::Dtype::Bf16,
             }),

@@ -92,11 +92,11 @@ pub fn gpu_table(per_gpu: u64) -> impl IntoView {
     let rows = catalog::gpus()
         .iter()
         .map(|g| {
-            let fits = per_gpu <= g.memory_bytes;
+            let fits = per_gpu <= g.usable_bytes;
             view! {
                 <tr data-fits=fits.to_string()>
                     <td>{g.name.clone()}</td>
-                    <td>{ByteSize(g.memory_bytes).binary()}</td>
+                    <td>{ByteSize(g.usable_bytes).binary()}</td>
                     <td>{if fits { "Cabe" } else { "No cabe" }}</td>
                 </tr>
             }
@@ -104,7 +104,7 @@ pub fn gpu_table(per_gpu: u64) -> impl IntoView {
         .collect_view();
     let count = catalog::gpus()
         .iter()
-        .filter(|g| per_gpu <= g.memory_bytes)
+        .filter(|g| per_gpu <= g.usable_bytes)
         .count();
     view! {
         <details class="est-gpus">
