@@ -35,8 +35,9 @@ pub fn gpus(args: &Args) -> Result<String, String> {
             .map(|s| s + "\n")
             .map_err(|e| e.to_string());
     }
-    let mut out =
-        String::from("id                 utilizable    nvidia-smi  ancho de banda  FP16/BF16   nombre\n");
+    let mut out = String::from(
+        "id                 utilizable    nvidia-smi  ancho de banda  FP16/BF16   nombre\n",
+    );
     for g in all_gpus() {
         out.push_str(&format!(
             "{:<18} {:>10}  {:>10}  {:>7} GB/s  {:>6} TFLOP/s  {}\n",

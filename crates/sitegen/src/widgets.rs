@@ -325,42 +325,60 @@ const EXAMPLE_FRAGMENTATION: &str = "torch.OutOfMemoryError: CUDA out of memory.
 const EXAMPLE_SUMMARY: &str = include_str!("../../oom/tests/summaries/summary_v2_abbreviated.txt");
 
 /// The estimator's published comparisons, computed at build time so the page can
-/// never disagree with the engine.
+/// never disagree with the engine: one row per case, then the error per runtime.
 fn validation_table() -> String {
     use crate::html::escape;
+    use vram::validation::{Unit, stats, stats_by_runtime};
     let cases = vram::validation::cases();
-    let mut errors: Vec<f64> = cases.iter().map(|c| c.error_percent().abs()).collect();
-    errors.sort_by(f64::total_cmp);
-    let median = errors.get(errors.len() / 2).copied().unwrap_or(0.0);
-    let max = errors.last().copied().unwrap_or(0.0);
     let mut html = String::from(
         "<table tabindex=\"0\" class=\"validation\"><thead><tr><th scope=\"col\">Caso</th>\
-         <th scope=\"col\">Publicado</th><th scope=\"col\">vramlab</th>\
+         <th scope=\"col\">Motor</th><th scope=\"col\">Publicado</th><th scope=\"col\">vramlab</th>\
          <th scope=\"col\">Error</th><th scope=\"col\">Fuente</th></tr></thead><tbody>",
     );
     for c in &cases {
-        let show = |b: u64| {
-            if c.decimal_units {
-                vram::ByteSize(b).decimal()
-            } else {
-                vram::ByteSize(b).binary()
-            }
+        let show = |n: u64| match c.unit {
+            Unit::Binary => vram::ByteSize(n).binary(),
+            Unit::Decimal => vram::ByteSize(n).decimal(),
+            Unit::Tokens => format!("{} tokens", vram::group_digits(n)),
         };
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(c.what),
-            show(c.published_bytes),
-            show(c.estimated_bytes),
+            escape(c.runtime),
+            show(c.published),
+            show(c.estimated),
             percent(c.error_percent(), true),
             escape(c.source)
         ));
     }
+    html.push_str("</tbody></table>\n");
+    let all: Vec<&vram::validation::Case> = cases.iter().collect();
+    let total = stats(&all);
     html.push_str(&format!(
-        "</tbody></table>\n<p class=\"validation-summary\">{} casos · error mediano {} · error máximo {}</p>\n",
-        cases.len(),
-        percent(median, false),
-        percent(max, false)
+        "<p class=\"validation-summary\">{} casos · error mediano {} · error máximo {} · \
+         {} casos prometen más de lo que dio la ejecución por más de un 10 %</p>\n",
+        total.cases,
+        percent(total.median_abs, false),
+        percent(total.worst_abs, false),
+        total.unsafe_over_10
     ));
+    html.push_str(
+        "<table tabindex=\"0\" class=\"validation-runtimes\"><thead><tr><th scope=\"col\">Motor</th>\
+         <th scope=\"col\">Casos</th><th scope=\"col\">Error mediano</th><th scope=\"col\">Peor</th>\
+         <th scope=\"col\">Banda P10–P90 (lado seguro)</th></tr></thead><tbody>",
+    );
+    for (runtime, s) in stats_by_runtime(&cases) {
+        html.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} … {}</td></tr>",
+            escape(runtime),
+            s.cases,
+            percent(s.median_abs, false),
+            percent(s.worst_abs, false),
+            percent(s.p10, true),
+            percent(s.p90, true)
+        ));
+    }
+    html.push_str("</tbody></table>\n");
     html
 }
 
@@ -430,6 +448,11 @@ mod tests {
         let v = render_widget(&parse("{{< validacion >}}").unwrap(), &ctx()).unwrap();
         assert!(!v.island);
         assert!(v.html.contains("error mediano"), "{}", v.html);
+        assert!(
+            v.html.contains("validation-runtimes") && v.html.contains("<td>vllm</td>"),
+            "{}",
+            v.html
+        );
     }
 
     #[test]

@@ -7,10 +7,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::arch::{Architecture, Mlp, ParamCount};
+use crate::arch::{Architecture, Mlp, Norm, ParamCount};
 use crate::dtype::Dtype;
 use crate::quant::{WeightFormat, mix_of, use_more_bits};
-use crate::workload::{Attention, Finetune, Mode, Optimizer, Workload};
+use crate::workload::{
+    Attention, Finetune, LoraTargets, Loss, Mode, Optimizer, Precision, Workload,
+};
 
 /// What is known about the model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -196,11 +198,13 @@ pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
     }
 }
 
-/// LoRA adapter parameters: rank × (in + out) for every linear of the layers
-/// (q, k, v, o and the MLP projections: PEFT's `target_modules="all-linear"`).
-pub fn lora_params(a: &Architecture, rank: u32) -> u64 {
+/// LoRA adapter parameters: rank × (in + out) for every adapted linear of the layers:
+/// q and v (PEFT's default), the four attention projections, or every linear
+/// (`target_modules="all-linear"`).
+pub fn lora_params(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
     let h = u64::from(a.hidden);
     let (q, kv) = (a.q_width(), a.kv_width());
+    let qv = (h + q) + (h + kv);
     let attn = (h + q) + 2 * (h + kv) + (q + h);
     let mlp_one = |inter: u64| match a.mlp {
         Mlp::Gated => 3 * (h + inter),
@@ -214,11 +218,12 @@ pub fn lora_params(a: &Architecture, rank: u32) -> u64 {
                 * (u64::from(m.experts) + u64::from(m.shared_experts))
         }
     };
-    mul(&[
-        u64::from(rank),
-        u64::from(a.layers),
-        attn.saturating_add(mlp),
-    ])
+    let per_layer = match targets {
+        LoraTargets::QueryValue => qv,
+        LoraTargets::Attention => attn,
+        LoraTargets::AllLinear => attn.saturating_add(mlp),
+    };
+    mul(&[u64::from(rank), u64::from(a.layers), per_layer])
 }
 
 /// Optimizer bytes per trainable parameter, as (numerator, denominator).
@@ -256,16 +261,36 @@ fn model_states(
             };
             let trainable = pc.total;
             let bytes = dtype.bytes_for(1);
-            b.weights = dtype.bytes_for(trainable);
-            b.gradients = mul(&[trainable, bytes]);
-            // Mixed precision keeps fp32 moments and an fp32 master copy; pure 16-bit
-            // training keeps the moments in the weights' dtype.
-            let master = w.mixed_precision && bytes < 4;
-            let state_bytes = if bytes == 4 || master { 4 } else { bytes };
-            let (num, den) = optimizer_per_param(w.optimizer, state_bytes);
-            b.optimizer = mul(&[trainable, num])
-                .div_ceil(den)
-                .saturating_add(if master { mul(&[trainable, 4]) } else { 0 });
+            // fp32 weights leave nothing for mixed precision to keep apart.
+            let precision = if bytes >= 4 {
+                Precision::Pure
+            } else {
+                w.precision
+            };
+            match precision {
+                Precision::Amp => {
+                    // fp32 parameters and gradients, fp32 states, and the 16-bit copy
+                    // of each weight autocast made for the forward pass.
+                    b.weights = mul(&[trainable, 4 + bytes]);
+                    b.gradients = mul(&[trainable, 4]);
+                    let (num, den) = optimizer_per_param(w.optimizer, 4);
+                    b.optimizer = mul(&[trainable, num]).div_ceil(den);
+                }
+                Precision::Master => {
+                    b.weights = dtype.bytes_for(trainable);
+                    b.gradients = mul(&[trainable, bytes]);
+                    let (num, den) = optimizer_per_param(w.optimizer, 4);
+                    b.optimizer = mul(&[trainable, num])
+                        .div_ceil(den)
+                        .saturating_add(mul(&[trainable, 4]));
+                }
+                Precision::Pure => {
+                    b.weights = dtype.bytes_for(trainable);
+                    b.gradients = mul(&[trainable, bytes]);
+                    let (num, den) = optimizer_per_param(w.optimizer, bytes);
+                    b.optimizer = mul(&[trainable, num]).div_ceil(den);
+                }
+            }
             Ok((b, trainable))
         }
         Finetune::Lora | Finetune::Qlora => {
@@ -281,12 +306,18 @@ fn model_states(
             } else {
                 w.weights
             };
-            let adapters = lora_params(a, w.lora_rank);
-            // PEFT keeps adapters in fp32 (autocast_adapter_dtype=True): 4-byte weights
-            // and gradients, fp32 optimizer states.
-            b.weights = weight_bytes(pc, Some(a), base).saturating_add(mul(&[adapters, 4]));
-            b.gradients = mul(&[adapters, 4]);
-            let (num, den) = optimizer_per_param(w.optimizer, 4);
+            let adapters = lora_params(a, w.lora_rank, w.lora_targets);
+            // PEFT keeps adapters in fp32 (`autocast_adapter_dtype=True`): 4-byte
+            // weights and gradients, fp32 optimizer states. Pure 16-bit training
+            // (torchtune) keeps them in the compute dtype.
+            let adapter_bytes = match w.precision {
+                Precision::Pure => w.compute_dtype().bytes_for(1),
+                Precision::Amp | Precision::Master => 4,
+            };
+            b.weights =
+                weight_bytes(pc, Some(a), base).saturating_add(mul(&[adapters, adapter_bytes]));
+            b.gradients = mul(&[adapters, adapter_bytes]);
+            let (num, den) = optimizer_per_param(w.optimizer, adapter_bytes);
             b.optimizer = mul(&[adapters, num]).div_ceil(den);
             Ok((b, adapters))
         }
@@ -305,13 +336,19 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
     let kv = u128::from(a.kv_width()).div_ceil(tp);
     let heads = u128::from(a.heads).div_ceil(tp);
     let sb = s * b;
+    // Autocast over fp32 weights keeps some activations in fp32.
+    let amp = w.mode == Mode::Train && w.precision == Precision::Amp && c < 4;
     // Attention: input of QKV, Q, K, V, input of the output projection.
     let mut attn = c * sb * (h + q + 2 * kv + q);
     match w.attention {
         Attention::Eager => {
-            // Softmax output; with dropout also its mask (1 byte) and output.
+            // Softmax output; with dropout also its mask (1 byte) and output. Under
+            // autocast, softmax runs in fp32 (it is on autocast's float32 list), so its
+            // output is saved in fp32 and the PV matmul saves a 16-bit copy.
             let scores = heads * s * s * b;
-            attn += c * scores + if a.dropout { scores + c * scores } else { 0 };
+            let (kept, cast) = if amp { (4, c) } else { (c, 0) };
+            attn +=
+                kept * scores + cast * scores + if a.dropout { scores + kept * scores } else { 0 };
         }
         // Fused kernels keep only the fp32 log-sum-exp per row.
         Attention::Sdpa | Attention::Flash => attn += 4 * heads * sb,
@@ -334,12 +371,50 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
             Mlp::Plain => 2 * c * sb * inter,
         }
         + if a.dropout { sb * h } else { 0 };
-    let norms = u128::from(a.norms_per_layer) * c * sb * h;
+    // Each norm saves its input for backward. RMSNorm as transformers and torchtune
+    // write it upcasts that input to fp32 first (`hidden_states.to(torch.float32)`), and
+    // under autocast `layer_norm` runs in fp32: 4 bytes then; the compute dtype
+    // otherwise.
+    let norm_bytes = match (a.norm, amp) {
+        (Norm::Rms, _) | (Norm::Layer, true) => c.max(4),
+        (Norm::Layer, false) => c,
+    };
+    let norms = u128::from(a.norms_per_layer) * norm_bytes * sb * h;
     u64::try_from(attn + mlp + norms).unwrap_or(u64::MAX)
 }
 
-/// Training activations: every layer's saved tensors (or only layer inputs plus one
-/// layer under checkpointing), one more layer as backward working set, and the logits.
+/// Tokens per chunk of a fused projection + cross-entropy (Unsloth, Liger, TRL's
+/// `chunked_nll`). Those kernels split the tokens into chunks of a few thousand at most;
+/// 1024 counts one chunk's fp32 working set without pretending to know each library's
+/// exact split, and it is small next to every other term at any length that fits.
+pub const FUSED_CHUNK_TOKENS: u64 = 1024;
+
+/// The peak of the loss over the vocabulary-sized logits, in bytes, as the backward
+/// pass starts: the 16-bit logits the model returned, the fp32 log-softmax output
+/// cross-entropy saved, its gradient, and the gradient of its input (4 bytes each), for
+/// as many tokens as the loss holds at once.
+pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
+    if a.encoder_only {
+        // Encoders used for classification have no vocabulary-sized output.
+        return 0;
+    }
+    let c = w.compute_dtype().bytes_for(1);
+    let vocab = u64::from(a.vocab) / u64::from(w.tp.max(1));
+    let tokens = mul(&[w.batch, w.seq]);
+    match w.loss {
+        Loss::Full => mul(&[tokens, vocab, c + 12]),
+        Loss::ChunkedOutput { chunks } => mul(&[tokens, vocab, c]).saturating_add(mul(&[
+            tokens.div_ceil(u64::from(chunks.max(1))),
+            vocab,
+            12,
+        ])),
+        Loss::Fused => mul(&[tokens.min(FUSED_CHUNK_TOKENS), vocab, c + 12]),
+    }
+}
+
+/// Training activations at their peak: every layer's saved tensors (or only layer
+/// inputs under checkpointing), plus the larger of the loss's peak over the logits
+/// (which comes first, as backward starts) and the backward working set of one layer.
 ///
 /// Pipeline parallelism does not divide this: with the 1F1B schedule the first stage
 /// holds `pp` micro-batches in flight, each through `layers / pp` layers, which is the
@@ -348,25 +423,24 @@ pub fn training_activations(a: &Architecture, w: &Workload) -> u64 {
     let layer = layer_activations(a, w);
     let c = w.compute_dtype().bytes_for(1);
     let layers = u64::from(a.layers);
-    let saved = if w.grad_checkpointing {
-        mul(&[layers, c, w.seq, w.batch, u64::from(a.hidden)]).saturating_add(layer)
+    // After the loss, backward works through one layer at a time: its gradients (about
+    // one layer's activations), plus, under checkpointing, that layer recomputed.
+    let (saved, working) = if w.grad_checkpointing {
+        // Offloaded checkpoints keep two layers' inputs on the GPU: the one in use and
+        // the next, copied back ahead of time.
+        let kept = if w.checkpoint_offload {
+            layers.min(2)
+        } else {
+            layers
+        };
+        (
+            mul(&[kept, c, w.seq, w.batch, u64::from(a.hidden)]),
+            layer.saturating_mul(2),
+        )
     } else {
-        mul(&[layers, layer])
+        (mul(&[layers, layer]), layer)
     };
-    // Logits (batch × seq × vocab): 16-bit output, fp32 upcast for the loss and the
-    // fp32 log-softmax kept for its gradient. Encoders used for classification have
-    // no vocabulary-sized output.
-    let logits = if a.encoder_only {
-        0
-    } else {
-        mul(&[
-            w.batch,
-            w.seq,
-            u64::from(a.vocab) / u64::from(w.tp.max(1)),
-            c + 8,
-        ])
-    };
-    saved.saturating_add(layer).saturating_add(logits)
+    saved.saturating_add(working.max(loss_peak(a, w)))
 }
 
 /// Peak of the transient tensors during a prefill forward pass (no autograd).
@@ -429,7 +503,8 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
             2 * u128::from(a.kv_heads).div_ceil(u128::from(w.tp.max(1))) * u128::from(a.head_dim)
         }
     };
-    let bits = layer_tokens * width * u128::from(w.kv_dtype.bits()) * u128::from(w.batch);
+    let bits =
+        layer_tokens * width * u128::from(w.kv_dtype.bits(w.compute_dtype())) * u128::from(w.batch);
     u64::try_from(bits.div_ceil(8)).unwrap_or(u64::MAX)
 }
 
@@ -548,7 +623,7 @@ mod tests {
         let w = Workload {
             mode: Mode::Train,
             weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            mixed_precision: true,
+            precision: Precision::Master,
             cpu_offload: true,
             ..Workload::default()
         };
@@ -571,18 +646,108 @@ mod tests {
         assert_eq!(e.trainable_params, 7_000_000_000);
     }
 
+    /// Autocast over fp32 weights (Trainer(bf16=True) on a model loaded in fp32): fp32
+    /// weights and gradients (the parameter's dtype), fp32 AdamW moments, and the
+    /// 16-bit copies of the weights kept for backward: 18 bytes per parameter. A 16-bit
+    /// model with an fp32 master copy (DeepSpeed) is 16, pure bf16 is 8.
+    #[test]
+    fn precision_modes_store_what_their_frameworks_store() {
+        let per_param = |precision| {
+            let w = Workload {
+                mode: Mode::Train,
+                weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+                precision,
+                ..Workload::default()
+            };
+            let e = estimate(&ModelInput::Params(1_000_000), &w).unwrap();
+            let b = e.breakdown;
+            (
+                b.weights / 1_000_000,
+                b.gradients / 1_000_000,
+                b.optimizer / 1_000_000,
+            )
+        };
+        assert_eq!(
+            per_param(Precision::Amp),
+            (6, 4, 8),
+            "autocast keeps fp32 gradients"
+        );
+        assert_eq!(per_param(Precision::Master), (2, 2, 12));
+        assert_eq!(per_param(Precision::Pure), (2, 2, 4));
+    }
+
+    /// transformers upcasts the whole logits; torchtune's chunked output upcasts one
+    /// chunk at a time; fused losses never hold more than one chunk of tokens.
+    #[test]
+    fn the_loss_peak_follows_how_the_loss_is_computed() {
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let w = Workload {
+            mode: Mode::Train,
+            batch: 2,
+            seq: 2048,
+            ..Workload::default()
+        };
+        let elements = 2 * 2048 * 128_256u64;
+        assert_eq!(loss_peak(&a, &w), elements * 14);
+        let chunked = Workload {
+            loss: Loss::ChunkedOutput { chunks: 8 },
+            ..w.clone()
+        };
+        assert_eq!(loss_peak(&a, &chunked), elements * 2 + elements / 8 * 12);
+        let fused = Workload {
+            loss: Loss::Fused,
+            ..w.clone()
+        };
+        assert_eq!(loss_peak(&a, &fused), FUSED_CHUNK_TOKENS * 128_256 * 14);
+        // An encoder for classification has no vocabulary-sized output.
+        let bert = model("bert-base-uncased").unwrap().arch.clone();
+        assert_eq!(loss_peak(&bert, &w), 0);
+    }
+
+    #[test]
+    fn lora_targets_and_offloaded_checkpoints() {
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let qv = lora_params(&a, 16, LoraTargets::QueryValue);
+        // r × layers × ((h + q) + (h + kv)): 16 × 32 × (8192 + 5120), PEFT's default.
+        assert_eq!(qv, 16 * 32 * (8192 + 5120));
+        assert!(qv < lora_params(&a, 16, LoraTargets::Attention));
+        assert!(
+            lora_params(&a, 16, LoraTargets::Attention)
+                < lora_params(&a, 16, LoraTargets::AllLinear)
+        );
+        let w = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Qlora,
+            grad_checkpointing: true,
+            loss: Loss::Fused,
+            seq: 32_768,
+            ..Workload::default()
+        };
+        let on_gpu = training_activations(&a, &w);
+        let offloaded = training_activations(
+            &a,
+            &Workload {
+                checkpoint_offload: true,
+                ..w
+            },
+        );
+        // 30 of the 32 layer inputs (2 bytes × 32 768 × 4096 each) go to CPU RAM.
+        assert_eq!(on_gpu - offloaded, 30 * 2 * 32_768 * 4096);
+    }
+
     #[test]
     fn lora_and_qlora() {
         let m = preset("llama-3.1-8b");
         let a = model("llama-3.1-8b").unwrap().arch.clone();
         // r × (in + out) over q, k, v, o, gate, up, down: 16 × 32 × (8192 + 2·5120 + 8192 + 3·18432).
         assert_eq!(
-            lora_params(&a, 16),
+            lora_params(&a, 16, LoraTargets::AllLinear),
             16 * 32 * (8192 + 2 * 5120 + 8192 + 3 * 18432)
         );
         let lora = Workload {
             mode: Mode::Train,
             finetune: Finetune::Lora,
+            precision: Precision::Amp,
             ..Workload::default()
         };
         let qlora = Workload {
@@ -591,7 +756,10 @@ mod tests {
         };
         let e_lora = estimate(&m, &lora).unwrap();
         let e_qlora = estimate(&m, &qlora).unwrap();
-        assert_eq!(e_lora.trainable_params, lora_params(&a, 16));
+        assert_eq!(
+            e_lora.trainable_params,
+            lora_params(&a, 16, LoraTargets::AllLinear)
+        );
         // NF4 layers; embeddings and head stay 16-bit (a large share with a 128k vocabulary).
         assert!(e_qlora.breakdown.weights * 2 < e_lora.breakdown.weights);
         assert_eq!(e_lora.breakdown.optimizer, 8 * e_lora.trainable_params);
@@ -805,7 +973,7 @@ mod tests {
             };
             let w = Workload {
                 mode: if train { Mode::Train } else { Mode::Inference },
-                mixed_precision: true,
+                precision: Precision::Master,
                 ..Workload::default()
             };
             let e = estimate(&m, &w).unwrap();
@@ -876,7 +1044,7 @@ mod tests {
         );
         let train = Workload {
             mode: Mode::Train,
-            mixed_precision: true,
+            precision: Precision::Master,
             ..w
         };
         let formula = estimate(

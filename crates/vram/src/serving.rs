@@ -42,6 +42,7 @@ pub fn plan(
         .saturating_add(b.activations)
         .saturating_add(b.overhead);
     let kv_budget = budget.saturating_sub(used);
+    // Each pipeline stage caches its own layers.
     let per_token = kv_cache(
         a,
         &Workload {
@@ -51,6 +52,7 @@ pub fn plan(
             ..w.clone()
         },
     )
+    .div_ceil(u64::from(w.pp.max(1)))
     .max(1);
     let block = u64::from(block_size.max(1));
     let blocks = kv_budget / per_token.saturating_mul(block);

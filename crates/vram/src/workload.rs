@@ -57,10 +57,61 @@ pub enum Attention {
     Flash,
 }
 
+/// How training keeps and computes its weights (a full fine-tune).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// `torch.autocast` over fp32 parameters, what `Trainer(bf16=True)` does with a
+    /// model loaded in fp32: fp32 weights, fp32 gradients (they take the parameter's
+    /// dtype) and fp32 optimizer states, plus the 16-bit copy of every weight that
+    /// autocast casts for its matmul and autograd keeps for the backward pass
+    /// (pytorch.org/docs/stable/amp.html, "cache_enabled").
+    Amp,
+    /// 16-bit weights and gradients with an fp32 master copy and fp32 optimizer states
+    /// (DeepSpeed's fp16/bf16 modes, Megatron; Rajbhandari et al. 2020, K = 12).
+    Master,
+    /// Everything in the weights' dtype, optimizer states included: `torch.optim.AdamW`
+    /// keeps its moments in the parameter's dtype (torchtune, litgpt `bf16-true`).
+    Pure,
+}
+
+/// How the loss meets the vocabulary-sized logits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Loss {
+    /// The whole `batch × seq × vocab` logits tensor, upcast to fp32 for the loss
+    /// (transformers' `ForCausalLMLoss`: `logits = logits.float()`, then
+    /// `cross_entropy`, whose log-softmax output and gradients are fp32 too).
+    Full,
+    /// The output projection in chunks, each upcast on its own (torchtune's
+    /// `CEWithChunkedOutputLoss`, 8 chunks): the 16-bit logits exist whole, their
+    /// fp32 copies one chunk at a time.
+    ChunkedOutput { chunks: u32 },
+    /// Projection and cross-entropy fused per chunk of tokens (Unsloth, Liger,
+    /// TRL's `chunked_nll`): no vocabulary-sized tensor beyond one chunk.
+    Fused,
+}
+
+/// The linear layers that get LoRA adapters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoraTargets {
+    /// `q_proj` and `v_proj`: PEFT's default for Llama, Mistral, Qwen and most
+    /// decoder families (`TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`).
+    QueryValue,
+    /// The four attention projections.
+    Attention,
+    /// Every linear of the blocks (PEFT's `"all-linear"`, Unsloth's notebooks).
+    AllLinear,
+}
+
 /// Storage of the KV cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KvDtype {
+    /// The model's compute dtype: 16 bits, or 32 with fp32 weights (vLLM's
+    /// `kv_cache_dtype="auto"`, transformers' cache in the model's dtype).
+    Auto,
     Fp16,
     Fp8,
     Int8,
@@ -68,9 +119,10 @@ pub enum KvDtype {
 }
 
 impl KvDtype {
-    /// Bits per cached element.
-    pub fn bits(self) -> u64 {
+    /// Bits per cached element when the model computes in `compute`.
+    pub fn bits(self, compute: Dtype) -> u64 {
         match self {
+            KvDtype::Auto => compute.bytes_for(8),
             KvDtype::Fp16 => 16,
             KvDtype::Fp8 | KvDtype::Int8 => 8,
             KvDtype::Int4 => 4,
@@ -86,8 +138,12 @@ pub struct Workload {
     pub finetune: Finetune,
     /// Storage of the (base) weights.
     pub weights: WeightFormat,
-    /// Keep an fp32 master copy of trainable weights (mixed precision).
-    pub mixed_precision: bool,
+    /// How a full fine-tune keeps its weights.
+    pub precision: Precision,
+    /// How the loss meets the logits (training).
+    pub loss: Loss,
+    /// Which linears get LoRA adapters.
+    pub lora_targets: LoraTargets,
     pub optimizer: Optimizer,
     pub batch: u64,
     /// Prompt (or training sequence) length in tokens.
@@ -95,6 +151,10 @@ pub struct Workload {
     /// Tokens generated after the prompt (inference).
     pub new_tokens: u64,
     pub grad_checkpointing: bool,
+    /// Checkpointed layer inputs live in CPU RAM, copied back one layer ahead of
+    /// backward (Unsloth's `use_gradient_checkpointing="unsloth"`: "we offload
+    /// activations to system RAM", unsloth.ai/blog/long-context).
+    pub checkpoint_offload: bool,
     pub attention: Attention,
     pub lora_rank: u32,
     pub kv_dtype: KvDtype,
@@ -123,15 +183,18 @@ impl Default for Workload {
             mode: Mode::Inference,
             finetune: Finetune::Full,
             weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            mixed_precision: false,
+            precision: Precision::Pure,
+            loss: Loss::Full,
+            lora_targets: LoraTargets::AllLinear,
             optimizer: Optimizer::Adamw,
             batch: 1,
             seq: 4096,
             new_tokens: 0,
             grad_checkpointing: false,
+            checkpoint_offload: false,
             attention: Attention::Sdpa,
             lora_rank: 16,
-            kv_dtype: KvDtype::Fp16,
+            kv_dtype: KvDtype::Auto,
             gpus: 1,
             zero: 0,
             fsdp: false,
@@ -145,33 +208,13 @@ impl Default for Workload {
 }
 
 impl Workload {
-    /// What the site's estimator and widget mean by a task: inference (`None`), or
-    /// training with a fine-tuning method, a full fine-tune in mixed precision. On
-    /// `gpus` GPUs, inference splits the model with tensor parallelism (vLLM's
-    /// `--tensor-parallel-size`) and training shards with ZeRO stage `zero`.
-    pub fn for_task(task: Option<Finetune>, gpus: u32, zero: u8) -> Workload {
-        match task {
-            None => Workload {
-                gpus,
-                tp: gpus,
-                ..Workload::default()
-            },
-            Some(finetune) => Workload {
-                mode: Mode::Train,
-                finetune,
-                mixed_precision: finetune == Finetune::Full,
-                gpus,
-                zero: zero.min(3),
-                ..Workload::default()
-            },
-        }
-    }
-
-    /// The dtype activations and gradients are computed in: fp32 only when the weights
-    /// are fp32 and no mixed precision is asked for; 16-bit otherwise.
+    /// The dtype activations are computed in: fp32 only for pure fp32 training (or
+    /// inference) on fp32 weights; fp16 on fp16 weights; bf16 otherwise (autocast's
+    /// default on current GPUs).
     pub fn compute_dtype(&self) -> Dtype {
+        let pure = self.mode == Mode::Inference || self.precision == Precision::Pure;
         match self.weights {
-            WeightFormat::Plain { dtype: Dtype::Fp32 } if !self.mixed_precision => Dtype::Fp32,
+            WeightFormat::Plain { dtype: Dtype::Fp32 } if pure => Dtype::Fp32,
             WeightFormat::Plain { dtype: Dtype::Fp16 } => Dtype::Fp16,
             _ => Dtype::Bf16,
         }
@@ -187,29 +230,5 @@ impl Workload {
         let grads = if stage >= 2 { dp } else { 1 };
         let optim = if stage >= 1 { dp } else { 1 };
         (params, grads, optim)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tasks_split_gpus_the_way_their_mode_does() {
-        let infer = Workload::for_task(None, 4, 3);
-        assert_eq!(
-            (infer.mode, infer.tp, infer.zero, infer.mixed_precision),
-            (Mode::Inference, 4, 0, false)
-        );
-        let full = Workload::for_task(Some(Finetune::Full), 4, 9);
-        assert_eq!(
-            (full.mode, full.tp, full.zero, full.mixed_precision),
-            (Mode::Train, 1, 3, true)
-        );
-        let lora = Workload::for_task(Some(Finetune::Lora), 1, 0);
-        assert_eq!(
-            (lora.finetune, lora.mixed_precision),
-            (Finetune::Lora, false)
-        );
     }
 }

@@ -90,8 +90,11 @@ fn arg(spec: &'static Spec) -> Arg {
         // value never swallows the next flag.
         .allow_hyphen_values(!is_switch(field))
         .value_parser(move |text: &str| {
-            Settings::for_task(Task::Inference)
-                .set(field, text, Surface::Cli)
+            // Each flag alone: a runtime that only trains is checked against the task
+            // once every flag is read.
+            let check = |task| Settings::for_task(task).set(field, text, Surface::Cli);
+            check(Task::Inference)
+                .or_else(|e| check(Task::Full).map_err(|_| e))
                 .map(|()| text.to_owned())
         });
     match field {

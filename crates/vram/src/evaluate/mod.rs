@@ -246,6 +246,19 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             }
         });
     }
+    if s.task.is_training() {
+        notes.push(Note::Runtime {
+            runtime: crate::settings::entry(crate::settings::RUNTIMES, s.runtime)
+                .label
+                .split(' ')
+                .next()
+                .unwrap_or("el motor"),
+            precision: (s.task == Task::Full).then_some(w.precision),
+            loss: w.loss,
+            targets: (s.task != Task::Full).then_some(w.lora_targets),
+            offload: w.checkpoint_offload,
+        });
+    }
     if s.task == Task::Qlora && matches!(s.format, WeightFormat::Plain { .. }) {
         notes.push(Note::QloraBase {
             asked: s.format.id(),

@@ -4,9 +4,18 @@
 
 use crate::settings::Surface;
 use crate::units::{ByteSize, group_digits};
+use crate::workload::{LoraTargets, Loss, Precision};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Note {
+    /// What the runtime keeps beyond the model, as estimated (training).
+    Runtime {
+        runtime: &'static str,
+        precision: Option<Precision>,
+        loss: Loss,
+        targets: Option<LoraTargets>,
+        offload: bool,
+    },
     /// The capacity compared with: what the catalog GPU's driver gives PyTorch, less
     /// what the display and other processes hold.
     Capacity {
@@ -50,6 +59,43 @@ impl Note {
     pub fn text(&self, surface: Surface) -> String {
         let cli = surface == Surface::Cli;
         match self {
+            Note::Runtime {
+                runtime,
+                precision,
+                loss,
+                targets,
+                offload,
+            } => {
+                let mut parts = Vec::new();
+                if let Some(p) = precision {
+                    parts.push(match p {
+                        Precision::Amp => "pesos en FP32 con autocast (bf16=True): gradientes y estados en FP32 y una copia de 16 bits de cada peso",
+                        Precision::Master => "pesos y gradientes de 16 bits con copia maestra y estados en FP32",
+                        Precision::Pure => "todo en bf16, estados del optimizador incluidos",
+                    });
+                }
+                parts.push(match loss {
+                    Loss::Full => "la pérdida sobre los logits de todo el vocabulario, pasados a FP32",
+                    Loss::ChunkedOutput { .. } => "la pérdida por trozos de la salida (solo un trozo en FP32 a la vez)",
+                    Loss::Fused => "la pérdida fusionada con la proyección, por trozos de tokens",
+                });
+                if let Some(t) = targets {
+                    parts.push(match t {
+                        LoraTargets::QueryValue => "LoRA en q_proj y v_proj",
+                        LoraTargets::Attention => "LoRA en las cuatro proyecciones de atención",
+                        LoraTargets::AllLinear => "LoRA en todas las capas lineales",
+                    });
+                }
+                if *offload {
+                    parts.push("las entradas de cada capa guardadas en la RAM de la CPU");
+                }
+                let change = if cli {
+                    "--runtime, --precision, --loss y --lora-targets lo cambian"
+                } else {
+                    "«Motor» y los ajustes avanzados lo cambian"
+                };
+                format!("Se cuenta como {runtime}: {}. {change}.", parts.join("; "))
+            }
             Note::Capacity {
                 gpu,
                 usable,
@@ -150,6 +196,13 @@ mod tests {
     #[test]
     fn web_notes_never_name_flags() {
         let notes = [
+            Note::Runtime {
+                runtime: "Transformers",
+                precision: Some(Precision::Amp),
+                loss: Loss::Full,
+                targets: Some(LoraTargets::QueryValue),
+                offload: true,
+            },
             Note::Capacity {
                 gpu: "GeForce RTX 4090".into(),
                 usable: 25_393_994_138,
@@ -189,9 +242,9 @@ mod tests {
             assert!(web.ends_with('.'), "{web}");
             assert!(!n.text(Surface::Cli).is_empty());
         }
-        assert!(notes[1].text(Surface::Cli).contains("--cuda-context"));
+        assert!(notes[2].text(Surface::Cli).contains("--cuda-context"));
         assert_eq!(
-            notes[0].text(Surface::Web),
+            notes[1].text(Surface::Web),
             "Capacidad: de los 23,99 GiB que nvidia-smi muestra en la GeForce RTX 4090, PyTorch recibe 23,65 GiB (fuente). Se restan 1,00 GiB que ya ocupan la pantalla u otros procesos."
         );
     }

@@ -7,7 +7,8 @@
 //! the same id otherwise). Every spelling is accepted everywhere, so old links and
 //! old scripts keep working.
 
-use crate::workload::{Attention, Finetune, KvDtype, Optimizer};
+pub use crate::workload::Precision;
+use crate::workload::{Attention, Finetune, KvDtype, LoraTargets, Loss, Optimizer};
 
 /// What the user does with the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,13 +35,40 @@ impl Task {
     }
 }
 
-/// How training keeps its weights.
+/// The software that runs the workload: it decides how memory is kept beyond the
+/// model itself (precision, the loss over the logits, LoRA targets, checkpointing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Precision {
-    /// 16-bit weights for compute plus an fp32 master copy and fp32 optimizer states.
-    Mixed,
-    /// Everything in the weights' dtype.
-    Pure,
+pub enum Runtime {
+    /// Hugging Face transformers: `Trainer`/TRL with PEFT for training, `generate`
+    /// for inference.
+    Transformers,
+    /// Unsloth: fused cross-entropy, adapters on every linear, checkpointed layer
+    /// inputs offloaded to CPU RAM.
+    Unsloth,
+    /// torchtune: pure bf16, chunked output cross-entropy.
+    Torchtune,
+    /// DeepSpeed (through `Trainer` or its own engine): 16-bit weights with an fp32
+    /// master copy.
+    Deepspeed,
+    /// vLLM: a server with a paged KV cache sized at start-up.
+    Vllm,
+}
+
+impl Runtime {
+    /// The runtime a task gets when nothing says otherwise.
+    pub fn default_for(task: Task) -> Runtime {
+        let _ = task;
+        Runtime::Transformers
+    }
+
+    /// Whether this runtime runs `task` at all.
+    pub fn runs(self, task: Task) -> bool {
+        match self {
+            Runtime::Transformers => true,
+            Runtime::Unsloth | Runtime::Torchtune | Runtime::Deepspeed => task.is_training(),
+            Runtime::Vllm => !task.is_training(),
+        }
+    }
 }
 
 /// One value of a closed list.
@@ -113,6 +141,7 @@ pub const ATTENTIONS: &[Choice<Attention>] = &[
 ];
 
 pub const KV_DTYPES: &[Choice<KvDtype>] = &[
+    choice(KvDtype::Auto, "auto", "El del modelo (auto)"),
     choice(KvDtype::Fp16, "fp16", "FP16/BF16"),
     choice(KvDtype::Fp8, "fp8", "FP8"),
     choice(KvDtype::Int8, "int8", "INT8"),
@@ -134,18 +163,85 @@ pub const ZERO_STAGES: &[Choice<u8>] = &[
 
 pub const PRECISIONS: &[Choice<Precision>] = &[
     Choice {
-        value: Precision::Mixed,
+        value: Precision::Amp,
+        id: "amp",
+        web: "amp",
+        aliases: &["autocast"],
+        label: "AMP: pesos FP32 con autocast (Trainer bf16=True)",
+    },
+    Choice {
+        value: Precision::Master,
         id: "mixed",
         web: "mixta",
-        aliases: &[],
-        label: "Mixta (copia maestra en FP32)",
+        aliases: &["master"],
+        label: "Pesos de 16 bits con copia maestra FP32 (DeepSpeed)",
     },
     Choice {
         value: Precision::Pure,
         id: "pure",
         web: "pura",
         aliases: &[],
-        label: "Pura (todo en el formato de los pesos)",
+        label: "Pura: todo en el formato de los pesos (torchtune)",
+    },
+];
+
+pub const RUNTIMES: &[Choice<Runtime>] = &[
+    choice(
+        Runtime::Transformers,
+        "transformers",
+        "Transformers (Trainer, TRL, PEFT)",
+    ),
+    choice(Runtime::Unsloth, "unsloth", "Unsloth"),
+    choice(Runtime::Torchtune, "torchtune", "torchtune"),
+    choice(Runtime::Deepspeed, "deepspeed", "DeepSpeed"),
+    choice(Runtime::Vllm, "vllm", "vLLM (servidor)"),
+];
+
+pub const LOSSES: &[Choice<Loss>] = &[
+    Choice {
+        value: Loss::Full,
+        id: "full",
+        web: "completa",
+        aliases: &[],
+        label: "Logits completos en FP32 (transformers)",
+    },
+    Choice {
+        value: Loss::ChunkedOutput { chunks: 8 },
+        id: "chunked",
+        web: "troceada",
+        aliases: &[],
+        label: "Salida en 8 trozos (torchtune)",
+    },
+    Choice {
+        value: Loss::Fused,
+        id: "fused",
+        web: "fusionada",
+        aliases: &["liger", "chunked-nll"],
+        label: "Fusionada por trozos (Unsloth, Liger, TRL chunked_nll)",
+    },
+];
+
+pub const LORA_TARGETS: &[Choice<LoraTargets>] = &[
+    Choice {
+        value: LoraTargets::QueryValue,
+        id: "qv",
+        web: "qv",
+        aliases: &["q_proj,v_proj"],
+        label: "q_proj y v_proj (PEFT por defecto)",
+    },
+    Choice {
+        value: LoraTargets::Attention,
+        id: "attention",
+        web: "atencion",
+        aliases: &["qkvo"],
+        label: "Las cuatro proyecciones de atención",
+    },
+    Choice {
+        value: LoraTargets::AllLinear,
+        id: "all-linear",
+        web: "todas",
+        aliases: &["all"],
+        label: "Todas las capas lineales",
     },
 ];
 
@@ -197,6 +293,9 @@ mod tests {
         check(KV_DTYPES);
         check(ZERO_STAGES);
         check(PRECISIONS);
+        check(RUNTIMES);
+        check(LOSSES);
+        check(LORA_TARGETS);
         assert_eq!(find(TASKS, "nada"), None);
     }
 

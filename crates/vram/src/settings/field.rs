@@ -5,7 +5,8 @@
 use std::fmt;
 
 use super::choice::{
-    self, ATTENTIONS, Choice, KV_DTYPES, OPTIMIZERS, PRECISIONS, TASKS, ZERO_STAGES,
+    self, ATTENTIONS, Choice, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES,
+    TASKS, ZERO_STAGES,
 };
 use super::count::{Bounds, CountProblem};
 use super::{BATCH, BLOCK_SIZE, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UTILIZATION};
@@ -20,6 +21,7 @@ pub enum Field {
     GpuMemory,
     Reserve,
     Task,
+    Runtime,
     Format,
     Batch,
     Seq,
@@ -28,7 +30,9 @@ pub enum Field {
     Checkpointing,
     Optimizer,
     Precision,
+    Loss,
     LoraRank,
+    LoraTargets,
     KvDtype,
     Gpus,
     Zero,
@@ -92,6 +96,7 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(Field::Task, "modo", "Modo", "el modo", true),
+    spec(Field::Runtime, "motor", "Motor", "el motor", false),
     spec(
         Field::Format,
         "formato",
@@ -142,11 +147,19 @@ pub const FIELDS: &[Spec] = &[
         "la precisión",
         false,
     ),
+    spec(Field::Loss, "perdida", "Pérdida", "la pérdida", false),
     spec(
         Field::LoraRank,
         "rango",
         "Rango de LoRA",
         "el rango de LoRA",
+        false,
+    ),
+    spec(
+        Field::LoraTargets,
+        "objetivos",
+        "Capas con LoRA",
+        "las capas con LoRA",
         false,
     ),
     spec(
@@ -228,6 +241,7 @@ impl Field {
         Field::GpuMemory,
         Field::Reserve,
         Field::Task,
+        Field::Runtime,
         Field::Format,
         Field::Batch,
         Field::Seq,
@@ -236,7 +250,9 @@ impl Field {
         Field::Checkpointing,
         Field::Optimizer,
         Field::Precision,
+        Field::Loss,
         Field::LoraRank,
+        Field::LoraTargets,
         Field::KvDtype,
         Field::Gpus,
         Field::Zero,
@@ -256,6 +272,7 @@ impl Field {
             Field::GpuMemory => "gpu_memory",
             Field::Reserve => "reserve",
             Field::Task => "task",
+            Field::Runtime => "runtime",
             Field::Format => "format",
             Field::Batch => "batch",
             Field::Seq => "seq",
@@ -264,7 +281,9 @@ impl Field {
             Field::Checkpointing => "checkpointing",
             Field::Optimizer => "optimizer",
             Field::Precision => "precision",
+            Field::Loss => "loss",
             Field::LoraRank => "lora_rank",
+            Field::LoraTargets => "lora_targets",
             Field::KvDtype => "kv_dtype",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
@@ -285,6 +304,7 @@ impl Field {
             Field::GpuMemory => "gpu-memory",
             Field::Reserve => "reserve",
             Field::Task => "mode",
+            Field::Runtime => "runtime",
             Field::Format => "dtype",
             Field::Batch => "batch",
             Field::Seq => "seq",
@@ -293,7 +313,9 @@ impl Field {
             Field::Checkpointing => "grad-checkpointing",
             Field::Optimizer => "optimizer",
             Field::Precision => "precision",
+            Field::Loss => "loss",
             Field::LoraRank => "lora-rank",
+            Field::LoraTargets => "lora-targets",
             Field::KvDtype => "kv-dtype",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
@@ -322,6 +344,13 @@ impl Field {
             Field::Task => {
                 "Qué se hace con el modelo: inferencia, entrenamiento completo, LoRA o QLoRA."
             }
+            Field::Runtime => {
+                "El software que ejecuta el trabajo: decide la precisión, cómo se calcula la pérdida, dónde van los adaptadores LoRA y si hay servidor."
+            }
+            Field::Loss => {
+                "Cómo se calcula la pérdida sobre los logits: entera en FP32, por trozos de la salida o fusionada con la proyección."
+            }
+            Field::LoraTargets => "Qué capas lineales llevan adaptadores LoRA.",
             Field::Format => "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
             Field::Batch => "Secuencias procesadas a la vez.",
             Field::Seq => "Tokens por secuencia (el prompt, o la secuencia de entrenamiento).",
@@ -389,6 +418,9 @@ impl Field {
             Field::Attention => choice::spellings(ATTENTIONS, web),
             Field::Optimizer => choice::spellings(OPTIMIZERS, web),
             Field::Precision => choice::spellings(PRECISIONS, web),
+            Field::Runtime => choice::spellings(RUNTIMES, web),
+            Field::Loss => choice::spellings(LOSSES, web),
+            Field::LoraTargets => choice::spellings(LORA_TARGETS, web),
             Field::KvDtype => choice::spellings(KV_DTYPES, web),
             Field::Zero => choice::spellings(ZERO_STAGES, web),
             Field::Checkpointing | Field::CpuOffload | Field::Serve => {
@@ -603,6 +635,9 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Checkpointing => print_switch(s.checkpointing, surface),
         Field::Optimizer => print_choice(OPTIMIZERS, s.optimizer, surface),
         Field::Precision => print_choice(PRECISIONS, s.precision, surface),
+        Field::Runtime => print_choice(RUNTIMES, s.runtime, surface),
+        Field::Loss => print_choice(LOSSES, s.loss, surface),
+        Field::LoraTargets => print_choice(LORA_TARGETS, s.lora_targets, surface),
         Field::LoraRank => n(u64::from(s.lora_rank)),
         Field::KvDtype => print_choice(KV_DTYPES, s.kv_dtype, surface),
         Field::Gpus => n(u64::from(s.gpus)),
@@ -649,6 +684,23 @@ pub(super) fn set(
             Field::Checkpointing => s.checkpointing = switch(input)?,
             Field::Optimizer => s.optimizer = pick(OPTIMIZERS, input)?,
             Field::Precision => s.precision = pick(PRECISIONS, input)?,
+            Field::Runtime => {
+                let r = pick(RUNTIMES, input)?;
+                if !r.runs(s.task) {
+                    return Err(Problem::Invalid(format!(
+                        "{} no sirve para {}.",
+                        choice::entry(RUNTIMES, r).label,
+                        if s.task.is_training() {
+                            "entrenar"
+                        } else {
+                            "inferencia"
+                        }
+                    )));
+                }
+                s.runtime = r;
+            }
+            Field::Loss => s.loss = pick(LOSSES, input)?,
+            Field::LoraTargets => s.lora_targets = pick(LORA_TARGETS, input)?,
             Field::LoraRank => s.lora_rank = small(f, input)?,
             Field::KvDtype => s.kv_dtype = pick(KV_DTYPES, input)?,
             Field::Gpus => s.gpus = small(f, input)?,
@@ -689,6 +741,9 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::Checkpointing => to.checkpointing = from.checkpointing,
         Field::Optimizer => to.optimizer = from.optimizer,
         Field::Precision => to.precision = from.precision,
+        Field::Runtime => to.runtime = from.runtime,
+        Field::Loss => to.loss = from.loss,
+        Field::LoraTargets => to.lora_targets = from.lora_targets,
         Field::LoraRank => to.lora_rank = from.lora_rank,
         Field::KvDtype => to.kv_dtype = from.kv_dtype,
         Field::Gpus => to.gpus = from.gpus,

@@ -19,8 +19,8 @@ mod count;
 mod field;
 
 pub use choice::{
-    ATTENTIONS, Choice, KV_DTYPES, OPTIMIZERS, PRECISIONS, Precision, TASKS, Task, ZERO_STAGES,
-    entry, find,
+    ATTENTIONS, Choice, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, Precision,
+    RUNTIMES, Runtime, TASKS, Task, ZERO_STAGES, entry, find,
 };
 pub use count::{Bounds, CountProblem, Unit};
 pub use field::{FIELDS, Field, Problem, SettingError, Spec};
@@ -29,7 +29,7 @@ use crate::catalog::Gpu;
 use crate::dtype::Dtype;
 use crate::estimate::{MAX_BATCH, MAX_GPUS, MAX_SEQ};
 use crate::quant::WeightFormat;
-use crate::workload::{Attention, KvDtype, Mode, Optimizer, Workload};
+use crate::workload::{Attention, KvDtype, LoraTargets, Loss, Mode, Optimizer, Workload};
 
 /// Where settings are read from and written to. Both accept every spelling; they
 /// differ in which spelling they print and in the words of some messages.
@@ -58,6 +58,8 @@ pub struct Settings {
     /// Memory the display and other processes already hold on each GPU.
     pub reserve: u64,
     pub task: Task,
+    /// The software that runs it.
+    pub runtime: Runtime,
     pub format: WeightFormat,
     pub batch: u64,
     /// Prompt (or training sequence) length in tokens.
@@ -68,7 +70,10 @@ pub struct Settings {
     pub checkpointing: bool,
     pub optimizer: Optimizer,
     pub precision: Precision,
+    /// How the loss meets the logits.
+    pub loss: Loss,
     pub lora_rank: u32,
+    pub lora_targets: LoraTargets,
     pub kv_dtype: KvDtype,
     pub gpus: u32,
     /// ZeRO stage 0–3 for training on several GPUs (3 is also FSDP).
@@ -99,22 +104,36 @@ pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
 pub(crate) const UTILIZATION: (u8, u8) = (5, 100);
 
 impl Settings {
-    /// The defaults of `task`, without a GPU: what users of the usual tools get.
+    /// The defaults of `task` with its usual runtime, without a GPU.
+    pub fn for_task(task: Task) -> Settings {
+        Settings::defaults(task, Runtime::default_for(task))
+    }
+
+    /// What users of `runtime` get for `task` when they change nothing:
     ///
     /// - QLoRA loads the base in NF4 with double quantisation, as the QLoRA paper and
     ///   its notebooks do (`bnb_4bit_use_double_quant=True`).
     /// - Training turns gradient checkpointing on: TRL's `SFTConfig` defaults to
-    ///   `gradient_checkpointing=True` (trl/trainer/sft_config.py), and PEFT's
-    ///   `prepare_model_for_kbit_training` enables it for quantised bases.
-    /// - Full training is mixed precision (16-bit compute, fp32 master weights and
-    ///   AdamW states), `Trainer(bf16=True)`'s usual setup.
-    pub fn for_task(task: Task) -> Settings {
+    ///   `gradient_checkpointing=True` (trl/trainer/sft_config.py), PEFT's
+    ///   `prepare_model_for_kbit_training` enables it for quantised bases, and
+    ///   torchtune's single-device configs set `enable_activation_checkpointing`.
+    /// - A full fine-tune with transformers is autocast over fp32 weights
+    ///   (`Trainer(bf16=True)` on a model loaded in fp32); DeepSpeed keeps 16-bit
+    ///   weights with an fp32 master copy; torchtune and Unsloth train in pure bf16.
+    /// - The loss: transformers computes it over the whole logits in fp32
+    ///   (`ForCausalLMLoss`), torchtune in 8 chunks of the output
+    ///   (`CEWithChunkedOutputLoss`), Unsloth fused with the projection.
+    /// - LoRA goes on `q_proj` and `v_proj` with PEFT's defaults, on the four attention
+    ///   projections in torchtune's configs, on every linear in Unsloth's notebooks.
+    /// - vLLM serves: the paged KV cache at `gpu_memory_utilization=0.9`.
+    pub fn defaults(task: Task, runtime: Runtime) -> Settings {
         let training = task.is_training();
         Settings {
             gpu: None,
             gpu_memory: None,
             reserve: 0,
             task,
+            runtime,
             format: match task {
                 Task::Qlora => WeightFormat::Nf4 { double_quant: true },
                 _ => WeightFormat::Plain { dtype: Dtype::Bf16 },
@@ -125,15 +144,29 @@ impl Settings {
             attention: Attention::Sdpa,
             checkpointing: training,
             optimizer: Optimizer::Adamw,
-            precision: Precision::Mixed,
+            precision: match runtime {
+                Runtime::Transformers => Precision::Amp,
+                Runtime::Deepspeed => Precision::Master,
+                Runtime::Unsloth | Runtime::Torchtune | Runtime::Vllm => Precision::Pure,
+            },
+            loss: match runtime {
+                Runtime::Torchtune => Loss::ChunkedOutput { chunks: 8 },
+                Runtime::Unsloth => Loss::Fused,
+                Runtime::Transformers | Runtime::Deepspeed | Runtime::Vllm => Loss::Full,
+            },
             lora_rank: 16,
-            kv_dtype: KvDtype::Fp16,
+            lora_targets: match runtime {
+                Runtime::Unsloth => LoraTargets::AllLinear,
+                Runtime::Torchtune => LoraTargets::Attention,
+                _ => LoraTargets::QueryValue,
+            },
+            kv_dtype: KvDtype::Auto,
             gpus: 1,
             zero: 0,
             tp: None,
             pp: 1,
             cpu_offload: false,
-            serve: false,
+            serve: runtime == Runtime::Vllm,
             utilization: 90,
             block_size: 16,
             cuda_context: None,
@@ -148,14 +181,32 @@ impl Settings {
         }
     }
 
-    /// Switches to `task`: each setting still at the old task's default takes the new
-    /// task's default; the ones the user changed stay.
+    /// Switches to `task`: each setting still at the old defaults takes the new task's
+    /// default; the ones the user changed stay. The runtime follows the task when it
+    /// was the old task's usual one or cannot run the new task.
     pub fn with_task(&self, task: Task) -> Settings {
-        let (old, new) = (Settings::for_task(self.task), Settings::for_task(task));
+        let runtime = if self.runtime == Runtime::default_for(self.task) || !self.runtime.runs(task)
+        {
+            Runtime::default_for(task)
+        } else {
+            self.runtime
+        };
+        self.moved_to(task, runtime)
+    }
+
+    /// Switches to `runtime`, moving the settings still at the old runtime's defaults.
+    pub fn with_runtime(&self, runtime: Runtime) -> Settings {
+        self.moved_to(self.task, runtime)
+    }
+
+    fn moved_to(&self, task: Task, runtime: Runtime) -> Settings {
+        let old = Settings::defaults(self.task, self.runtime);
+        let new = Settings::defaults(task, runtime);
         let mut out = self.clone();
         out.task = task;
+        out.runtime = runtime;
         for &f in Field::ALL {
-            if f != Field::Task && field::same(self, &old, f) {
+            if !matches!(f, Field::Task | Field::Runtime) && field::same(self, &old, f) {
                 field::copy(&mut out, &new, f);
             }
         }
@@ -163,9 +214,9 @@ impl Settings {
     }
 
     /// The base these settings are compared with when printed: `base` switched to
-    /// this task.
+    /// this task and runtime.
     fn reference(&self, base: &Settings) -> Settings {
-        base.with_task(self.task)
+        base.with_task(self.task).with_runtime(self.runtime)
     }
 
     /// Reads settings by their web keys (a link's query, a widget's attributes, a
@@ -186,16 +237,22 @@ impl Settings {
     ) -> (Settings, Vec<SettingError>) {
         let mut errors = Vec::new();
         let value = |f: Field| get(f.spec()).filter(|v| !v.trim().is_empty());
-        let mut task = base.task;
-        if let Some(text) = value(Field::Task) {
-            let mut probe = base.clone();
-            match probe.set(Field::Task, &text, surface) {
-                Ok(()) => task = probe.task,
-                Err(e) => errors.push(e),
+        let mut s = base.clone();
+        // The task, then the runtime, move the defaults the other settings start from.
+        for f in [Field::Task, Field::Runtime] {
+            if let Some(text) = value(f) {
+                let mut probe = s.clone();
+                match probe.set(f, &text, surface) {
+                    Ok(()) if f == Field::Task => s = s.with_task(probe.task),
+                    Ok(()) => s = s.with_runtime(probe.runtime),
+                    Err(e) => errors.push(e),
+                }
             }
         }
-        let mut s = base.with_task(task);
-        for &f in Field::ALL.iter().filter(|&&f| f != Field::Task) {
+        for &f in Field::ALL
+            .iter()
+            .filter(|&&f| !matches!(f, Field::Task | Field::Runtime))
+        {
             if let Some(text) = value(f)
                 && let Err(e) = s.set(f, &text, surface)
             {
@@ -209,10 +266,17 @@ impl Settings {
     /// the core fields always (a link says what it shows even if defaults change),
     /// the others when they differ from the task's default.
     pub fn pairs(&self, base: &Settings) -> Vec<(&'static str, String)> {
+        let by_task = base.with_task(self.task);
         let reference = self.reference(base);
         Field::ALL
             .iter()
-            .filter(|&&f| f.spec().core || !field::same(self, &reference, f))
+            .filter(|&&f| {
+                f.spec().core
+                    || match f {
+                        Field::Runtime => self.runtime != by_task.runtime,
+                        _ => !field::same(self, &reference, f),
+                    }
+            })
             .filter_map(|&f| self.text(f, Surface::Web).map(|v| (f.spec().key, v)))
             .collect()
     }
@@ -261,10 +325,11 @@ impl Settings {
     /// The `vramlab estimate` flags that give these settings: those that differ from
     /// the CLI's defaults.
     pub fn cli_args(&self) -> Vec<String> {
-        let reference = Settings::for_task(self.task);
+        let reference = Settings::defaults(self.task, self.runtime);
         let mut args = Vec::new();
         for &f in Field::ALL {
             let differs = (f == Field::Task && self.task != Task::Inference)
+                || (f == Field::Runtime && self.runtime != Runtime::default_for(self.task))
                 || !field::same(self, &reference, f);
             if differs && let Some(v) = self.text(f, Surface::Cli) {
                 args.push(format!("--{}", f.cli()));
@@ -317,7 +382,10 @@ impl Settings {
                 .finetune()
                 .unwrap_or(crate::workload::Finetune::Full),
             weights: self.format,
-            mixed_precision: self.precision == Precision::Mixed,
+            precision: self.precision,
+            loss: self.loss,
+            lora_targets: self.lora_targets,
+            checkpoint_offload: training && self.checkpointing && self.runtime == Runtime::Unsloth,
             optimizer: self.optimizer,
             batch: self.batch,
             seq: self.seq,

@@ -203,8 +203,8 @@ fn workload_follows_the_task() {
     t.zero = 3;
     let w = t.workload();
     assert_eq!(
-        (w.tp, w.zero, w.mixed_precision, w.grad_checkpointing),
-        (1, 3, true, true)
+        (w.tp, w.zero, w.precision, w.grad_checkpointing),
+        (1, 3, Precision::Amp, true)
     );
 }
 
@@ -239,7 +239,12 @@ fn any_settings() -> impl Strategy<Value = Settings> {
         (
             any::<bool>(),
             0..OPTIMIZERS.len(),
-            0..PRECISIONS.len(),
+            (
+                0..PRECISIONS.len(),
+                0..RUNTIMES.len(),
+                0..LOSSES.len(),
+                0..LORA_TARGETS.len(),
+            ),
             1u32..=16_384,
             0..KV_DTYPES.len(),
             1u32..=MAX_GPUS,
@@ -260,6 +265,14 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             gpu_memory: a.1,
             reserve: a.2.1,
             task: TASKS[a.2.0].value,
+            runtime: {
+                let (task, r) = (TASKS[a.2.0].value, RUNTIMES[b.2.1].value);
+                if r.runs(task) {
+                    r
+                } else {
+                    Runtime::default_for(task)
+                }
+            },
             format: WeightFormat::parse(FORMATS[a.3]).unwrap_or(WeightFormat::Plain {
                 dtype: crate::Dtype::Bf16,
             }),
@@ -269,7 +282,9 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             attention: ATTENTIONS[a.7].value,
             checkpointing: b.0,
             optimizer: OPTIMIZERS[b.1].value,
-            precision: PRECISIONS[b.2].value,
+            precision: PRECISIONS[b.2.0].value,
+            loss: LOSSES[b.2.2].value,
+            lora_targets: LORA_TARGETS[b.2.3].value,
             lora_rank: b.3,
             kv_dtype: KV_DTYPES[b.4].value,
             gpus: b.5,

@@ -72,6 +72,12 @@ impl Inputs {
             if let Some(task) = vram::settings::find(vram::settings::TASKS, value) {
                 self.settings = self.settings.with_task(task);
             }
+        } else if f == Field::Runtime {
+            if let Some(r) = vram::settings::find(vram::settings::RUNTIMES, value)
+                && r.runs(self.settings.task)
+            {
+                self.settings = self.settings.with_runtime(r);
+            }
         } else {
             // The page's own options are valid; anything else keeps the value.
             let _ = self.settings.set(f, value, Surface::Web);
@@ -257,7 +263,8 @@ mod tests {
                 .iter()
                 .any(|n| n.text(Surface::Web).contains("solo valen para inferencia"))
         );
-        assert_eq!(w(train), 2 * 124_439_808);
+        // Autocast training: fp32 weights and their 16-bit copies.
+        assert_eq!(w(train), 6 * 124_439_808);
         i.choose(Field::Task, "inferencia");
         // Without an import, "propio" is a clear message, not a panic.
         assert!(

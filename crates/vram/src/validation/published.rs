@@ -1,0 +1,679 @@
+//! Published measurements written as the settings that produced them: the model, the
+//! `vramlab estimate` flags for the run's settings, what the source measured and the
+//! figure it printed. Each is evaluated now with `vram::evaluate`.
+//!
+//! The sources (collected December 2026, none used to set any constant of the engine):
+//! - vLLM 0.19.0 start-up logs on an H100 80GB (llm-d-planner accuracy study): "GPU KV
+//!   cache size: N tokens", with `gpu_memory_utilization 0.95`, `max_model_len 8192`,
+//!   chunked prefill at 8192 tokens.
+//! - Hugging Face's "Efficient training on a single GPU" guide (transformers v4.21):
+//!   bert-large on a V100 16 GB, whole-GPU memory as NVML reports it after training.
+//! - AutoAWQ's README benchmark on an RTX 4090 (`torch.cuda.max_memory_allocated`).
+//! - llama.cpp KV cache lines for a 2048-token context.
+//! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
+//!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2.
+//! - torchtune's README: peak memory of its recipes.
+//! - litgpt's config hub: peak `max_memory_allocated` of its fine-tuning configs.
+
+use std::collections::HashMap;
+
+use crate::catalog;
+use crate::estimate::ModelInput;
+use crate::evaluate::{Evaluation, Model, evaluate};
+use crate::settings::{Settings, Surface, Task};
+use crate::units::ByteSize;
+
+use super::{Case, Unit};
+
+/// What a source measured.
+#[derive(Clone, Copy, Debug)]
+enum Measure {
+    /// `torch.cuda.max_memory_allocated` (or torchtune's "active"): tensors only, no
+    /// CUDA context, no allocator cache.
+    Allocated,
+    /// The whole GPU as nvidia-smi or NVML show it.
+    Device,
+    /// vLLM's "GPU KV cache size" in tokens.
+    KvTokens,
+    /// The KV cache alone.
+    KvBytes,
+    /// The longest context that fits, in tokens.
+    MaxSeq,
+}
+
+struct Spec {
+    id: &'static str,
+    what: &'static str,
+    source: &'static str,
+    runtime: &'static str,
+    model: &'static str,
+    args: &'static str,
+    measure: Measure,
+    published: u64,
+    unit: Unit,
+}
+
+/// Hundredths of a GiB, as logs print them ("58.11 GiB").
+const fn gib(hundredths: u64) -> u64 {
+    hundredths * ByteSize::GIB / 100
+}
+
+/// Hundredths of a GB (10^9 bytes).
+const fn gb(hundredths: u64) -> u64 {
+    hundredths * 10_000_000
+}
+
+const fn mib(n: u64) -> u64 {
+    n * ByteSize::MIB
+}
+
+const LLMD: &str = "registro de arranque de vLLM 0.19.0 en una H100 80GB, estudio de precisión de llm-d-planner (github.com/jgchn/llm-d-planner, accuracy/results/v0.19.0/logs, commit d3121e0)";
+const HF_PERF: &str = "Hugging Face Transformers, «Efficient Training on a Single GPU» (v4.21), bert-large en una V100 16 GB";
+const AUTOAWQ: &str = "README de AutoAWQ (casper-hansen/AutoAWQ), banco de pruebas en una RTX 4090";
+const LLAMACPP: &str = "registros de carga de llama.cpp con n_ctx 2048 (huggingface.co/dranger003/c4ai-command-r-v01-iMat.GGUF, discusión 6)";
+const UNSLOTH: &str = "README de Unsloth (unslothai/unsloth): contexto máximo de Llama 3.1 8B con QLoRA, rango 32 en todas las lineales, lote 1";
+const TORCHTUNE: &str = "README de torchtune (pytorch/torchtune)";
+const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
+
+const VLLM: &str = "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95";
+
+const SPECS: &[Spec] = &[
+    // vLLM: the KV cache a server gets at start-up.
+    Spec {
+        id: "llmd-llama31-8b",
+        what: "Llama-3.1-8B en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 476_016,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-llama31-8b-tp2",
+        what: "Llama-3.1-8B en vLLM, 2 H100 con TP 2: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --gpus 2",
+        measure: Measure::KvTokens,
+        published: 1_044_688,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-llama31-8b-tp4",
+        what: "Llama-3.1-8B en vLLM, 4 H100 con TP 4: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --gpus 4",
+        measure: Measure::KvTokens,
+        published: 2_209_792,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-llama31-8b-pp2",
+        what: "Llama-3.1-8B en vLLM, 2 H100 con PP 2: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --gpus 2 --tp 1 --pp 2",
+        measure: Measure::KvTokens,
+        published: 1_075_312,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-llama31-8b-fp32",
+        what: "Llama-3.1-8B en FP32 en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --dtype fp32",
+        measure: Measure::KvTokens,
+        published: 175_296,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-llama31-8b-kvfp8",
+        what: "Llama-3.1-8B en vLLM con caché KV FP8, H100: tokens",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --kv-dtype fp8",
+        measure: Measure::KvTokens,
+        published: 952_032,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-llama31-8b-fp8",
+        what: "Llama-3.1-8B cuantizado a FP8 en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --dtype fp8",
+        measure: Measure::KvTokens,
+        published: 529_248,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-qwen25-7b",
+        what: "Qwen2.5-7B en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "qwen2.5-7b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 1_096_000,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-qwen25-7b-tp4",
+        what: "Qwen2.5-7B en vLLM, 4 H100 con TP 4: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "qwen2.5-7b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --gpus 4",
+        measure: Measure::KvTokens,
+        published: 5_043_280,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-qwen25-72b-tp2",
+        what: "Qwen2.5-72B en vLLM, 2 H100 con TP 2: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "qwen2.5-72b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --gpus 2",
+        measure: Measure::KvTokens,
+        published: 19_920,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-qwen3-8b",
+        what: "Qwen3-8B en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "qwen3-8b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 418_688,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-qwen3-30b-a3b",
+        what: "Qwen3-30B-A3B en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "qwen3-30b-a3b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 168_288,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-phi4",
+        what: "Phi-4 en vLLM, H100: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "phi-4",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 241_568,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-mixtral-tp2",
+        what: "Mixtral-8x7B en vLLM, 2 H100 con TP 2: tokens de caché KV",
+        source: LLMD,
+        runtime: "vllm",
+        model: "mixtral-8x7b",
+        args: "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --gpus 2",
+        measure: Measure::KvTokens,
+        published: 465_936,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-deepseek-v2-lite",
+        what: "DeepSeek-V2-Lite en vLLM, H100: tokens de caché KV (latente MLA)",
+        source: LLMD,
+        runtime: "vllm",
+        model: "deepseek-v2-lite",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 1_505_552,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-gemma2-2b",
+        what: "Gemma-2-2B en vLLM, H100: tokens de caché KV (capas de ventana deslizante)",
+        source: LLMD,
+        runtime: "vllm",
+        model: "gemma-2-2b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 670_160,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-gemma2-27b",
+        what: "Gemma-2-27B en vLLM, H100: tokens de caché KV (capas de ventana deslizante)",
+        source: LLMD,
+        runtime: "vllm",
+        model: "gemma-2-27b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 58_672,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "llmd-gemma3-27b",
+        what: "Gemma-3-27B en vLLM, H100: tokens de caché KV (capas de ventana deslizante)",
+        source: LLMD,
+        runtime: "vllm",
+        model: "gemma-3-27b",
+        args: VLLM,
+        measure: Measure::KvTokens,
+        published: 36_560,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "vllm-17122-llama31-8b-l40s",
+        what: "Llama-3.1-8B en vLLM (motor v1), L40S, contexto 32 768: tokens de caché KV",
+        source: "vllm-project/vllm#17122: «GPU KV cache size: 158,656 tokens»",
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu l40s --seq 32768 --gpu-memory-utilization 0.9",
+        measure: Measure::KvTokens,
+        published: 158_656,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "vllm-10517-llama31-8b-3090",
+        what: "Llama-3.1-8B en vLLM 0.6.4, RTX 3090, contexto 20 000: tokens de caché KV (1952 bloques de 16)",
+        source: "vllm-project/vllm#10517: «kv_cache_size=3.81GiB … # GPU blocks: 1952»",
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu rtx-3090 --seq 20000 --gpu-memory-utilization 0.9",
+        measure: Measure::KvTokens,
+        published: 31_232,
+        unit: Unit::Tokens,
+    },
+    // Hugging Face Trainer, bert-large for sequence classification on a V100 16 GB:
+    // whole-GPU memory (the measured 1343 MiB CUDA context of hf-1 included).
+    Spec {
+        id: "hf-perf-ga4",
+        what: "bert-large, FP32, AdamW, lote 1 × 512 (acumulación 4), total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp32 --precision pure --batch 1 --seq 512 --attention eager --grad-checkpointing false --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(8681),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-ga4-gc",
+        what: "bert-large, FP32, AdamW, lote 1 × 512 con gradient checkpointing, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp32 --precision pure --batch 1 --seq 512 --attention eager --grad-checkpointing true --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(6775),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-fp16",
+        what: "bert-large, AMP FP16 (fp16=True), AdamW, lote 4 × 512, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp16 --precision amp --batch 4 --seq 512 --attention eager --grad-checkpointing false --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(13_939),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-fp16-gc",
+        what: "bert-large, AMP FP16, AdamW, lote 1 × 512 con gradient checkpointing, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp16 --precision amp --batch 1 --seq 512 --attention eager --grad-checkpointing true --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(7275),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-adafactor",
+        what: "bert-large, FP32, Adafactor, lote 4 × 512, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp32 --precision pure --optimizer adafactor --batch 4 --seq 512 --attention eager --grad-checkpointing false --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(12_295),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-adafactor-all",
+        what: "bert-large, AMP FP16, Adafactor, lote 1 × 512 con gradient checkpointing, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp16 --precision amp --optimizer adafactor --batch 1 --seq 512 --attention eager --grad-checkpointing true --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(4847),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-adam8bit",
+        what: "bert-large, FP32, Adam de 8 bits, lote 4 × 512, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp32 --precision pure --optimizer adamw8bit --batch 4 --seq 512 --attention eager --grad-checkpointing false --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(13_085),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "hf-perf-adam8bit-all",
+        what: "bert-large, AMP FP16, Adam de 8 bits, lote 1 × 512 con gradient checkpointing, total de la GPU",
+        source: HF_PERF,
+        runtime: "transformers",
+        model: "bert-large-uncased",
+        args: "--mode full --dtype fp16 --precision amp --optimizer adamw8bit --batch 1 --seq 512 --attention eager --grad-checkpointing true --cuda-context 1343MiB",
+        measure: Measure::Device,
+        published: mib(5363),
+        unit: Unit::Binary,
+    },
+    // AutoAWQ: 4-bit AWQ inference, 2048 prompt tokens then 2048 generated.
+    Spec {
+        id: "autoawq-mistral7b-bs1",
+        what: "Mistral 7B AWQ 4 bits, lote 1, 2048 + 2048 tokens (max_memory_allocated)",
+        source: AUTOAWQ,
+        runtime: "transformers",
+        model: "mistral-7b-v0.3",
+        args: "--dtype awq --batch 1 --seq 2048 --new-tokens 2048 --gpu rtx-4090",
+        measure: Measure::Allocated,
+        published: gib(555),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "autoawq-mistral7b-bs8",
+        what: "Mistral 7B AWQ 4 bits, lote 8, 2048 + 2048 tokens (max_memory_allocated)",
+        source: AUTOAWQ,
+        runtime: "transformers",
+        model: "mistral-7b-v0.3",
+        args: "--dtype awq --batch 8 --seq 2048 --new-tokens 2048 --gpu rtx-4090",
+        measure: Measure::Allocated,
+        published: gib(1682),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "autoawq-tinyllama",
+        what: "TinyLlama 1B AWQ 4 bits, lote 1, 2048 + 2048 tokens (max_memory_allocated)",
+        source: AUTOAWQ,
+        runtime: "transformers",
+        model: "tinyllama-1.1b",
+        args: "--dtype awq --batch 1 --seq 2048 --new-tokens 2048 --gpu rtx-4090",
+        measure: Measure::Allocated,
+        published: gib(210),
+        unit: Unit::Binary,
+    },
+    // llama.cpp: the KV cache of a 2048-token context (f16).
+    Spec {
+        id: "llamacpp-llama3-8b-kv",
+        what: "Llama-3-8B en llama.cpp, n_ctx 2048: caché KV",
+        source: LLAMACPP,
+        runtime: "llama.cpp",
+        model: "llama-3.1-8b",
+        args: "--seq 2048",
+        measure: Measure::KvBytes,
+        published: mib(256),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-llama3-70b-kv",
+        what: "Llama-3-70B en llama.cpp, n_ctx 2048: caché KV",
+        source: LLAMACPP,
+        runtime: "llama.cpp",
+        model: "llama-3.1-70b",
+        args: "--seq 2048",
+        measure: Measure::KvBytes,
+        published: mib(640),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-mixtral-kv",
+        what: "Mixtral-8x7B en llama.cpp, n_ctx 2048: caché KV",
+        source: LLAMACPP,
+        runtime: "llama.cpp",
+        model: "mixtral-8x7b",
+        args: "--seq 2048",
+        measure: Measure::KvBytes,
+        published: mib(256),
+        unit: Unit::Binary,
+    },
+    // Unsloth's README: the longest context that trains.
+    Spec {
+        id: "unsloth-ctx-24gb",
+        what: "Llama 3.1 8B, QLoRA con Unsloth en 24 GB (RTX 4090): contexto máximo",
+        source: UNSLOTH,
+        runtime: "unsloth",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --runtime unsloth --lora-rank 32 --lora-targets all-linear --attention flash --gpu rtx-4090",
+        measure: Measure::MaxSeq,
+        published: 78_475,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "unsloth-ctx-16gb",
+        what: "Llama 3.1 8B, QLoRA con Unsloth en 16 GB (RTX 4080): contexto máximo",
+        source: UNSLOTH,
+        runtime: "unsloth",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --runtime unsloth --lora-rank 32 --lora-targets all-linear --attention flash --gpu rtx-4080",
+        measure: Measure::MaxSeq,
+        published: 40_724,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "hf-fa2-ctx-24gb",
+        what: "Llama 3.1 8B, QLoRA con Hugging Face + FA2 en 24 GB (RTX 4090): contexto máximo",
+        source: UNSLOTH,
+        runtime: "transformers",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --lora-rank 32 --lora-targets all-linear --attention flash --gpu rtx-4090",
+        measure: Measure::MaxSeq,
+        published: 5789,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "hf-fa2-ctx-16gb",
+        what: "Llama 3.1 8B, QLoRA con Hugging Face + FA2 en 16 GB (RTX 4080): contexto máximo",
+        source: UNSLOTH,
+        runtime: "transformers",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --lora-rank 32 --lora-targets all-linear --attention flash --gpu rtx-4080",
+        measure: Measure::MaxSeq,
+        published: 2551,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "hf-fa2-ctx-80gb",
+        what: "Llama 3.1 8B, QLoRA con Hugging Face + FA2 en 80 GB (A100): contexto máximo",
+        source: UNSLOTH,
+        runtime: "transformers",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --lora-rank 32 --lora-targets all-linear --attention flash --gpu a100-80gb",
+        measure: Measure::MaxSeq,
+        published: 28_454,
+        unit: Unit::Tokens,
+    },
+    // torchtune's README: peak memory per recipe.
+    Spec {
+        id: "torchtune-llama31-8b-lora-4090",
+        what: "Llama 3.1 8B, LoRA con torchtune en una RTX 4090, lote 2 × 2048 empaquetado",
+        source: TORCHTUNE,
+        runtime: "torchtune",
+        model: "llama-3.1-8b",
+        args: "--mode lora --runtime torchtune --lora-rank 8 --batch 2 --seq 2048",
+        measure: Measure::Allocated,
+        published: gib(1620),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "torchtune-llama31-8b-qlora-4090",
+        what: "Llama 3.1 8B, QLoRA con torchtune en una RTX 4090, lote 2 × 2048 empaquetado",
+        source: TORCHTUNE,
+        runtime: "torchtune",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --runtime torchtune --dtype nf4 --lora-rank 8 --batch 2 --seq 2048",
+        measure: Measure::Allocated,
+        published: gib(740),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "torchtune-llama32-3b-packed",
+        what: "Llama 3.2 3B, ajuste completo con torchtune (bf16, lote 2 × 4096 empaquetado, pérdida entera, sin checkpointing)",
+        source: TORCHTUNE,
+        runtime: "torchtune",
+        model: "llama-3.2-3b",
+        args: "--mode full --runtime torchtune --loss full --batch 2 --seq 4096 --grad-checkpointing false",
+        measure: Measure::Allocated,
+        published: gib(6000),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "torchtune-llama32-3b-ac",
+        what: "Llama 3.2 3B, ajuste completo con torchtune (bf16, 2 × 4096, pérdida troceada, checkpointing; con torch.compile)",
+        source: TORCHTUNE,
+        runtime: "torchtune",
+        model: "llama-3.2-3b",
+        args: "--mode full --runtime torchtune --batch 2 --seq 4096 --grad-checkpointing true",
+        measure: Measure::Allocated,
+        published: gib(2490),
+        unit: Unit::Binary,
+    },
+    // litgpt's fine-tuning configs on an A10G: bf16-true, LoRA on q and v, rank 32,
+    // sequences up to 512 tokens, no checkpointing; litgpt's loss is computed in chunks.
+    Spec {
+        id: "litgpt-llama3-8b-lora",
+        what: "Llama 3 8B, LoRA con litgpt (bf16, rango 32 en q y v, lote 1 × 512)",
+        source: LITGPT,
+        runtime: "litgpt",
+        model: "llama-3.1-8b",
+        args: "--mode lora --precision pure --loss fused --lora-rank 32 --lora-targets qv --batch 1 --seq 512 --grad-checkpointing false",
+        measure: Measure::Allocated,
+        published: gb(1973),
+        unit: Unit::Decimal,
+    },
+    Spec {
+        id: "litgpt-llama3-8b-qlora",
+        what: "Llama 3 8B, QLoRA con litgpt (NF4, bf16, rango 32 en q y v, lote 2 × 512)",
+        source: LITGPT,
+        runtime: "litgpt",
+        model: "llama-3.1-8b",
+        args: "--mode qlora --dtype nf4 --precision pure --loss fused --lora-rank 32 --lora-targets qv --batch 2 --seq 512 --grad-checkpointing false",
+        measure: Measure::Allocated,
+        published: gb(1741),
+        unit: Unit::Decimal,
+    },
+    Spec {
+        id: "litgpt-gemma2-9b-qlora",
+        what: "Gemma 2 9B, QLoRA con litgpt (NF4, bf16, rango 32 en q y v, lote 1 × 512)",
+        source: LITGPT,
+        runtime: "litgpt",
+        model: "gemma-2-9b",
+        args: "--mode qlora --dtype nf4 --precision pure --loss fused --lora-rank 32 --lora-targets qv --batch 1 --seq 512 --grad-checkpointing false",
+        measure: Measure::Allocated,
+        published: gb(2092),
+        unit: Unit::Decimal,
+    },
+];
+
+/// `--flag value` pairs of a spec.
+fn flags(args: &str) -> HashMap<&str, &str> {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    words
+        .chunks(2)
+        .filter_map(|p| Some((p.first()?.trim_start_matches('-'), *p.get(1)?)))
+        .collect()
+}
+
+fn settings(spec: &Spec) -> Settings {
+    let given = flags(spec.args);
+    let (s, _) = Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |f| {
+        given.get(f.field.cli()).map(|v| (*v).to_owned())
+    });
+    s
+}
+
+fn measured(e: &Evaluation, m: Measure) -> u64 {
+    let b = &e.estimate.breakdown;
+    match m {
+        Measure::Allocated => b.total().saturating_sub(b.overhead),
+        Measure::Device => e.estimate.per_gpu_bytes,
+        Measure::KvTokens => e.serving.map_or(0, |p| p.tokens),
+        Measure::KvBytes => b.kv_cache,
+        Measure::MaxSeq => e.max_seq.unwrap_or(0),
+    }
+}
+
+pub(super) fn cases() -> Vec<Case> {
+    SPECS
+        .iter()
+        .map(|spec| {
+            let estimated = catalog::model(spec.model)
+                .map(|m| {
+                    Model::new(ModelInput::Arch {
+                        arch: Box::new(m.arch.clone()),
+                        total_params: None,
+                    })
+                })
+                .and_then(|model| evaluate(&model, &settings(spec)).ok())
+                .map_or(0, |e| measured(&e, spec.measure));
+            Case {
+                id: spec.id,
+                what: spec.what,
+                source: spec.source,
+                published: spec.published,
+                estimated,
+                unit: spec.unit,
+                runtime: spec.runtime,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spec names a catalog model and reads as settings without a problem.
+    #[test]
+    fn specs_are_valid_settings() {
+        for spec in SPECS {
+            assert!(catalog::model(spec.model).is_some(), "{}", spec.id);
+            let given = flags(spec.args);
+            let (_, errors) =
+                Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |f| {
+                    given.get(f.field.cli()).map(|v| (*v).to_owned())
+                });
+            assert!(errors.is_empty(), "{}: {errors:?}", spec.id);
+            // Every flag is a setting (no typo silently ignored).
+            for flag in given.keys() {
+                assert!(
+                    crate::settings::FIELDS
+                        .iter()
+                        .any(|f| f.field.cli() == *flag),
+                    "{}: --{flag}",
+                    spec.id
+                );
+            }
+        }
+    }
+}
