@@ -37,7 +37,21 @@ fn estimate_json_contract() {
     .sum();
     assert_eq!(sum, v["per_gpu_bytes"].as_u64().unwrap());
     assert_eq!(b["weights"].as_u64(), Some(16_060_522_496));
-    assert_eq!(v["fits"], serde_json::json!(true));
+    // The estimate fits, but not the high end of transformers' inference band.
+    assert_eq!(v["verdict"], serde_json::json!("tight"));
+    assert_eq!(v["fits"], serde_json::json!(false));
+    assert!(v["band"]["p10"].as_f64().unwrap() < 0.0, "{v}");
+    assert!(v["band"]["cases"].as_u64().unwrap() >= 3, "{v}");
+    let roomy = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--json",
+    ]);
+    assert_eq!(roomy["verdict"], serde_json::json!("fits"));
+    assert_eq!(roomy["fits"], serde_json::json!(true));
 
     // Without a GPU the solvers do not answer.
     let v = json(&["estimate", "--params", "7B", "--json"]);

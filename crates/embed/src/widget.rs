@@ -288,6 +288,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
         _ => "Ni con lote 1 cabe esta configuración.".into(),
     };
     let fits = o.fits();
+    let state = o.eval.verdict.map_or("", vram::Verdict::id);
     let notice = o
         .notice
         .clone()
@@ -296,7 +297,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
         {notice}
         <p class="vw-title">{title}</p>
         <p class="vw-total"><strong>{ByteSize(o.per_gpu()).binary()}</strong>" por GPU, de "{ByteSize(o.capacity()).binary()}</p>
-        <p class="vw-verdict" data-cabe=fits.to_string()>{o.verdict()}</p>
+        <p class="vw-verdict" data-cabe=fits.to_string() data-verdict=state>{o.verdict()}</p>
         {bar(&o)}
         <ul class="vw-legend">{legend}</ul>
         <p class="vw-limits">{limits}</p>

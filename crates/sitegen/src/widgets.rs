@@ -444,7 +444,11 @@ mod tests {
         let w = render_widget(&sc, &ctx()).unwrap();
         assert!(w.island && w.bundle == Bundle::Tools, "{w:?}");
         assert!(w.html.contains("data-component=\"Estimator"), "{}", w.html);
-        assert!(w.html.contains("Cabe en GeForce RTX 4090"), "{}", w.html);
+        assert!(
+            w.html.contains("Al límite en GeForce RTX 4090"),
+            "{}",
+            w.html
+        );
         let v = render_widget(&parse("{{< validacion >}}").unwrap(), &ctx()).unwrap();
         assert!(!v.island);
         assert!(v.html.contains("error mediano"), "{}", v.html);

@@ -12,6 +12,7 @@
 
 pub mod adapter;
 pub mod arch;
+pub mod band;
 pub mod catalog;
 pub mod context;
 pub mod dtype;

@@ -24,8 +24,10 @@ struct Output<'a> {
     gpu: Option<&'a str>,
     capacity_bytes: Option<u64>,
     fits: Option<bool>,
-    /// "fits", "does-not-fit", "serves" or "cannot-serve".
+    /// "fits", "tight", "does-not-fit", "serves", "tight-serve" or "cannot-serve".
     verdict: Option<&'static str>,
+    /// The runtime's error band from the validation cases.
+    band: Option<vram::band::Band>,
     max_batch_fit: Option<u64>,
     max_seq_fit: Option<u64>,
     smallest_gpu: Option<&'a str>,
@@ -60,12 +62,8 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         gpu: s.gpu.map(|g| g.name.as_str()),
         capacity_bytes: e.capacity,
         fits: e.verdict.map(Verdict::fits),
-        verdict: e.verdict.map(|v| match v {
-            Verdict::Fits { .. } => "fits",
-            Verdict::DoesNotFit { .. } => "does-not-fit",
-            Verdict::Serves { .. } => "serves",
-            Verdict::CannotServe { .. } => "cannot-serve",
-        }),
+        verdict: e.verdict.map(Verdict::id),
+        band: e.band,
         max_batch_fit: e.max_batch,
         max_seq_fit: e.max_seq,
         smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),

@@ -10,6 +10,7 @@ mod note;
 
 pub use note::Note;
 
+use crate::band::{self, Band};
 use crate::catalog::Gpu;
 use crate::estimate::{Estimate, EstimateError, ModelInput, estimate};
 use crate::import::StoredWeights;
@@ -49,18 +50,30 @@ impl Model {
     }
 }
 
-/// Whether the workload fits one GPU.
+/// Whether the workload fits one GPU, read against the error band of its runtime
+/// ([`Band`]): "fits" only when the band's high end fits too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The band's high end fits: `spare` left by the estimate, `spare_high` by the
+    /// high end.
     Fits {
         spare: u64,
+        spare_high: u64,
+    },
+    /// The estimate fits with `spare` left, but the band's high end needs `short` more
+    /// than the GPU has: it may run out of memory.
+    Tight {
+        spare: u64,
+        short: u64,
     },
     DoesNotFit {
         missing: u64,
     },
-    /// Serving: the KV cache left holds this many sequences of the context at once.
+    /// Serving: the KV cache left holds this many sequences of the context at once,
+    /// `at_least` at the band's low end (0: the server may refuse to start).
     Serves {
         sequences: u64,
+        at_least: u64,
     },
     /// Serving: not even one sequence of the context fits in the KV cache left (vLLM
     /// refuses to start).
@@ -73,8 +86,27 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Whether the run fits even at the band's high end.
     pub fn fits(self) -> bool {
-        matches!(self, Verdict::Fits { .. } | Verdict::Serves { .. })
+        match self {
+            Verdict::Fits { .. } => true,
+            Verdict::Serves { at_least, .. } => at_least >= 1,
+            Verdict::Tight { .. } | Verdict::DoesNotFit { .. } | Verdict::CannotServe { .. } => {
+                false
+            }
+        }
+    }
+
+    /// The verdict's id in the CLI's JSON.
+    pub fn id(self) -> &'static str {
+        match self {
+            Verdict::Fits { .. } => "fits",
+            Verdict::Tight { .. } => "tight",
+            Verdict::DoesNotFit { .. } => "does-not-fit",
+            Verdict::Serves { at_least: 0, .. } => "tight-serve",
+            Verdict::Serves { .. } => "serves",
+            Verdict::CannotServe { .. } => "cannot-serve",
+        }
     }
 }
 
@@ -95,6 +127,8 @@ pub struct Evaluation {
     pub min_gpus: Option<u32>,
     pub speed: Option<SpeedHint>,
     pub serving: Option<ServingPlan>,
+    /// The error band of the runtime and phase, from the validation cases.
+    pub band: Option<Band>,
     pub notes: Vec<Note>,
 }
 
@@ -119,11 +153,39 @@ impl Evaluation {
         };
         let context = group_digits(self.workload.seq.saturating_add(self.workload.new_tokens));
         Some(match v {
-            Verdict::Fits { spare } => format!("Cabe{target}: sobran {}.", bytes(spare)),
+            Verdict::Fits { spare, spare_high } => format!(
+                "Cabe con margen{target}: sobran {}, y {} aun en el extremo alto de la banda de error.",
+                bytes(spare),
+                bytes(spare_high)
+            ),
+            Verdict::Tight { spare, short } => format!(
+                "Al límite{target}: el cálculo deja {} libres, pero en el extremo alto de la banda de error faltarían {}; puede quedarse sin memoria.",
+                bytes(spare),
+                bytes(short)
+            ),
             Verdict::DoesNotFit { missing } => {
                 format!("No cabe{target}: faltan {}.", bytes(missing))
             }
-            Verdict::Serves { sequences } => format!(
+            Verdict::Serves {
+                sequences,
+                at_least: 0,
+            } => format!(
+                "Al límite como servidor{target}: el cálculo da {} secuencias de {context} tokens a la vez, pero en el extremo bajo de la banda de error no cabría ninguna y el servidor no arrancaría. {}",
+                group_digits(sequences),
+                match surface {
+                    Surface::Cli => "Baja --seq (max_model_len) o sube --gpu-memory-utilization.",
+                    Surface::Web => "Reduce el contexto (max_model_len de vLLM).",
+                }
+            ),
+            Verdict::Serves {
+                sequences,
+                at_least,
+            } if at_least < sequences => format!(
+                "Cabe como servidor{target}: {} secuencias de {context} tokens a la vez ({} en el extremo bajo de la banda de error).",
+                group_digits(sequences),
+                group_digits(at_least)
+            ),
+            Verdict::Serves { sequences, .. } => format!(
                 "Cabe como servidor{target}: {} secuencias de {context} tokens a la vez.",
                 group_digits(sequences)
             ),
@@ -162,23 +224,8 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         }
         _ => None,
     };
-    let verdict = capacity.map(|c| match serving {
-        Some(p) if p.max_sequences >= 1 => Verdict::Serves {
-            sequences: p.max_sequences,
-        },
-        Some(p) => Verdict::CannotServe {
-            kv_budget: p.kv_budget_bytes,
-            needed: p
-                .kv_bytes_per_token
-                .saturating_mul(w.seq.saturating_add(w.new_tokens)),
-        },
-        None if est.per_gpu_bytes <= c => Verdict::Fits {
-            spare: c - est.per_gpu_bytes,
-        },
-        None => Verdict::DoesNotFit {
-            missing: est.per_gpu_bytes - c,
-        },
-    });
+    let band = band::of(s.runtime, s.task.is_training());
+    let verdict = capacity.map(|c| verdict(&est, serving.as_ref(), band, &w, c));
     Ok(Evaluation {
         max_batch: capacity.and_then(|c| solve::max_batch(input, &w, c)),
         max_seq: capacity.and_then(|c| solve::max_seq(input, &w, c)),
@@ -191,10 +238,52 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         notes: notes(model, s, &w, &est),
         serving,
         verdict,
+        band,
         capacity,
         estimate: est,
         workload: w,
     })
+}
+
+/// The verdict of `est` (and its serving plan) on a GPU of `capacity` bytes.
+fn verdict(
+    est: &Estimate,
+    serving: Option<&ServingPlan>,
+    band: Option<Band>,
+    w: &Workload,
+    capacity: u64,
+) -> Verdict {
+    let context = w.seq.saturating_add(w.new_tokens);
+    if let Some(p) = serving {
+        return if p.max_sequences >= 1 {
+            Verdict::Serves {
+                sequences: p.max_sequences,
+                at_least: band.map_or(p.max_sequences, |b| b.low_count(p.tokens) / context.max(1)),
+            }
+        } else {
+            Verdict::CannotServe {
+                kv_budget: p.kv_budget_bytes,
+                needed: p.kv_bytes_per_token.saturating_mul(context),
+            }
+        };
+    }
+    let need = est.per_gpu_bytes;
+    let high = band.map_or(need, |b| b.high_bytes(need));
+    if need > capacity {
+        Verdict::DoesNotFit {
+            missing: need - capacity,
+        }
+    } else if high > capacity {
+        Verdict::Tight {
+            spare: capacity - need,
+            short: high - capacity,
+        }
+    } else {
+        Verdict::Fits {
+            spare: capacity - need,
+            spare_high: capacity - high,
+        }
+    }
 }
 
 fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note> {
@@ -246,13 +335,21 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             }
         });
     }
+    let runtime = crate::settings::entry(crate::settings::RUNTIMES, s.runtime)
+        .label
+        .split(' ')
+        .next()
+        .unwrap_or("el motor");
+    if let (Some(band), Some(_)) = (band::of(s.runtime, s.task.is_training()), s.capacity()) {
+        notes.push(Note::Band {
+            runtime,
+            training: s.task.is_training(),
+            band,
+        });
+    }
     if s.task.is_training() {
         notes.push(Note::Runtime {
-            runtime: crate::settings::entry(crate::settings::RUNTIMES, s.runtime)
-                .label
-                .split(' ')
-                .next()
-                .unwrap_or("el motor"),
+            runtime,
             precision: (s.task == Task::Full).then_some(w.precision),
             loss: w.loss,
             targets: (s.task != Task::Full).then_some(w.lora_targets),

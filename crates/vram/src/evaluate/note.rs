@@ -2,12 +2,19 @@
 //! them for its readers with [`Note::text`]: the CLI may name its flags, the web never
 //! does. Building notes costs nothing in the solvers, which never ask for them.
 
+use crate::band::Band;
 use crate::settings::Surface;
 use crate::units::{ByteSize, group_digits};
 use crate::workload::{LoraTargets, Loss, Precision};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Note {
+    /// How far published runs of this runtime and phase were from the estimate.
+    Band {
+        runtime: &'static str,
+        training: bool,
+        band: Band,
+    },
     /// What the runtime keeps beyond the model, as estimated (training).
     Runtime {
         runtime: &'static str,
@@ -59,6 +66,31 @@ impl Note {
     pub fn text(&self, surface: Surface) -> String {
         let cli = surface == Surface::Cli;
         match self {
+            Note::Band {
+                runtime,
+                training,
+                band,
+            } => {
+                let phase = if *training {
+                    "entrenamiento"
+                } else {
+                    "inferencia"
+                };
+                let whose = if band.pooled {
+                    format!(
+                        "{runtime} tiene menos de {} casos publicados de {phase}, así que se usan los de todos los motores ({} casos)",
+                        crate::band::MIN_CASES,
+                        band.cases
+                    )
+                } else {
+                    format!("{} casos publicados de {runtime} en {phase}", band.cases)
+                };
+                format!(
+                    "Margen de error: {whose}; entre el P10 y el P90 el cálculo se desvió de {} a {} (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo.",
+                    signed_percent(band.p10),
+                    signed_percent(band.p90)
+                )
+            }
             Note::Runtime {
                 runtime,
                 precision,
@@ -189,6 +221,11 @@ impl Note {
     }
 }
 
+/// "−42,4 %": sign always, one decimal, decimal comma.
+fn signed_percent(v: f64) -> String {
+    format!("{v:+.1} %").replace('.', ",").replace('-', "−")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +233,16 @@ mod tests {
     #[test]
     fn web_notes_never_name_flags() {
         let notes = [
+            Note::Band {
+                runtime: "vLLM",
+                training: false,
+                band: Band {
+                    p10: -33.4,
+                    p90: -0.4,
+                    cases: 20,
+                    pooled: false,
+                },
+            },
             Note::Runtime {
                 runtime: "Transformers",
                 precision: Some(Precision::Amp),
@@ -242,9 +289,13 @@ mod tests {
             assert!(web.ends_with('.'), "{web}");
             assert!(!n.text(Surface::Cli).is_empty());
         }
-        assert!(notes[2].text(Surface::Cli).contains("--cuda-context"));
+        assert!(notes[3].text(Surface::Cli).contains("--cuda-context"));
         assert_eq!(
-            notes[1].text(Surface::Web),
+            notes[0].text(Surface::Web),
+            "Margen de error: 20 casos publicados de vLLM en inferencia; entre el P10 y el P90 el cálculo se desvió de −33,4 % a −0,4 % (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo."
+        );
+        assert_eq!(
+            notes[2].text(Surface::Web),
             "Capacidad: de los 23,99 GiB que nvidia-smi muestra en la GeForce RTX 4090, PyTorch recibe 23,65 GiB (fuente). Se restan 1,00 GiB que ya ocupan la pantalla u otros procesos."
         );
     }

@@ -31,7 +31,40 @@ fn verdict_and_solvers_against_the_gpu() {
     )
     .unwrap();
     assert_eq!(e.estimate.breakdown.weights, 16_060_522_496);
-    assert!(matches!(e.verdict, Some(Verdict::Fits { .. })));
+    // The estimate fits a 4090, but not the high end of transformers' inference band.
+    let band = crate::band::of(crate::settings::Runtime::Transformers, false).unwrap();
+    assert!(e.estimate.per_gpu_bytes < e.capacity.unwrap());
+    assert!(band.high_bytes(e.estimate.per_gpu_bytes) > e.capacity.unwrap());
+    assert!(matches!(e.verdict, Some(Verdict::Tight { spare, short }) if spare > 0 && short > 0));
+    assert!(!e.verdict.unwrap().fits());
+    let text = e
+        .verdict_text(Some("GeForce RTX 4090"), Surface::Web)
+        .unwrap();
+    assert!(
+        text.starts_with("Al límite en GeForce RTX 4090 (23,65 GiB): el cálculo deja"),
+        "{text}"
+    );
+    assert!(
+        e.notes.iter().any(|n| matches!(n, Note::Band { .. })),
+        "{:?}",
+        e.notes
+    );
+    // An 80 GB card holds even the high end.
+    let roomy = evaluate(
+        &preset("llama-3.1-8b"),
+        &settings(&[(Field::Gpu, "h100-sxm")]),
+    )
+    .unwrap();
+    match roomy.verdict {
+        Some(Verdict::Fits { spare, spare_high }) => assert!(spare > spare_high),
+        v => panic!("{v:?}"),
+    }
+    assert!(
+        roomy
+            .verdict_text(None, Surface::Web)
+            .unwrap()
+            .starts_with("Cabe con margen: sobran")
+    );
     assert!(e.max_batch.unwrap() >= 1 && e.max_seq.unwrap() > 4096);
     assert_eq!(e.min_gpus, Some(1));
     assert!(e.smallest_gpu.unwrap().memory_bytes >= e.estimate.per_gpu_bytes);
@@ -105,7 +138,7 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
         (Field::Serve, "true"),
     ]);
     let e = evaluate(&preset("qwen2.5-7b"), &s).unwrap();
-    assert!(matches!(e.verdict, Some(Verdict::Serves { sequences }) if sequences > 1));
+    assert!(matches!(e.verdict, Some(Verdict::Serves { sequences, .. }) if sequences > 1));
 }
 
 #[test]

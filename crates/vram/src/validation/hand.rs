@@ -70,6 +70,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: est,
             unit: Unit::Decimal,
             runtime: "—",
+            training: false,
         });
     }
 
@@ -121,6 +122,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: est,
             unit: Unit::Decimal,
             runtime: "—",
+            training: true,
         });
     }
 
@@ -145,6 +147,7 @@ pub(super) fn cases() -> Vec<Case> {
         estimated: est,
         unit: Unit::Binary,
         runtime: "transformers",
+        training: false,
     });
     let train = Workload {
         mode: Mode::Train,
@@ -166,6 +169,7 @@ pub(super) fn cases() -> Vec<Case> {
             .unwrap_or(0),
         unit: Unit::Binary,
         runtime: "transformers",
+        training: true,
     });
 
     // KV caches.
@@ -182,6 +186,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: kv_cache(&a, &w),
             unit: Unit::Binary,
             runtime: "—",
+            training: false,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
@@ -197,6 +202,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: kv_cache(&a, &w),
             unit: Unit::Binary,
             runtime: "—",
+            training: false,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
@@ -222,6 +228,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: kv_cache(&opt, &w),
             unit: Unit::Binary,
             runtime: "—",
+            training: false,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-70b") {
@@ -237,6 +244,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: kv_cache(&a, &w),
             unit: Unit::Binary,
             runtime: "—",
+            training: false,
         });
     }
     if let Some(m) = arch("llama-3.1-405b") {
@@ -252,6 +260,7 @@ pub(super) fn cases() -> Vec<Case> {
             estimated: estimate(&m, &w).map(|e| e.breakdown.weights).unwrap_or(0),
             unit: Unit::Decimal,
             runtime: "—",
+            training: false,
         });
     }
     out

@@ -38,6 +38,8 @@ pub struct Case {
     pub unit: Unit,
     /// The runtime that produced the figure ("—" for pure arithmetic).
     pub runtime: &'static str,
+    /// Whether the figure comes from training (else inference or serving).
+    pub training: bool,
 }
 
 impl Case {

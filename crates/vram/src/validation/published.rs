@@ -8,7 +8,11 @@
 //!   chunked prefill at 8192 tokens.
 //! - Hugging Face's "Efficient training on a single GPU" guide (transformers v4.21):
 //!   bert-large on a V100 16 GB, whole-GPU memory as NVML reports it after training.
-//! - AutoAWQ's README benchmark on an RTX 4090 (`torch.cuda.max_memory_allocated`).
+//! - AutoAWQ's README benchmark on an RTX 4090 (`torch.cuda.max_memory_allocated`), run
+//!   by AutoAWQ's own fused modules (`fuse_layers=True`), not by transformers.
+//! - optimum's GPTQ benchmark (`tests/benchmark/README.md`): transformers `generate` of
+//!   Llama-2-13B in fp16 and GPTQ 4-bit on an A100 80GB; the peak of nvidia-smi's
+//!   `memory.used` (MiB × 1.048576, so MB), CUDA context included.
 //! - llama.cpp KV cache lines for a 2048-token context.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
 //!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2.
@@ -63,6 +67,11 @@ const fn gb(hundredths: u64) -> u64 {
     hundredths * 10_000_000
 }
 
+/// Hundredths of a MB (10^6 bytes).
+const fn mb(hundredths: u64) -> u64 {
+    hundredths * 10_000
+}
+
 const fn mib(n: u64) -> u64 {
     n * ByteSize::MIB
 }
@@ -73,6 +82,7 @@ const AUTOAWQ: &str = "README de AutoAWQ (casper-hansen/AutoAWQ), banco de prueb
 const LLAMACPP: &str = "registros de carga de llama.cpp con n_ctx 2048 (huggingface.co/dranger003/c4ai-command-r-v01-iMat.GGUF, discusión 6)";
 const UNSLOTH: &str = "README de Unsloth (unslothai/unsloth): contexto máximo de Llama 3.1 8B con QLoRA, rango 32 en todas las lineales, lote 1";
 const TORCHTUNE: &str = "README de torchtune (pytorch/torchtune)";
+const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py en una A100-SXM4-80GB; pico de nvidia-smi con el contexto CUDA, en MB)";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
 
 const VLLM: &str = "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95";
@@ -394,7 +404,7 @@ const SPECS: &[Spec] = &[
         id: "autoawq-mistral7b-bs1",
         what: "Mistral 7B AWQ 4 bits, lote 1, 2048 + 2048 tokens (max_memory_allocated)",
         source: AUTOAWQ,
-        runtime: "transformers",
+        runtime: "autoawq",
         model: "mistral-7b-v0.3",
         args: "--dtype awq --batch 1 --seq 2048 --new-tokens 2048 --gpu rtx-4090",
         measure: Measure::Allocated,
@@ -405,7 +415,7 @@ const SPECS: &[Spec] = &[
         id: "autoawq-mistral7b-bs8",
         what: "Mistral 7B AWQ 4 bits, lote 8, 2048 + 2048 tokens (max_memory_allocated)",
         source: AUTOAWQ,
-        runtime: "transformers",
+        runtime: "autoawq",
         model: "mistral-7b-v0.3",
         args: "--dtype awq --batch 8 --seq 2048 --new-tokens 2048 --gpu rtx-4090",
         measure: Measure::Allocated,
@@ -416,12 +426,68 @@ const SPECS: &[Spec] = &[
         id: "autoawq-tinyllama",
         what: "TinyLlama 1B AWQ 4 bits, lote 1, 2048 + 2048 tokens (max_memory_allocated)",
         source: AUTOAWQ,
-        runtime: "transformers",
+        runtime: "autoawq",
         model: "tinyllama-1.1b",
         args: "--dtype awq --batch 1 --seq 2048 --new-tokens 2048 --gpu rtx-4090",
         measure: Measure::Allocated,
         published: gib(210),
         unit: Unit::Binary,
+    },
+    // optimum's GPTQ benchmark: transformers generate on an A100 80GB, nvidia-smi peak.
+    Spec {
+        id: "optimum-llama2-13b-fp16-bs1",
+        what: "Llama-2-13B en FP16 con transformers generate, lote 1, 512 + 512 tokens (pico de nvidia-smi)",
+        source: OPTIMUM,
+        runtime: "transformers",
+        model: "llama-2-13b",
+        args: "--dtype fp16 --batch 1 --seq 512 --new-tokens 512 --gpu a100-80gb",
+        measure: Measure::Device,
+        published: mb(2915298),
+        unit: Unit::Decimal,
+    },
+    Spec {
+        id: "optimum-llama2-13b-fp16-bs16",
+        what: "Llama-2-13B en FP16 con transformers generate, lote 16, 512 + 512 tokens (pico de nvidia-smi)",
+        source: OPTIMUM,
+        runtime: "transformers",
+        model: "llama-2-13b",
+        args: "--dtype fp16 --batch 16 --seq 512 --new-tokens 512 --gpu a100-80gb",
+        measure: Measure::Device,
+        published: mb(5398651),
+        unit: Unit::Decimal,
+    },
+    Spec {
+        id: "optimum-llama2-13b-fp16-prefill",
+        what: "Llama-2-13B en FP16 con transformers, solo prellenado de 512 tokens, lote 1 (pico de nvidia-smi)",
+        source: OPTIMUM,
+        runtime: "transformers",
+        model: "llama-2-13b",
+        args: "--dtype fp16 --batch 1 --seq 512 --new-tokens 1 --gpu a100-80gb",
+        measure: Measure::Device,
+        published: mb(2799954),
+        unit: Unit::Decimal,
+    },
+    Spec {
+        id: "optimum-llama2-13b-gptq-bs1",
+        what: "Llama-2-13B GPTQ 4 bits (g128, exllama) con transformers generate, lote 1, 512 + 512 tokens (pico de nvidia-smi)",
+        source: OPTIMUM,
+        runtime: "transformers",
+        model: "llama-2-13b",
+        args: "--dtype gptq-4bit-128g --batch 1 --seq 512 --new-tokens 512 --gpu a100-80gb",
+        measure: Measure::Device,
+        published: mb(1048434),
+        unit: Unit::Decimal,
+    },
+    Spec {
+        id: "optimum-llama2-13b-gptq-bs16",
+        what: "Llama-2-13B GPTQ 4 bits (g128, exllama) con transformers generate, lote 16, 512 + 512 tokens (pico de nvidia-smi)",
+        source: OPTIMUM,
+        runtime: "transformers",
+        model: "llama-2-13b",
+        args: "--dtype gptq-4bit-128g --batch 16 --seq 512 --new-tokens 512 --gpu a100-80gb",
+        measure: Measure::Device,
+        published: mb(3477704),
+        unit: Unit::Decimal,
     },
     // llama.cpp: the KV cache of a 2048-token context (f16).
     Spec {
@@ -627,6 +693,7 @@ pub(super) fn cases() -> Vec<Case> {
     SPECS
         .iter()
         .map(|spec| {
+            let settings = settings(spec);
             let estimated = catalog::model(spec.model)
                 .map(|m| {
                     Model::new(ModelInput::Arch {
@@ -634,7 +701,7 @@ pub(super) fn cases() -> Vec<Case> {
                         total_params: None,
                     })
                 })
-                .and_then(|model| evaluate(&model, &settings(spec)).ok())
+                .and_then(|model| evaluate(&model, &settings).ok())
                 .map_or(0, |e| measured(&e, spec.measure));
             Case {
                 id: spec.id,
@@ -644,6 +711,7 @@ pub(super) fn cases() -> Vec<Case> {
                 estimated,
                 unit: spec.unit,
                 runtime: spec.runtime,
+                training: settings.task.is_training(),
             }
         })
         .collect()

@@ -210,7 +210,7 @@ mod tests {
         i.choose(Field::Serve, "si");
         let o = compute(&i, &Imported::default()).unwrap();
         assert_eq!(o.eval.serving.unwrap().kv_bytes_per_token, 131_072);
-        assert!(matches!(o.eval.verdict, Some(Verdict::Serves { sequences }) if sequences > 0));
+        assert!(matches!(o.eval.verdict, Some(Verdict::Serves { sequences, .. }) if sequences > 0));
         i.choose(Field::Task, "lora");
         assert!(
             compute(&i, &Imported::default())

@@ -21,7 +21,7 @@ fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
         _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
     };
     Some(view! {
-        <p class="est-verdict" data-fits=v.fits().to_string()><strong>{text}</strong></p>
+        <p class="est-verdict" data-fits=v.fits().to_string() data-verdict=v.id()><strong>{text}</strong></p>
         <p class="est-limits">{limits}</p>
     })
 }
