@@ -14,7 +14,7 @@ pub const CUSTOM: &str = "propio";
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
-pub const TEXT_FIELDS: [Field; 3] = [Field::Batch, Field::Seq, Field::Gpus];
+pub const TEXT_FIELDS: [Field; 4] = [Field::Batch, Field::Seq, Field::Gpus, Field::Reserve];
 
 /// The reader's inputs: the model, the typed settings, and the text fields as typed.
 #[derive(Clone, Debug, PartialEq)]
@@ -219,6 +219,42 @@ mod tests {
                 .serving
                 .is_none()
         );
+    }
+
+    #[test]
+    fn runtime_and_reserve() {
+        let mut i = inputs();
+        // vLLM is a server: choosing it turns serving on.
+        i.choose(Field::Runtime, "vllm");
+        assert!(i.settings.serve);
+        assert!(
+            compute(&i, &Imported::default())
+                .unwrap()
+                .eval
+                .serving
+                .is_some()
+        );
+        // A training runtime cannot run inference: the choice is ignored.
+        i.choose(Field::Runtime, "unsloth");
+        assert_eq!(i.settings.runtime, vram::settings::Runtime::Vllm);
+        i.choose(Field::Task, "qlora");
+        i.choose(Field::Runtime, "unsloth");
+        assert_eq!(i.settings.runtime, vram::settings::Runtime::Unsloth);
+        // What other processes hold comes off the GPU.
+        let before = compute(&i, &Imported::default())
+            .unwrap()
+            .eval
+            .capacity
+            .unwrap();
+        i.type_text(Field::Reserve, "1 GiB".into());
+        let after = compute(&i, &Imported::default())
+            .unwrap()
+            .eval
+            .capacity
+            .unwrap();
+        assert_eq!(before - after, 1 << 30);
+        i.type_text(Field::Reserve, "mucho".into());
+        assert!(compute(&i, &Imported::default()).is_err());
     }
 
     #[test]

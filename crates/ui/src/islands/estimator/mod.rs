@@ -19,7 +19,10 @@ mod remote;
 mod result;
 
 use leptos::prelude::*;
-use vram::settings::{ATTENTIONS, Choice, OPTIMIZERS, TASKS, ZERO_STAGES};
+use vram::settings::{
+    ATTENTIONS, Choice, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES, TASKS, Task,
+    ZERO_STAGES,
+};
 use vram::{Field, Settings, Surface, catalog};
 
 use compute::{CUSTOM, Imported, Inputs, compute};
@@ -116,6 +119,28 @@ fn check_field(
     }
 }
 
+/// The runtime picker: every runtime, those that do not run the chosen task disabled.
+fn runtime_select(inputs: RwSignal<Inputs>) -> impl IntoView {
+    let spec = Field::Runtime.spec();
+    let options = RUNTIMES
+        .iter()
+        .map(|c| {
+            let runtime = c.value;
+            let selected = move || inputs.with(|i| i.settings.runtime == runtime);
+            let disabled = move || inputs.with(|i| !runtime.runs(i.settings.task));
+            view! { <option value=c.web selected=selected disabled=disabled>{c.label}</option> }
+        })
+        .collect_view();
+    view! {
+        <label><span>{spec.label}</span>
+            <select name=spec.key
+                on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Runtime, &v)); }>
+                {options}
+            </select>
+        </label>
+    }
+}
+
 /// The format picker: the listed formats plus the current one when a link brought
 /// another.
 fn format_select(inputs: RwSignal<Inputs>) -> impl IntoView {
@@ -177,6 +202,7 @@ pub fn Estimator(
     browser::sync(inputs, panel, link_problem);
 
     let training = move || inputs.with(Inputs::is_training);
+    let task = move || inputs.with(|i| i.settings.task);
     let model_options = catalog::models()
         .iter()
         .map(|m| {
@@ -224,6 +250,7 @@ pub fn Estimator(
                     <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
                 </label>
                 {choice_select(inputs, Field::Task, options_of(TASKS), Box::new(|| false))}
+                {runtime_select(inputs)}
                 {format_select(inputs)}
                 {text_field(inputs, Field::Batch)}
                 {text_field(inputs, Field::Seq)}
@@ -231,8 +258,12 @@ pub fn Estimator(
                 {text_field(inputs, Field::Gpus)}
                 {choice_select(inputs, Field::Zero, options_of(ZERO_STAGES), Box::new(move || !training()))}
                 {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(move || !training()))}
+                {choice_select(inputs, Field::Precision, options_of(PRECISIONS), Box::new(move || task() != Task::Full))}
+                {choice_select(inputs, Field::Loss, options_of(LOSSES), Box::new(move || !training()))}
+                {choice_select(inputs, Field::LoraTargets, options_of(LORA_TARGETS), Box::new(move || !matches!(task(), Task::Lora | Task::Qlora)))}
                 {check_field(inputs, Field::Checkpointing, move || !training())}
                 {check_field(inputs, Field::Serve, training)}
+                {text_field(inputs, Field::Reserve)}
             </div>
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
             {import_panel::view(panel)}
