@@ -40,8 +40,9 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   const qlora = cli(["--model", "llama-3.1-8b", "--mode", "train", "--finetune", "qlora", "--seq", "1024", "--gpu", "rtx-3060"]);
   if (qlora) {
     await total.filter({ hasText: gib(qlora.per_gpu_bytes) }).waitFor();
-    const verdict = await est.locator(".est-verdict").getAttribute("data-fits");
-    assert.equal(verdict, String(qlora.fits));
+    const verdict = est.locator(".est-verdict");
+    assert.equal(await verdict.getAttribute("data-fits"), String(qlora.fits));
+    assert.equal(await verdict.getAttribute("data-verdict"), qlora.verdict);
   }
   // The URL now describes the configuration.
   await page.waitForFunction(() => location.search.includes("modo=qlora"));
@@ -65,7 +66,7 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   // The chart, the GPU table and the speed hint are there.
   assert.equal(await est.locator(".est-chart polyline").count(), 2);
   const summary = await est.locator(".est-gpus summary").innerText();
-  assert.match(summary, /En \d+ de \d+/);
+  assert.match(summary, /Con margen en \d+ de \d+, al límite en \d+/);
   assert.ok((await est.locator(".est-gpus tbody tr").count()) >= 30);
 
   // Coming back without a query restores the last configuration (localStorage).
@@ -180,12 +181,16 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   // Full training with ZeRO-3 shards the model states; the paged optimizer is explained.
   await est.locator("select[name=modo]").selectOption("entrenamiento");
   assert.equal(await est.locator("input[name=servidor]").isDisabled(), true);
+  // DeepSpeed keeps 16-bit weights with an fp32 master copy; the page says so.
+  assert.equal(await est.locator("select[name=motor] option[value=vllm]").isDisabled(), true);
+  await est.locator("select[name=motor]").selectOption("deepspeed");
+  assert.equal(await est.locator("select[name=precision]").inputValue(), "mixta");
   await est.locator("select[name=zero]").selectOption("3");
   await est.locator("select[name=optimizador]").selectOption("paged-adamw8bit");
-  const z3 = cli(["--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "4", "--mode", "train", "--mixed-precision", "--zero", "3", "--optimizer", "paged-adamw8bit"]);
+  const z3 = cli(["--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "4", "--mode", "train", "--runtime", "deepspeed", "--zero", "3", "--optimizer", "paged-adamw8bit"]);
   if (z3) await total.filter({ hasText: gib(z3.per_gpu_bytes) }).waitFor();
   await est.locator(".est-notes", { hasText: "paginado" }).waitFor();
-  await page.waitForFunction(() => location.search.includes("zero=3"));
+  await page.waitForFunction(() => location.search.includes("zero=3") && location.search.includes("motor=deepspeed"));
   await screenshot(page, "estimador-zero3");
 
   // An imported config travels in the link and comes back in a fresh browser.

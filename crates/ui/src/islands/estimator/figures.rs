@@ -87,28 +87,46 @@ pub fn chart(o: &Outcome) -> impl IntoView + use<> {
     }
 }
 
-/// Every catalog GPU and whether the workload fits on it.
-pub fn gpu_table(per_gpu: u64) -> impl IntoView {
+/// Every catalog GPU and whether the workload fits on it: with room when the error
+/// band's high end (`high`) fits, at the limit when only the estimate does.
+pub fn gpu_table(per_gpu: u64, high: u64) -> impl IntoView {
+    let state = |usable: u64| {
+        if high <= usable {
+            ("fits", "Cabe con margen")
+        } else if per_gpu <= usable {
+            ("tight", "Al límite")
+        } else {
+            ("does-not-fit", "No cabe")
+        }
+    };
     let rows = catalog::gpus()
         .iter()
         .map(|g| {
-            let fits = per_gpu <= g.usable_bytes;
+            let (id, text) = state(g.usable_bytes);
             view! {
-                <tr data-fits=fits.to_string()>
+                <tr data-verdict=id>
                     <td>{g.name.clone()}</td>
                     <td>{ByteSize(g.usable_bytes).binary()}</td>
-                    <td>{if fits { "Cabe" } else { "No cabe" }}</td>
+                    <td>{text}</td>
                 </tr>
             }
         })
         .collect_view();
-    let count = catalog::gpus()
-        .iter()
-        .filter(|g| per_gpu <= g.usable_bytes)
-        .count();
+    let count = |want: &str| {
+        catalog::gpus()
+            .iter()
+            .filter(|g| state(g.usable_bytes).0 == want)
+            .count()
+    };
+    let summary = format!(
+        "¿En qué GPU cabe? Con margen en {} de {}, al límite en {}",
+        count("fits"),
+        catalog::gpus().len(),
+        count("tight")
+    );
     view! {
         <details class="est-gpus">
-            <summary>{format!("¿En qué GPU cabe? En {count} de {}", catalog::gpus().len())}</summary>
+            <summary>{summary}</summary>
             <table class="calc-table">
                 <thead><tr><th scope="col">"GPU"</th><th scope="col">"Memoria"</th><th scope="col">"¿Cabe?"</th></tr></thead>
                 <tbody>{rows}</tbody>
