@@ -21,6 +21,8 @@ fn every_case_is_computed() {
     for (runtime, s) in stats_by_runtime(&cases) {
         eprintln!("{runtime:12} {s:?}");
     }
+    let all: Vec<&Case> = cases.iter().collect();
+    eprintln!("{:12} {:?}", "all", stats(&all));
 }
 
 #[test]
