@@ -365,6 +365,12 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if w.optimizer.is_paged() && optimizer > 0 {
         notes.push(Note::PagedOptimizer { bytes: optimizer });
     }
+    let communication = crate::estimate::communication_bytes(w);
+    if communication > 0 {
+        notes.push(Note::Communication {
+            bytes: communication,
+        });
+    }
     if est.offloaded_optimizer > 0 {
         notes.push(Note::CpuOffload {
             bytes: est.offloaded_optimizer,

@@ -32,6 +32,8 @@ pub enum Note {
         source: String,
         reserve: u64,
     },
+    /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
+    Communication { bytes: u64 },
     /// The CUDA context came from the GPU family's default.
     CudaContext {
         bytes: u64,
@@ -91,6 +93,10 @@ impl Note {
                     signed_percent(band.p90)
                 )
             }
+            Note::Communication { bytes } => format!(
+                "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
+                ByteSize(*bytes).binary()
+            ),
             Note::Runtime {
                 runtime,
                 precision,
@@ -267,6 +273,7 @@ mod tests {
                 derived: 9,
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
+            Note::Communication { bytes: 544 << 20 },
             Note::Pipeline { pp: 2 },
             Note::CpuOffload { bytes: 1 << 30 },
             Note::ParamsOnly,
