@@ -276,7 +276,7 @@ fn settings_flags_follow_the_shared_vocabulary() {
     let v = json(&[
         "estimate",
         "--model",
-        "qwen2.5-7b",
+        "llama-3.1-8b",
         "--gpu",
         "l4",
         "--seq",

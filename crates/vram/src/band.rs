@@ -79,7 +79,7 @@ pub const TABLE: &[Row] = &[
     ("unsloth", true, band(-37.7, 15.2, 21, true)),
     ("torchtune", true, band(5.1, 13.2, 4, false)),
     ("deepspeed", true, band(-37.7, 15.2, 21, true)),
-    ("vllm", false, band(-33.4, -0.4, 20, false)),
+    ("vllm", false, band(-19.8, 0.4, 18, false)),
 ];
 
 /// The validation runtime id of a runtime setting.

@@ -220,7 +220,18 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let arch = model.arch();
     let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
         (true, Some(a), Some(c)) => {
-            Some(serving::plan(a, &w, &est, c, s.utilization, s.block_size))
+            let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
+            let a100 = s.gpu.is_some_and(|g| g.id.starts_with("a100"));
+            let peak = serving::profile_peak(a, &w, serving::Profile::vllm_default(total, a100));
+            Some(serving::plan(
+                a,
+                &w,
+                &est,
+                c,
+                s.utilization,
+                s.block_size,
+                peak,
+            ))
         }
         _ => None,
     };

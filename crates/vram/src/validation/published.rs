@@ -13,6 +13,10 @@
 //! - optimum's GPTQ benchmark (`tests/benchmark/README.md`): transformers `generate` of
 //!   Llama-2-13B in fp16 and GPTQ 4-bit on an A100 80GB; the peak of nvidia-smi's
 //!   `memory.used` (MiB × 1.048576, so MB), CUDA context included.
+//! - vLLM issues with start-up logs of older engines, kept under their own runtime
+//!   names: the engine models today's vLLM (V1, 0.19), whose profile run is described
+//!   in `serving`; V0 (0.6) profiled a forward pass of `max_model_len` tokens when
+//!   chunked prefill was off (up to 32k), and the April 2025 V1 differs too.
 //! - llama.cpp KV cache lines for a 2048-token context.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
 //!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2.
@@ -291,7 +295,7 @@ const SPECS: &[Spec] = &[
         id: "vllm-17122-llama31-8b-l40s",
         what: "Llama-3.1-8B en vLLM (motor v1), L40S, contexto 32 768: tokens de caché KV",
         source: "vllm-project/vllm#17122: «GPU KV cache size: 158,656 tokens»",
-        runtime: "vllm",
+        runtime: "vllm 0.8 (V1)",
         model: "llama-3.1-8b",
         args: "--runtime vllm --gpu l40s --seq 32768 --gpu-memory-utilization 0.9",
         measure: Measure::KvTokens,
@@ -302,7 +306,7 @@ const SPECS: &[Spec] = &[
         id: "vllm-10517-llama31-8b-3090",
         what: "Llama-3.1-8B en vLLM 0.6.4, RTX 3090, contexto 20 000: tokens de caché KV (1952 bloques de 16)",
         source: "vllm-project/vllm#10517: «kv_cache_size=3.81GiB … # GPU blocks: 1952»",
-        runtime: "vllm",
+        runtime: "vllm 0.6 (V0)",
         model: "llama-3.1-8b",
         args: "--runtime vllm --gpu rtx-3090 --seq 20000 --gpu-memory-utilization 0.9",
         measure: Measure::KvTokens,
