@@ -218,11 +218,18 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let input = &model.input;
     let capacity = s.capacity();
     let arch = model.arch();
+    let mut notes = notes(model, s, &w, &est);
     let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
         (true, Some(a), Some(c)) => {
             let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
             let a100 = s.gpu.is_some_and(|g| g.id.starts_with("a100"));
-            let peak = serving::profile_peak(a, &w, serving::Profile::vllm_default(total, a100));
+            let profile = serving::Profile::vllm_default(total, a100);
+            let peak = serving::profile_peak(a, &w, profile);
+            notes.push(Note::ServingProfile {
+                tokens: profile.batched_tokens,
+                sequences: profile.sequences,
+                bytes: peak,
+            });
             Some(serving::plan(
                 a,
                 &w,
@@ -246,7 +253,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
             _ => None,
         },
-        notes: notes(model, s, &w, &est),
+        notes,
         serving,
         verdict,
         band,

@@ -32,6 +32,13 @@ pub enum Note {
         source: String,
         reserve: u64,
     },
+    /// What vLLM's start-up profile ran and the peak it subtracts before sizing the KV
+    /// cache.
+    ServingProfile {
+        tokens: u64,
+        sequences: u64,
+        bytes: u64,
+    },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
     /// The CUDA context came from the GPU family's default.
@@ -93,6 +100,16 @@ impl Note {
                     signed_percent(band.p90)
                 )
             }
+            Note::ServingProfile {
+                tokens,
+                sequences,
+                bytes,
+            } => format!(
+                "Arranque del servidor: antes de repartir la caché KV, vLLM V1 hace una pasada de perfil con {} tokens de prellenado y el muestreador sobre {} secuencias (max_num_batched_tokens y max_num_seqs por defecto en esta GPU), y descuenta su pico: {}. Con vocabularios grandes manda el muestreador; bajar max_num_seqs lo reduce.",
+                group_digits(*tokens),
+                group_digits(*sequences),
+                ByteSize(*bytes).binary()
+            ),
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -274,6 +291,11 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::ServingProfile {
+                tokens: 8192,
+                sequences: 1024,
+                bytes: 1 << 30,
+            },
             Note::Pipeline { pp: 2 },
             Note::CpuOffload { bytes: 1 << 30 },
             Note::ParamsOnly,
