@@ -203,10 +203,9 @@ mod tests {
     fn matches_the_engine() {
         let o = ready(compute(&config(&[]), None));
         assert_eq!(o.eval.estimate.breakdown.weights, 16_060_522_496);
-        // It fits by the estimate, not by the high end of transformers' band.
-        assert!(!o.fits());
+        assert!(o.fits());
         assert!(
-            o.verdict().starts_with("Al límite: el cálculo deja"),
+            o.verdict().starts_with("Cabe con margen: sobran"),
             "{}",
             o.verdict()
         );

@@ -365,7 +365,7 @@ fn validation_table() -> String {
     html.push_str(
         "<table tabindex=\"0\" class=\"validation-runtimes\"><thead><tr><th scope=\"col\">Motor</th>\
          <th scope=\"col\">Casos</th><th scope=\"col\">Error mediano</th><th scope=\"col\">Peor</th>\
-         <th scope=\"col\">Banda P10–P90 (lado seguro)</th></tr></thead><tbody>",
+         <th scope=\"col\">Banda P10–P90 (lado seguro; memoria sin pesos)</th></tr></thead><tbody>",
     );
     for (runtime, s) in stats_by_runtime(&cases) {
         html.push_str(&format!(
@@ -445,7 +445,7 @@ mod tests {
         assert!(w.island && w.bundle == Bundle::Tools, "{w:?}");
         assert!(w.html.contains("data-component=\"Estimator"), "{}", w.html);
         assert!(
-            w.html.contains("Al límite en GeForce RTX 4090"),
+            w.html.contains("Cabe con margen en GeForce RTX 4090"),
             "{}",
             w.html
         );

@@ -286,7 +286,7 @@ fn verdict(
         };
     }
     let need = est.per_gpu_bytes;
-    let high = band.map_or(need, |b| b.high_bytes(need));
+    let high = band.map_or(need, |b| b.high_bytes(need, est.breakdown.weights));
     if need > capacity {
         Verdict::DoesNotFit {
             missing: need - capacity,
@@ -362,6 +362,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         notes.push(Note::Band {
             runtime,
             training: s.task.is_training(),
+            serving: s.serve && !s.task.is_training(),
             band,
         });
     }

@@ -13,6 +13,8 @@ pub enum Note {
     Band {
         runtime: &'static str,
         training: bool,
+        /// The verdict is about serving capacity (tokens), not memory.
+        serving: bool,
         band: Band,
     },
     /// What the runtime keeps beyond the model, as estimated (training).
@@ -78,6 +80,7 @@ impl Note {
             Note::Band {
                 runtime,
                 training,
+                serving,
                 band,
             } => {
                 let phase = if *training {
@@ -95,7 +98,8 @@ impl Note {
                     format!("{} casos publicados de {runtime} en {phase}", band.cases)
                 };
                 format!(
-                    "Margen de error: {whose}; entre el P10 y el P90 el cálculo se desvió de {} a {} (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo.",
+                    "Margen de error: {whose}; entre el P10 y el P90, {} el cálculo se desvió de {} a {} (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo.",
+                    if *serving { "en tokens de caché KV," } else { "en la memoria que no son pesos," },
                     signed_percent(band.p10),
                     signed_percent(band.p90)
                 )
@@ -259,6 +263,7 @@ mod tests {
             Note::Band {
                 runtime: "vLLM",
                 training: false,
+                serving: true,
                 band: Band {
                     p10: -33.4,
                     p90: -0.4,
@@ -321,7 +326,7 @@ mod tests {
         assert!(notes[3].text(Surface::Cli).contains("--cuda-context"));
         assert_eq!(
             notes[0].text(Surface::Web),
-            "Margen de error: 20 casos publicados de vLLM en inferencia; entre el P10 y el P90 el cálculo se desvió de −33,4 % a −0,4 % (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo."
+            "Margen de error: 20 casos publicados de vLLM en inferencia; entre el P10 y el P90, en tokens de caché KV, el cálculo se desvió de −33,4 % a −0,4 % (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo."
         );
         assert_eq!(
             notes[2].text(Surface::Web),

@@ -31,23 +31,35 @@ fn verdict_and_solvers_against_the_gpu() {
     )
     .unwrap();
     assert_eq!(e.estimate.breakdown.weights, 16_060_522_496);
-    // The estimate fits a 4090, but not the high end of transformers' inference band.
+    // The weights are most of it: even the band's high end fits a 4090.
     let band = crate::band::of(crate::settings::Runtime::Transformers, false).unwrap();
-    assert!(e.estimate.per_gpu_bytes < e.capacity.unwrap());
-    assert!(band.high_bytes(e.estimate.per_gpu_bytes) > e.capacity.unwrap());
-    assert!(matches!(e.verdict, Some(Verdict::Tight { spare, short }) if spare > 0 && short > 0));
-    assert!(!e.verdict.unwrap().fits());
-    let text = e
+    let weights = e.estimate.breakdown.weights;
+    let high = band.high_bytes(e.estimate.per_gpu_bytes, weights);
+    assert!(high > e.estimate.per_gpu_bytes && high < e.capacity.unwrap());
+    assert!(matches!(e.verdict, Some(Verdict::Fits { spare, spare_high }) if spare > spare_high));
+    assert!(
+        e.notes.iter().any(|n| matches!(n, Note::Band { .. })),
+        "{:?}",
+        e.notes
+    );
+    // A 16k context: the estimate still fits, the band's high end does not.
+    let long = evaluate(
+        &preset("llama-3.1-8b"),
+        &settings(&[(Field::Gpu, "rtx-4090"), (Field::Seq, "16k")]),
+    )
+    .unwrap();
+    assert!(
+        matches!(long.verdict, Some(Verdict::Tight { spare, short }) if spare > 0 && short > 0),
+        "{:?}",
+        long.verdict
+    );
+    assert!(!long.verdict.unwrap().fits());
+    let text = long
         .verdict_text(Some("GeForce RTX 4090"), Surface::Web)
         .unwrap();
     assert!(
         text.starts_with("Al límite en GeForce RTX 4090 (23,65 GiB): el cálculo deja"),
         "{text}"
-    );
-    assert!(
-        e.notes.iter().any(|n| matches!(n, Note::Band { .. })),
-        "{:?}",
-        e.notes
     );
     // An 80 GB card holds even the high end.
     let roomy = evaluate(

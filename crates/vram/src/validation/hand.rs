@@ -71,6 +71,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Decimal,
             runtime: "—",
             training: false,
+            weights: None,
         });
     }
 
@@ -123,6 +124,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Decimal,
             runtime: "—",
             training: true,
+            weights: None,
         });
     }
 
@@ -148,6 +150,7 @@ pub(super) fn cases() -> Vec<Case> {
         unit: Unit::Binary,
         runtime: "transformers",
         training: false,
+        weights: Some(est.saturating_sub(hf_context())),
     });
     let train = Workload {
         mode: Mode::Train,
@@ -159,17 +162,17 @@ pub(super) fn cases() -> Vec<Case> {
         cuda_context: Some(hf_context()),
         ..Workload::default()
     };
+    let trained = estimate(&bert, &train).ok();
     out.push(Case {
         id: "hf-3",
         what: "bert-large, entrenamiento FP32 con AdamW, lote 4 × 512 tokens (total de nvidia-smi)",
         source: "Hugging Face Transformers, «model memory anatomy»",
         published: 14_949 * ByteSize::MIB,
-        estimated: estimate(&bert, &train)
-            .map(|e| e.per_gpu_bytes)
-            .unwrap_or(0),
+        estimated: trained.as_ref().map_or(0, |e| e.per_gpu_bytes),
         unit: Unit::Binary,
         runtime: "transformers",
         training: true,
+        weights: trained.as_ref().map(|e| e.breakdown.weights),
     });
 
     // KV caches.
@@ -187,6 +190,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Binary,
             runtime: "—",
             training: false,
+            weights: None,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
@@ -203,6 +207,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Binary,
             runtime: "—",
             training: false,
+            weights: None,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
@@ -229,6 +234,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Binary,
             runtime: "—",
             training: false,
+            weights: None,
         });
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-70b") {
@@ -245,6 +251,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Binary,
             runtime: "—",
             training: false,
+            weights: None,
         });
     }
     if let Some(m) = arch("llama-3.1-405b") {
@@ -261,6 +268,7 @@ pub(super) fn cases() -> Vec<Case> {
             unit: Unit::Decimal,
             runtime: "—",
             training: false,
+            weights: None,
         });
     }
     out

@@ -40,6 +40,10 @@ pub struct Case {
     pub runtime: &'static str,
     /// Whether the figure comes from training (else inference or serving).
     pub training: bool,
+    /// The estimate's weight bytes inside `estimated`, for memory figures: weights are
+    /// exact arithmetic, so the band measures the error on the rest. `None` for counts
+    /// of tokens, which already measure what the weights leave.
+    pub weights: Option<u64>,
 }
 
 impl Case {
@@ -48,13 +52,18 @@ impl Case {
         (self.estimated as f64 - self.published as f64) / self.published.max(1) as f64 * 100.0
     }
 
-    /// Whether the case measures memory (more is worse) rather than a capacity in
-    /// tokens (more is better): an over-estimate of memory is the safe side, an
-    /// over-estimate of capacity is not.
+    /// The error the band is made of, in percent, signed so that negative means the
+    /// estimate promised more than the run delivered: for memory, the error relative to
+    /// what the run needed beyond the weights (the weights are exact, the rest is where
+    /// estimates go wrong); for a capacity in tokens, minus the relative error.
     pub fn safe_error(&self) -> f64 {
         match self.unit {
             Unit::Tokens => -self.error_percent(),
-            Unit::Binary | Unit::Decimal => self.error_percent(),
+            Unit::Binary | Unit::Decimal => {
+                let weights = self.weights.unwrap_or(0);
+                let beyond = self.published.saturating_sub(weights).max(1);
+                (self.estimated as f64 - self.published as f64) / beyond as f64 * 100.0
+            }
         }
     }
 }

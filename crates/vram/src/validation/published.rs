@@ -698,15 +698,24 @@ pub(super) fn cases() -> Vec<Case> {
         .iter()
         .map(|spec| {
             let settings = settings(spec);
-            let estimated = catalog::model(spec.model)
+            let evaluation = catalog::model(spec.model)
                 .map(|m| {
                     Model::new(ModelInput::Arch {
                         arch: Box::new(m.arch.clone()),
                         total_params: None,
                     })
                 })
-                .and_then(|model| evaluate(&model, &settings).ok())
-                .map_or(0, |e| measured(&e, spec.measure));
+                .and_then(|model| evaluate(&model, &settings).ok());
+            let estimated = evaluation.as_ref().map_or(0, |e| measured(e, spec.measure));
+            let weights = match spec.measure {
+                Measure::Allocated | Measure::Device => Some(
+                    evaluation
+                        .as_ref()
+                        .map_or(0, |e| e.estimate.breakdown.weights),
+                ),
+                Measure::KvBytes => Some(0),
+                Measure::KvTokens | Measure::MaxSeq => None,
+            };
             Case {
                 id: spec.id,
                 what: spec.what,
@@ -716,6 +725,7 @@ pub(super) fn cases() -> Vec<Case> {
                 unit: spec.unit,
                 runtime: spec.runtime,
                 training: settings.task.is_training(),
+                weights,
             }
         })
         .collect()

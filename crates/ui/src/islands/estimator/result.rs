@@ -98,7 +98,7 @@ pub fn result_view(o: Outcome) -> impl IntoView {
         {serving(&o)}
         {speed}
         {chart(&o)}
-        {gpu_table(per_gpu, o.eval.band.map_or(per_gpu, |b| b.high_bytes(per_gpu)))}
+        {gpu_table(per_gpu, o.eval.band.map_or(per_gpu, |b| b.high_bytes(per_gpu, est.breakdown.weights)))}
         <table class="calc-table est-table">
             <caption>"Desglose"</caption>
             <thead>
