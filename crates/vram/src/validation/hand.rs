@@ -25,6 +25,27 @@ fn arch(id: &str) -> Option<ModelInput> {
     })
 }
 
+/// A case of pure arithmetic (no runtime behind it), in binary units.
+fn arithmetic(
+    id: &'static str,
+    what: &'static str,
+    source: &'static str,
+    published: u64,
+    estimated: u64,
+) -> Case {
+    Case {
+        id,
+        what,
+        source,
+        published,
+        estimated,
+        unit: Unit::Binary,
+        runtime: "—",
+        training: false,
+        weights: None,
+    }
+}
+
 fn plain(dtype: Dtype) -> WeightFormat {
     WeightFormat::Plain { dtype }
 }
@@ -181,34 +202,26 @@ pub(super) fn cases() -> Vec<Case> {
             seq: 4096,
             ..Workload::default()
         };
-        out.push(Case {
-            id: "kv-1",
-            what: "caché KV (K+V), 36 capas, 8 cabezas KV × 128, 4096 tokens, F16",
-            source: "registro de carga de llama.cpp citado en ollama #12147",
-            published: 576 * ByteSize::MIB,
-            estimated: kv_cache(&a, &w),
-            unit: Unit::Binary,
-            runtime: "—",
-            training: false,
-            weights: None,
-        });
+        out.push(arithmetic(
+            "kv-1",
+            "caché KV (K+V), 36 capas, 8 cabezas KV × 128, 4096 tokens, F16",
+            "registro de carga de llama.cpp citado en ollama #12147",
+            576 * ByteSize::MIB,
+            kv_cache(&a, &w),
+        ));
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
         let w = Workload {
             seq: 1,
             ..Workload::default()
         };
-        out.push(Case {
-            id: "kv-2",
-            what: "caché KV por token de Llama-3.1-8B en FP16",
-            source: "registro de arranque de vLLM (4,60 GiB ↔ 37 696 tokens)",
-            published: 131_072,
-            estimated: kv_cache(&a, &w),
-            unit: Unit::Binary,
-            runtime: "—",
-            training: false,
-            weights: None,
-        });
+        out.push(arithmetic(
+            "kv-2",
+            "caché KV por token de Llama-3.1-8B en FP16",
+            "registro de arranque de vLLM (4,60 GiB ↔ 37 696 tokens)",
+            131_072,
+            kv_cache(&a, &w),
+        ));
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-8b") {
         // OPT-13B's attention shape (40 layers, 40 heads × 128, multi-head KV).
@@ -225,34 +238,26 @@ pub(super) fn cases() -> Vec<Case> {
             seq: 1,
             ..Workload::default()
         };
-        out.push(Case {
-            id: "vllm-1",
-            what: "caché KV por token de OPT-13B en FP16 (2 × 5120 × 40 × 2 bytes)",
-            source: "Kwon et al. 2023 (vLLM, PagedAttention), §3: «800 KB» por token",
-            published: 819_200,
-            estimated: kv_cache(&opt, &w),
-            unit: Unit::Binary,
-            runtime: "—",
-            training: false,
-            weights: None,
-        });
+        out.push(arithmetic(
+            "vllm-1",
+            "caché KV por token de OPT-13B en FP16 (2 × 5120 × 40 × 2 bytes)",
+            "Kwon et al. 2023 (vLLM, PagedAttention), §3: «800 KB» por token",
+            819_200,
+            kv_cache(&opt, &w),
+        ));
     }
     if let Some(ModelInput::Arch { arch: a, .. }) = arch("llama-3.1-70b") {
         let w = Workload {
             seq: 128_000,
             ..Workload::default()
         };
-        out.push(Case {
-            id: "llama31-kv",
-            what: "caché KV de Llama-3.1-70B con 128 000 tokens en FP16",
-            source: "Hugging Face, «Llama 3.1 - 405B, 70B & 8B» (2024), tabla de memoria de inferencia: 39,06 GB (GiB)",
-            published: 3906 * ByteSize::GIB / 100,
-            estimated: kv_cache(&a, &w),
-            unit: Unit::Binary,
-            runtime: "—",
-            training: false,
-            weights: None,
-        });
+        out.push(arithmetic(
+            "llama31-kv",
+            "caché KV de Llama-3.1-70B con 128 000 tokens en FP16",
+            "Hugging Face, «Llama 3.1 - 405B, 70B & 8B» (2024), tabla de memoria de inferencia: 39,06 GB (GiB)",
+            3906 * ByteSize::GIB / 100,
+            kv_cache(&a, &w),
+        ));
     }
     if let Some(m) = arch("llama-3.1-405b") {
         let w = Workload {
