@@ -344,7 +344,7 @@ fn validation_table() -> String {
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(c.what),
-            escape(c.runtime),
+            escape(runtime_label(c.runtime)),
             show(c.published),
             show(c.estimated),
             percent(c.error_percent(), true),
@@ -370,7 +370,7 @@ fn validation_table() -> String {
     for (runtime, s) in stats_by_runtime(&cases) {
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} … {}</td></tr>",
-            escape(runtime),
+            escape(runtime_label(runtime)),
             s.cases,
             percent(s.median_abs, false),
             percent(s.worst_abs, false),
@@ -379,7 +379,77 @@ fn validation_table() -> String {
         ));
     }
     html.push_str("</tbody></table>\n");
+    html.push_str(&residual_chart(&cases));
     html
+}
+
+/// The error each case leaves, one row of dots per runtime with its P10–P90 band, as
+/// an SVG drawn at build time (the tables above are its text). Errors are the band's:
+/// safe-side, memory measured beyond the weights; clamped to ±100 %.
+fn residual_chart(cases: &[vram::validation::Case]) -> String {
+    use crate::html::escape;
+    use vram::validation::{Case, stats_by_runtime};
+    let rows = stats_by_runtime(cases);
+    let (left, width, row_h) = (120.0, 360.0, 18.0);
+    let x = |e: f64| left + (e.clamp(-100.0, 100.0) + 100.0) / 200.0 * width;
+    let height = row_h * rows.len() as f64 + 24.0;
+    let mut svg = format!(
+        "<figure class=\"validation-chart\" tabindex=\"0\"><svg viewBox=\"0 0 {w} {height}\" role=\"img\" \
+         aria-label=\"Error de cada caso por motor, con la banda P10–P90\">",
+        w = left + width + 10.0
+    );
+    for (i, (runtime, st)) in rows.iter().enumerate() {
+        let y = row_h * i as f64 + row_h / 2.0;
+        svg.push_str(&format!(
+            "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            y + 3.0,
+            escape(runtime_label(runtime))
+        ));
+        svg.push_str(&format!(
+            "<rect class=\"band\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+            x(st.p10),
+            y - 5.0,
+            (x(st.p90) - x(st.p10)).max(1.0),
+            10.0
+        ));
+        for c in cases.iter().filter(|c: &&Case| c.runtime == *runtime) {
+            svg.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"2.5\"><title>{}: {}</title></circle>",
+                x(c.safe_error()),
+                escape(c.id),
+                percent(c.safe_error(), true)
+            ));
+        }
+    }
+    let axis_y = row_h * rows.len() as f64 + 4.0;
+    svg.push_str(&format!(
+        "<line class=\"axis-line\" x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{axis_y}\"/>",
+        x(0.0)
+    ));
+    for tick in [-100.0, -50.0, 0.0, 50.0, 100.0] {
+        svg.push_str(&format!(
+            "<text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            x(tick),
+            axis_y + 12.0,
+            percent(tick, true)
+        ));
+    }
+    svg.push_str(
+        "</svg><figcaption>Error de cada caso por motor (puntos) y su banda P10–P90 \
+         (rectángulo). A la izquierda del 0, la ejecución necesitó más memoria o tuvo menos \
+         tokens de lo calculado; en memoria se mide sobre lo que no son pesos.</figcaption></figure>\n",
+    );
+    svg
+}
+
+/// How the tables name a case's runtime: arithmetic cases have none.
+fn runtime_label(runtime: &str) -> &str {
+    if runtime == "—" {
+        "— (aritmética)"
+    } else {
+        runtime
+    }
 }
 
 /// "-7,9 %": one decimal, Spanish decimal comma.
@@ -457,6 +527,10 @@ mod tests {
             "{}",
             v.html
         );
+        // The residual chart: a dot per case.
+        let cases = vram::validation::cases().len();
+        assert!(v.html.contains("<svg"), "{}", v.html);
+        assert_eq!(v.html.matches("<circle").count(), cases);
     }
 
     #[test]
