@@ -85,6 +85,8 @@ pub const TABLE: &[Row] = &[
     ("torchtune", true, band(5.6, 55.1, 4, false)),
     ("deepspeed", true, band(-42.4, 41.8, 21, true)),
     ("vllm", false, band(-19.8, 0.4, 18, false)),
+    ("llama.cpp", false, band(-0.1, 0.0, 8, false)),
+    ("ollama", false, band(-54.9, 0.4, 37, true)),
 ];
 
 /// The validation runtime id of a runtime setting.
@@ -95,6 +97,8 @@ pub fn runtime_id(r: Runtime) -> &'static str {
         Runtime::Torchtune => "torchtune",
         Runtime::Deepspeed => "deepspeed",
         Runtime::Vllm => "vllm",
+        Runtime::LlamaCpp => "llama.cpp",
+        Runtime::Ollama => "ollama",
     }
 }
 

@@ -11,7 +11,7 @@ use crate::arch::{Architecture, Mlp, Norm, ParamCount};
 use crate::dtype::Dtype;
 use crate::quant::{WeightFormat, mix_of, use_more_bits};
 use crate::workload::{
-    Attention, Finetune, LoraTargets, Loss, Mode, Optimizer, Precision, Workload,
+    Attention, Engine, Finetune, LoraTargets, Loss, Mode, Optimizer, Precision, Workload,
 };
 
 /// What is known about the model.
@@ -229,6 +229,25 @@ pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
     }
 }
 
+/// Bytes of the input embedding table llama.cpp keeps in CPU RAM: "there is very
+/// little benefit to offloading the input layer, so always keep it on the CPU"
+/// (src/llama-model.cpp). With tied embeddings the output layer is a copy of the same
+/// table on the GPU, so the GPU holds as much as the file; then nothing is subtracted.
+pub fn embeddings_on_cpu(
+    pc: &ParamCount,
+    arch: Option<&Architecture>,
+    format: WeightFormat,
+) -> u64 {
+    match arch {
+        Some(a) if !a.tied_embeddings && !a.encoder_only => match format {
+            WeightFormat::Gguf { mix } => mix_of(mix).base.bytes_for(pc.embeddings),
+            WeightFormat::Plain { dtype } => dtype.bytes_for(pc.embeddings),
+            _ => Dtype::Bf16.bytes_for(pc.embeddings),
+        },
+        _ => 0,
+    }
+}
+
 /// LoRA adapter parameters: rank × (in + out) for every adapted linear of the layers:
 /// q and v (PEFT's default), the four attention projections, or every linear
 /// (`target_modules="all-linear"`).
@@ -282,7 +301,12 @@ fn model_states(
     if w.mode == Mode::Inference {
         b.weights = w
             .stored_weights
-            .unwrap_or_else(|| weight_bytes(pc, arch, w.weights));
+            .unwrap_or_else(|| weight_bytes(pc, arch, w.weights))
+            .saturating_sub(if w.engine == Engine::Ggml {
+                embeddings_on_cpu(pc, arch, w.weights)
+            } else {
+                0
+            });
         return Ok((b, 0));
     }
     match w.finetune {
@@ -511,6 +535,62 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
     u64::try_from(attn_phase.max(mlp_phase) + logits).unwrap_or(u64::MAX)
 }
 
+/// ggml's micro-batch (`n_ubatch`, 512 by default in llama.cpp and Ollama): the most
+/// tokens one pass of the compute graph takes.
+pub const GGML_UBATCH: u64 = 512;
+
+/// KV cells llama.cpp allocates for every slot's tokens: the context padded to 256
+/// with flash attention and to 32 without (`llama_kv_cache::get_padding` in
+/// src/llama-kv-cache.cpp).
+pub fn ggml_kv_cells(w: &Workload) -> u64 {
+    let pad = if w.attention == Attention::Flash {
+        256
+    } else {
+        32
+    };
+    w.seq
+        .saturating_add(w.new_tokens)
+        .saturating_mul(w.batch)
+        .div_ceil(pad)
+        .saturating_mul(pad)
+}
+
+/// The compute buffer llama.cpp reserves on the GPU for its worst-case graph: a
+/// micro-batch of [`GGML_UBATCH`] tokens, every one producing logits
+/// (`graph_reserve` in src/llama-context.cpp asks for `n_outputs = n_tokens`). ggml's
+/// allocator reuses memory between operations, so the buffer is the largest phase, all
+/// in f32: the output (logits over the vocabulary plus the last hidden states), the
+/// attention (Q, K, V and its output, and without flash attention the
+/// micro-batch × cells × heads score matrix, which the softmax overwrites in place), or
+/// the feed-forward block.
+pub fn ggml_compute_buffer(a: &Architecture, w: &Workload) -> u64 {
+    let cells = u128::from(ggml_kv_cells(w).max(1));
+    let ub = u128::from(GGML_UBATCH).min(cells);
+    let f32 = 4u128;
+    let h = u128::from(a.hidden);
+    let output = if a.encoder_only {
+        0
+    } else {
+        ub * f32 * (u128::from(a.vocab) + h)
+    };
+    let scores = if w.attention == Attention::Flash {
+        0
+    } else {
+        ub * cells * u128::from(a.heads) * f32
+    };
+    let attention =
+        ub * f32 * (u128::from(a.q_width()) + 2 * u128::from(a.kv_width()) + h) + scores;
+    let inter = match a.moe {
+        None => u128::from(a.intermediate),
+        Some(m) => {
+            u128::from(m.expert_intermediate)
+                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
+        }
+    };
+    let ffn = ub * f32 * (h + 3 * inter);
+    u64::try_from(output.max(attention).max(ffn)).unwrap_or(u64::MAX)
+}
+
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
 /// batch, with sliding-window layers capped at their window. MLA models cache
 /// (kv_lora_rank + qk_rope_head_dim) elements per token and layer instead, as vLLM and
@@ -582,11 +662,28 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         ..Breakdown::default()
     };
     if let Some(a) = arch {
+        let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
             Mode::Train => training_activations(a, w),
+            Mode::Inference if ggml => ggml_compute_buffer(a, w),
             Mode::Inference => prefill_activations(a, w),
         };
-        b.kv_cache = kv_cache(a, w).div_ceil(u64::from(w.pp.max(1)));
+        b.kv_cache = if ggml {
+            // llama.cpp keeps every slot's tokens in one padded pool of cells.
+            let cells = ggml_kv_cells(w);
+            kv_cache(
+                a,
+                &Workload {
+                    seq: cells,
+                    new_tokens: 0,
+                    batch: 1,
+                    ..w.clone()
+                },
+            )
+        } else {
+            kv_cache(a, w)
+        }
+        .div_ceil(u64::from(w.pp.max(1)));
     }
     let dynamic = b
         .activations
@@ -596,7 +693,11 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         .cuda_context
         .unwrap_or(DEFAULT_CUDA_CONTEXT)
         .saturating_add(communication_bytes(w))
-        .saturating_add(mul(&[dynamic, ALLOCATOR_MARGIN_PERCENT]) / 100);
+        .saturating_add(match w.engine {
+            // ggml sizes its buffers once, exactly: no caching allocator to round.
+            Engine::Ggml if w.mode == Mode::Inference => 0,
+            _ => mul(&[dynamic, ALLOCATOR_MARGIN_PERCENT]) / 100,
+        });
     let per_gpu = b.total();
     Ok(Estimate {
         params: pc,
@@ -621,6 +722,52 @@ mod tests {
             arch: Box::new(model(id).unwrap().arch.clone()),
             total_params: None,
         }
+    }
+
+    #[test]
+    fn ggml_pads_cells_and_sizes_one_compute_buffer() {
+        let ggml = |seq, attention| Workload {
+            seq,
+            attention,
+            engine: crate::workload::Engine::Ggml,
+            weights: WeightFormat::parse("Q4_K_M").unwrap(),
+            ..Workload::default()
+        };
+        // Cells: padded to 256 with flash attention, 32 without.
+        assert_eq!(ggml_kv_cells(&ggml(1000, Attention::Flash)), 1024);
+        assert_eq!(ggml_kv_cells(&ggml(1000, Attention::Sdpa)), 1024);
+        assert_eq!(ggml_kv_cells(&ggml(1001, Attention::Sdpa)), 1024);
+        assert_eq!(ggml_kv_cells(&ggml(1025, Attention::Sdpa)), 1056);
+        assert_eq!(ggml_kv_cells(&ggml(1025, Attention::Flash)), 1280);
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        // A short context: the output phase, 512 tokens of f32 logits and hidden states.
+        let short = ggml_compute_buffer(&a, &ggml(512, Attention::Sdpa));
+        assert_eq!(short, 512 * (128_256 + 4096) * 4);
+        // A long one without flash attention: the 512 × cells × heads f32 scores win.
+        let long = ggml_compute_buffer(&a, &ggml(32_768, Attention::Sdpa));
+        assert!(long >= 512 * 32_768 * 32 * 4, "{long}");
+        // Flash attention keeps it at the output phase.
+        assert_eq!(
+            ggml_compute_buffer(&a, &ggml(32_768, Attention::Flash)),
+            short
+        );
+        // No caching-allocator margin, and the input embeddings stay in CPU RAM.
+        let m = preset("llama-3.1-8b");
+        let e = estimate(&m, &ggml(512, Attention::Sdpa)).unwrap();
+        assert_eq!(e.breakdown.overhead, DEFAULT_CUDA_CONTEXT);
+        let torch = estimate(
+            &m,
+            &Workload {
+                engine: crate::workload::Engine::Torch,
+                ..ggml(512, Attention::Sdpa)
+            },
+        )
+        .unwrap();
+        let pc = a.param_count();
+        assert_eq!(
+            torch.breakdown.weights - e.breakdown.weights,
+            embeddings_on_cpu(&pc, Some(&a), WeightFormat::parse("Q4_K_M").unwrap())
+        );
     }
 
     #[test]

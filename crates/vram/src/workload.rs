@@ -130,6 +130,20 @@ impl KvDtype {
     }
 }
 
+/// The library that runs inference, which decides how activations and the KV cache are
+/// allocated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// PyTorch (transformers, vLLM): activations come and go through the caching
+    /// allocator.
+    #[default]
+    Torch,
+    /// ggml (llama.cpp, Ollama): one compute buffer reserved at start for the
+    /// worst-case graph of a micro-batch, and a KV cache of padded cells.
+    Ggml,
+}
+
 /// A whole workload. [`Workload::default`] is bf16 inference of one sequence of 4096
 /// tokens on one GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -175,6 +189,9 @@ pub struct Workload {
     /// header): in inference they replace the weight format's formula.
     #[serde(default)]
     pub stored_weights: Option<u64>,
+    /// The inference engine.
+    #[serde(default)]
+    pub engine: Engine,
 }
 
 impl Default for Workload {
@@ -203,6 +220,7 @@ impl Default for Workload {
             cpu_offload: false,
             cuda_context: None,
             stored_weights: None,
+            engine: Engine::Torch,
         }
     }
 }

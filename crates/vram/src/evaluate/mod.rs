@@ -366,6 +366,19 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             band,
         });
     }
+    if let (crate::workload::Engine::Ggml, Some(a)) = (w.engine, model.arch()) {
+        notes.push(Note::Ggml {
+            runtime,
+            cells: crate::estimate::ggml_kv_cells(w),
+            flash: w.attention == Attention::Flash,
+            compute: est.breakdown.activations,
+            embeddings_on_cpu: crate::estimate::embeddings_on_cpu(
+                &a.param_count(),
+                Some(a),
+                w.weights,
+            ),
+        });
+    }
     if s.task.is_training() {
         notes.push(Note::Runtime {
             runtime,

@@ -41,6 +41,14 @@ pub enum Note {
         sequences: u64,
         bytes: u64,
     },
+    /// How llama.cpp (or Ollama) lays out inference memory.
+    Ggml {
+        runtime: &'static str,
+        cells: u64,
+        flash: bool,
+        compute: u64,
+        embeddings_on_cpu: u64,
+    },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
     /// The CUDA context came from the GPU family's default.
@@ -114,6 +122,38 @@ impl Note {
                 group_digits(*sequences),
                 ByteSize(*bytes).binary()
             ),
+            Note::Ggml {
+                runtime,
+                cells,
+                flash,
+                compute,
+                embeddings_on_cpu,
+            } => {
+                let flash_text = if *flash {
+                    "con flash attention, en múltiplos de 256"
+                } else {
+                    "sin flash attention, en múltiplos de 32"
+                };
+                let cpu = if *embeddings_on_cpu > 0 {
+                    format!(
+                        " La tabla de embeddings de entrada ({}) se queda en la RAM de la CPU.",
+                        ByteSize(*embeddings_on_cpu).binary()
+                    )
+                } else {
+                    String::new()
+                };
+                let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
+                format!(
+                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}) y un búfer de cómputo de {} para un micro-lote de 512 tokens con sus logits en FP32.{cpu}{}",
+                    group_digits(*cells),
+                    ByteSize(*compute).binary(),
+                    if *flash {
+                        String::new()
+                    } else {
+                        format!(" Sin flash attention el búfer crece con el contexto; {fa} lo evita.")
+                    }
+                )
+            }
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -296,6 +336,13 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::Ggml {
+                runtime: "llama.cpp",
+                cells: 4096,
+                flash: false,
+                compute: 300 << 20,
+                embeddings_on_cpu: 280 << 20,
+            },
             Note::ServingProfile {
                 tokens: 8192,
                 sequences: 1024,

@@ -52,6 +52,11 @@ pub enum Runtime {
     Deepspeed,
     /// vLLM: a server with a paged KV cache sized at start-up.
     Vllm,
+    /// llama.cpp (llama-server, llama-cli): ggml's compute buffer and padded KV cells,
+    /// flash attention on where supported.
+    LlamaCpp,
+    /// Ollama: llama.cpp's engine with flash attention off by default.
+    Ollama,
 }
 
 impl Runtime {
@@ -66,7 +71,7 @@ impl Runtime {
         match self {
             Runtime::Transformers => true,
             Runtime::Unsloth | Runtime::Torchtune | Runtime::Deepspeed => task.is_training(),
-            Runtime::Vllm => !task.is_training(),
+            Runtime::Vllm | Runtime::LlamaCpp | Runtime::Ollama => !task.is_training(),
         }
     }
 }
@@ -195,6 +200,14 @@ pub const RUNTIMES: &[Choice<Runtime>] = &[
     choice(Runtime::Torchtune, "torchtune", "torchtune"),
     choice(Runtime::Deepspeed, "deepspeed", "DeepSpeed"),
     choice(Runtime::Vllm, "vllm", "vLLM (servidor)"),
+    Choice {
+        value: Runtime::LlamaCpp,
+        id: "llama.cpp",
+        web: "llamacpp",
+        aliases: &["llama-cpp", "llamacpp", "llama-server"],
+        label: "llama.cpp (GGUF)",
+    },
+    choice(Runtime::Ollama, "ollama", "Ollama"),
 ];
 
 pub const LOSSES: &[Choice<Loss>] = &[

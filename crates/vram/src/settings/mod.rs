@@ -29,7 +29,7 @@ use crate::catalog::Gpu;
 use crate::dtype::Dtype;
 use crate::estimate::{MAX_BATCH, MAX_GPUS, MAX_SEQ};
 use crate::quant::WeightFormat;
-use crate::workload::{Attention, KvDtype, LoraTargets, Loss, Mode, Optimizer, Workload};
+use crate::workload::{Attention, Engine, KvDtype, LoraTargets, Loss, Mode, Optimizer, Workload};
 
 /// Where settings are read from and written to. Both accept every spelling; they
 /// differ in which spelling they print and in the words of some messages.
@@ -134,25 +134,41 @@ impl Settings {
             reserve: 0,
             task,
             runtime,
-            format: match task {
-                Task::Qlora => WeightFormat::Nf4 { double_quant: true },
+            format: match (task, runtime) {
+                (Task::Qlora, _) => WeightFormat::Nf4 { double_quant: true },
+                // The quantisation Ollama pulls by default and most GGUF users pick.
+                (_, Runtime::LlamaCpp | Runtime::Ollama) => WeightFormat::parse("Q4_K_M")
+                    .unwrap_or(WeightFormat::Plain { dtype: Dtype::Bf16 }),
                 _ => WeightFormat::Plain { dtype: Dtype::Bf16 },
             },
             batch: 1,
             seq: 4096,
             new_tokens: 0,
-            attention: Attention::Sdpa,
+            // llama.cpp turns flash attention on when the GPU supports it (`-fa auto`);
+            // Ollama leaves it off unless OLLAMA_FLASH_ATTENTION=1.
+            attention: match runtime {
+                Runtime::LlamaCpp => Attention::Flash,
+                _ => Attention::Sdpa,
+            },
             checkpointing: training,
             optimizer: Optimizer::Adamw,
             precision: match runtime {
                 Runtime::Transformers => Precision::Amp,
                 Runtime::Deepspeed => Precision::Master,
-                Runtime::Unsloth | Runtime::Torchtune | Runtime::Vllm => Precision::Pure,
+                Runtime::Unsloth
+                | Runtime::Torchtune
+                | Runtime::Vllm
+                | Runtime::LlamaCpp
+                | Runtime::Ollama => Precision::Pure,
             },
             loss: match runtime {
                 Runtime::Torchtune => Loss::ChunkedOutput { chunks: 8 },
                 Runtime::Unsloth => Loss::Fused,
-                Runtime::Transformers | Runtime::Deepspeed | Runtime::Vllm => Loss::Full,
+                Runtime::Transformers
+                | Runtime::Deepspeed
+                | Runtime::Vllm
+                | Runtime::LlamaCpp
+                | Runtime::Ollama => Loss::Full,
             },
             lora_rank: 16,
             lora_targets: match runtime {
@@ -404,6 +420,10 @@ impl Settings {
                 .gpu
                 .map(|g| crate::context::for_family(&g.family).bytes)),
             stored_weights: None,
+            engine: match self.runtime {
+                Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,
+                _ => Engine::Torch,
+            },
         }
     }
 }

@@ -17,7 +17,9 @@
 //!   names: the engine models today's vLLM (V1, 0.19), whose profile run is described
 //!   in `serving`; V0 (0.6) profiled a forward pass of `max_model_len` tokens when
 //!   chunked prefill was off (up to 32k), and the April 2025 V1 differs too.
-//! - llama.cpp KV cache lines for a 2048-token context.
+//! - llama.cpp KV cache lines for a 2048-token context, and two whole load logs
+//!   (model, KV and compute buffers): Llama 3 8B Q4_K_M on an RTX 3070 without flash
+//!   attention, Qwen3-Coder-30B-A3B Q8_0 on an A100 40GB with it.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
 //!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2.
 //! - torchtune's README: peak memory of its recipes.
@@ -45,6 +47,10 @@ enum Measure {
     KvTokens,
     /// The KV cache alone.
     KvBytes,
+    /// The weights on the GPU alone (llama.cpp's "CUDA0 model buffer").
+    Weights,
+    /// The activations alone (llama.cpp's "CUDA0 compute buffer").
+    Activations,
     /// The longest context that fits, in tokens.
     MaxSeq,
 }
@@ -71,6 +77,11 @@ const fn gb(hundredths: u64) -> u64 {
     hundredths * 10_000_000
 }
 
+/// Hundredths of a MiB, as llama.cpp prints buffer sizes ("4403.49 MiB").
+const fn mib_h(hundredths: u64) -> u64 {
+    hundredths * ByteSize::MIB / 100
+}
+
 /// Hundredths of a MB (10^6 bytes).
 const fn mb(hundredths: u64) -> u64 {
     hundredths * 10_000
@@ -87,6 +98,8 @@ const LLAMACPP: &str = "registros de carga de llama.cpp con n_ctx 2048 (huggingf
 const UNSLOTH: &str = "README de Unsloth (unslothai/unsloth): contexto máximo de Llama 3.1 8B con QLoRA, rango 32 en todas las lineales, lote 1";
 const TORCHTUNE: &str = "README de torchtune (pytorch/torchtune)";
 const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py en una A100-SXM4-80GB; pico de nvidia-smi con el contexto CUDA, en MB)";
+const LLAMACPP_3070: &str = "registro de llama-cpp-python con llama-3-Korean-Bllossom-8B-Q4_K_M.gguf (arquitectura Llama 3 8B) en una RTX 3070, n_ctx 512, sin flash attention; archivo público hallado en el índice de código";
+const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-A3B-Instruct-Q8_0.gguf (arquitectura Qwen3-30B-A3B) en una A100-PCIE-40GB, --ctx-size 65536, flash attention automática; README público de despliegue hallado en el índice de código";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
 
 const VLLM: &str = "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95";
@@ -527,6 +540,62 @@ const SPECS: &[Spec] = &[
         published: mib(256),
         unit: Unit::Binary,
     },
+    // Whole llama.cpp load logs: model, KV and compute buffers.
+    Spec {
+        id: "llamacpp-llama3-8b-q4km-weights",
+        what: "Llama 3 8B Q4_K_M en llama.cpp: pesos en la GPU (la tabla de embeddings queda en la CPU)",
+        source: LLAMACPP_3070,
+        runtime: "llama.cpp",
+        model: "llama-3.1-8b",
+        args: "--runtime llama.cpp --dtype Q4_K_M --seq 512 --attention sdpa",
+        measure: Measure::Weights,
+        published: mib_h(440_349),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-llama3-8b-compute",
+        what: "Llama 3 8B en llama.cpp, n_ctx 512 sin flash attention: búfer de cómputo",
+        source: LLAMACPP_3070,
+        runtime: "llama.cpp",
+        model: "llama-3.1-8b",
+        args: "--runtime llama.cpp --dtype Q4_K_M --seq 512 --attention sdpa",
+        measure: Measure::Activations,
+        published: mib_h(25_850),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-30b-weights",
+        what: "Qwen3-30B-A3B Q8_0 en llama.cpp: pesos en la GPU",
+        source: LLAMACPP_A100,
+        runtime: "llama.cpp",
+        model: "qwen3-30b-a3b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 65536",
+        measure: Measure::Weights,
+        published: mib_h(3_065_812),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-30b-kv",
+        what: "Qwen3-30B-A3B en llama.cpp, 65 536 celdas: caché KV",
+        source: LLAMACPP_A100,
+        runtime: "llama.cpp",
+        model: "qwen3-30b-a3b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 65536",
+        measure: Measure::KvBytes,
+        published: mib(6144),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-30b-compute",
+        what: "Qwen3-30B-A3B en llama.cpp con flash attention: búfer de cómputo",
+        source: LLAMACPP_A100,
+        runtime: "llama.cpp",
+        model: "qwen3-30b-a3b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 65536",
+        measure: Measure::Activations,
+        published: mib_h(30_075),
+        unit: Unit::Binary,
+    },
     // Unsloth's README: the longest context that trains.
     Spec {
         id: "unsloth-ctx-24gb",
@@ -689,6 +758,8 @@ fn measured(e: &Evaluation, m: Measure) -> u64 {
         Measure::Device => e.estimate.per_gpu_bytes,
         Measure::KvTokens => e.serving.map_or(0, |p| p.tokens),
         Measure::KvBytes => b.kv_cache,
+        Measure::Weights => b.weights,
+        Measure::Activations => b.activations,
         Measure::MaxSeq => e.max_seq.unwrap_or(0),
     }
 }
@@ -713,8 +784,8 @@ pub(super) fn cases() -> Vec<Case> {
                         .as_ref()
                         .map_or(0, |e| e.estimate.breakdown.weights),
                 ),
-                Measure::KvBytes => Some(0),
-                Measure::KvTokens | Measure::MaxSeq => None,
+                Measure::KvBytes | Measure::Activations => Some(0),
+                Measure::Weights | Measure::KvTokens | Measure::MaxSeq => None,
             };
             Case {
                 id: spec.id,
