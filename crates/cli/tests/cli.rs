@@ -172,6 +172,22 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
             &["estimate", "--params", "7B", "--zero", "5"],
             "La etapa de ZeRO «5» no existe; usa 0, 1, 2 o 3.",
         ),
+        (
+            &[
+                "estimate",
+                "--params",
+                "7B",
+                "--runtime",
+                "llama.cpp",
+                "--gpu-layers",
+                "treinta",
+            ],
+            "El número de capas en la GPU debe ser todas o un entero entre 0 y 1024; «treinta» no lo es.",
+        ),
+        (
+            &["estimate", "--params", "7B", "--gpu-layers", "20"],
+            "--gpu-layers solo tiene sentido con --runtime llama.cpp u ollama",
+        ),
         (&["estimate"], "--model"),
         (&["estimate", "--bogus"], "argumento desconocido"),
         (&["vuela"], "orden desconocida"),
@@ -340,4 +356,57 @@ fn settings_flags_follow_the_shared_vocabulary() {
         "--json",
     ]);
     assert_eq!(on["breakdown"], q["breakdown"]);
+}
+
+#[test]
+fn llama_cpp_partial_offload_reports_the_layers_that_fit() {
+    // Llama 3.1 8B in Q4_K_M with 32k of context does not fit 8 GiB whole; the
+    // JSON says how many of its 32 blocks do, and `-ngl` with fewer moves the rest (and
+    // their KV cells) to host RAM.
+    let base = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--runtime",
+        "llama.cpp",
+        "--dtype",
+        "q4_k_m",
+        "--gpu-memory",
+        "8GiB",
+        "--seq",
+        "32k",
+        "--json",
+    ];
+    let all = json(&base);
+    assert_eq!(all["layers"].as_u64(), Some(32));
+    let fit = all["max_gpu_layers_fit"]
+        .as_u64()
+        .expect("max_gpu_layers_fit");
+    assert!(fit > 0 && fit < 32, "{fit}");
+
+    let mut args = base.to_vec();
+    args.extend(["--gpu-layers", "10"]);
+    let part = json(&args);
+    let total = |v: &serde_json::Value| v["total_bytes"].as_u64().unwrap();
+    let host = |v: &serde_json::Value| v["host_bytes"].as_u64().unwrap();
+    assert!(
+        total(&part) < total(&all),
+        "{} vs {}",
+        total(&part),
+        total(&all)
+    );
+    assert!(
+        host(&part) > host(&all),
+        "{} vs {}",
+        host(&part),
+        host(&all)
+    );
+    // Whatever leaves the GPU lands in host RAM: the two add up to at least the
+    // weights both ways.
+    let gpu_drop = total(&all) - total(&part);
+    let host_gain = host(&part) - host(&all);
+    assert!(
+        host_gain + (1 << 30) >= gpu_drop,
+        "{host_gain} vs {gpu_drop}"
+    );
 }

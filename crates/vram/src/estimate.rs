@@ -77,6 +77,10 @@ pub struct Estimate {
     pub gpus: u32,
     /// Optimizer bytes per GPU that ZeRO-Offload keeps in CPU RAM instead.
     pub offloaded_optimizer: u64,
+    /// llama.cpp: what lives in CPU RAM instead of the GPU (the input embeddings, the
+    /// layers and their KV cache left off the GPU, the output's compute buffer).
+    #[serde(default)]
+    pub host_bytes: u64,
 }
 
 /// Why a workload cannot be estimated. `Display` is Spanish.
@@ -564,6 +568,20 @@ pub fn ggml_kv_cells(w: &Workload) -> u64 {
 /// micro-batch × cells × heads score matrix, which the softmax overwrites in place), or
 /// the feed-forward block.
 pub fn ggml_compute_buffer(a: &Architecture, w: &Workload) -> u64 {
+    let p = ggml_phases(a, w);
+    p.output.max(p.layers)
+}
+
+/// The phases of ggml's worst-case graph, in bytes: the output (logits and hidden
+/// states) and the largest phase inside a layer (attention or feed-forward).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GgmlPhases {
+    pub output: u64,
+    pub layers: u64,
+}
+
+/// See [`ggml_compute_buffer`].
+pub fn ggml_phases(a: &Architecture, w: &Workload) -> GgmlPhases {
     let cells = u128::from(ggml_kv_cells(w).max(1));
     let ub = u128::from(GGML_UBATCH).min(cells);
     let f32 = 4u128;
@@ -588,7 +606,67 @@ pub fn ggml_compute_buffer(a: &Architecture, w: &Workload) -> u64 {
         }
     };
     let ffn = ub * f32 * (h + 3 * inter);
-    u64::try_from(output.max(attention).max(ffn)).unwrap_or(u64::MAX)
+    let bytes = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+    GgmlPhases {
+        output: bytes(output),
+        layers: bytes(attention.max(ffn)),
+    }
+}
+
+/// Bytes of the output projection on the GPU: the head in the file's output type, or
+/// with tied embeddings the copy of the embedding table llama.cpp makes for it.
+pub fn ggml_output_bytes(
+    pc: &ParamCount,
+    arch: Option<&Architecture>,
+    format: WeightFormat,
+) -> u64 {
+    let table = |n: u64, output: bool| match format {
+        WeightFormat::Gguf { mix } => {
+            let m = mix_of(mix);
+            if output { m.output } else { m.base }.bytes_for(n)
+        }
+        WeightFormat::Plain { dtype } => dtype.bytes_for(n),
+        _ => Dtype::Bf16.bytes_for(n),
+    };
+    match arch {
+        Some(a) if a.encoder_only => 0,
+        Some(a) if a.tied_embeddings => table(pc.embeddings, false),
+        _ => table(pc.lm_head, true),
+    }
+}
+
+/// Moves what `-ngl` leaves off the GPU into host RAM: llama.cpp puts the last
+/// `gpu_layers` layers on the GPU (`i_gpu_start = n_layer - n_gpu_layers` in
+/// src/llama-model.cpp), their KV cache with them, and the output layer only when
+/// `n_gpu_layers > n_layer`; without it the output's compute runs on the CPU too.
+/// Returns the host bytes, the input embeddings included.
+fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> u64 {
+    let n = u64::from(a.layers.max(1));
+    let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
+    let on_gpu = ngl.min(n);
+    let output_on_gpu = ngl > n;
+    let cpu_embeddings = embeddings_on_cpu(pc, Some(a), w.weights);
+    let output = ggml_output_bytes(pc, Some(a), w.weights).min(b.weights);
+    let repeating = b.weights - output;
+    let per = |bytes: u64| {
+        u64::try_from(u128::from(bytes) * u128::from(on_gpu) / u128::from(n)).unwrap_or(bytes)
+    };
+    let gpu_weights = per(repeating) + if output_on_gpu { output } else { 0 };
+    let gpu_kv = per(b.kv_cache);
+    let phases = ggml_phases(a, w);
+    let gpu_compute = if output_on_gpu {
+        phases.output.max(phases.layers)
+    } else {
+        phases.layers
+    };
+    let host = (b.weights - gpu_weights)
+        .saturating_add(cpu_embeddings)
+        .saturating_add(b.kv_cache - gpu_kv)
+        .saturating_add(if output_on_gpu { 0 } else { phases.output });
+    b.weights = gpu_weights;
+    b.kv_cache = gpu_kv;
+    b.activations = gpu_compute;
+    host
 }
 
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
@@ -661,6 +739,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
+    let mut host_bytes = 0;
     if let Some(a) = arch {
         let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
@@ -684,6 +763,9 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             kv_cache(a, w)
         }
         .div_ceil(u64::from(w.pp.max(1)));
+        if ggml {
+            host_bytes = ggml_offload(a, &pc, w, &mut b);
+        }
     }
     let dynamic = b
         .activations
@@ -707,6 +789,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         total_bytes: mul(&[per_gpu, u64::from(w.gpus)]),
         gpus: w.gpus,
         offloaded_optimizer: if w.cpu_offload { optimizer } else { 0 },
+        host_bytes,
     })
 }
 

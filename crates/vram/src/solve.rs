@@ -1,12 +1,13 @@
 //! Solvers: the largest batch and the longest context that fit in a memory budget,
-//! and the smallest catalog GPU that holds a workload.
+//! the most layers llama.cpp can offload, and the smallest catalog GPU that holds a
+//! workload.
 //!
 //! Memory is monotonic in batch and sequence length (a property test checks it), so a
 //! binary search over the estimate is exact.
 
 use crate::catalog::{Gpu, gpus};
 use crate::estimate::{MAX_BATCH, MAX_SEQ, ModelInput, estimate};
-use crate::workload::Workload;
+use crate::workload::{Engine, Mode, Workload};
 
 /// Largest `v` in `1..=max` with `fits(v)`, or `None` if even 1 does not fit.
 fn largest(max: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
@@ -62,6 +63,32 @@ pub fn max_seq(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
             capacity,
         )
     })
+}
+
+/// llama.cpp: the most layers `-ngl` can put on a GPU of `capacity` bytes, where the
+/// model's layer count plus one means every layer and the output (what llama.cpp's
+/// `--fit` looks for). `None` outside llama.cpp/Ollama inference, without an
+/// architecture, or when even no layer fits (the compute buffer alone is too big).
+pub fn max_gpu_layers(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u32> {
+    let ModelInput::Arch { arch, .. } = model else {
+        return None;
+    };
+    if w.engine != Engine::Ggml || w.mode != Mode::Inference {
+        return None;
+    }
+    let at = |layers: u64| {
+        fits(
+            model,
+            &Workload {
+                gpu_layers: Some(u32::try_from(layers).unwrap_or(u32::MAX)),
+                ..w.clone()
+            },
+            capacity,
+        )
+    };
+    // `largest` searches 1..=max; shift by one so that 0 layers is a candidate.
+    let most = u64::from(arch.layers) + 1;
+    largest(most + 1, |v| at(v - 1)).map(|v| u32::try_from(v - 1).unwrap_or(u32::MAX))
 }
 
 /// The catalog GPU with the least memory that still fits the workload.
@@ -177,5 +204,72 @@ mod tests {
                 .iter()
                 .all(|o| o.usable_bytes < need || o.usable_bytes >= g.usable_bytes)
         );
+    }
+}
+
+#[cfg(test)]
+mod gpu_layer_tests {
+    use super::*;
+    use crate::catalog::model;
+    use crate::units::ByteSize;
+    use crate::workload::Engine;
+
+    /// Llama-3.1-70B in Q4_K_M does not fit a 24 GB card whole; llama.cpp can put
+    /// some of its 80 layers there, more with a smaller context, none of them outside
+    /// llama.cpp.
+    #[test]
+    fn max_gpu_layers_is_what_fits() {
+        let m = ModelInput::Arch {
+            arch: Box::new(model("llama-3.1-70b").unwrap().arch.clone()),
+            total_params: None,
+        };
+        let w = |seq| Workload {
+            seq,
+            engine: Engine::Ggml,
+            weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
+            ..Workload::default()
+        };
+        let cap = 24 * ByteSize::GIB;
+        let long = max_gpu_layers(&m, &w(32_768), cap).unwrap();
+        let short = max_gpu_layers(&m, &w(2048), cap).unwrap();
+        assert!(0 < long && long < short && short < 80, "{long} {short}");
+        // The answer fits and one more layer does not.
+        let at = |g| {
+            estimate(
+                &m,
+                &Workload {
+                    gpu_layers: Some(g),
+                    ..w(2048)
+                },
+            )
+            .unwrap()
+            .per_gpu_bytes
+        };
+        assert!(at(short) <= cap && at(short + 1) > cap);
+        // A big card takes every layer and the output.
+        assert_eq!(max_gpu_layers(&m, &w(2048), 80 * ByteSize::GIB), Some(81));
+        // Not llama.cpp: no answer.
+        let torch = Workload {
+            engine: Engine::Torch,
+            ..w(2048)
+        };
+        assert_eq!(max_gpu_layers(&m, &torch, cap), None);
+        // Fewer layers on the GPU move bytes to the host, never lose them.
+        let full = estimate(&m, &w(2048)).unwrap();
+        let half = estimate(
+            &m,
+            &Workload {
+                gpu_layers: Some(40),
+                ..w(2048)
+            },
+        )
+        .unwrap();
+        assert!(half.per_gpu_bytes < full.per_gpu_bytes);
+        assert!(half.host_bytes > full.host_bytes);
+        let kept = |e: &crate::estimate::Estimate| {
+            e.breakdown.weights + e.breakdown.kv_cache + e.host_bytes
+        };
+        // Weights and KV are conserved; only the output's compute buffer moves sides.
+        assert!(kept(&half) >= kept(&full));
     }
 }

@@ -192,6 +192,10 @@ pub struct Workload {
     /// The inference engine.
     #[serde(default)]
     pub engine: Engine,
+    /// ggml only: the last this-many layers live on the GPU (`-ngl`); `None` or more
+    /// than the layers puts every layer and the output there.
+    #[serde(default)]
+    pub gpu_layers: Option<u32>,
 }
 
 impl Default for Workload {
@@ -221,6 +225,7 @@ impl Default for Workload {
             cuda_context: None,
             stored_weights: None,
             engine: Engine::Torch,
+            gpu_layers: None,
         }
     }
 }

@@ -8,7 +8,7 @@ mod flags;
 mod model;
 mod render;
 
-use vram::settings::{Field, TASKS};
+use vram::settings::{Field, Runtime, TASKS};
 use vram::{Settings, Surface, Task, parse_count};
 
 pub use flags::SettingsArgs;
@@ -79,6 +79,9 @@ fn settings(args: &Args) -> Result<Settings, String> {
 pub fn run(args: &Args) -> Result<String, String> {
     let s = settings(args)?;
     let loaded = model::load(args)?;
+    if s.gpu_layers.is_some() && !matches!(s.runtime, Runtime::LlamaCpp | Runtime::Ollama) {
+        return Err("--gpu-layers solo tiene sentido con --runtime llama.cpp u ollama".into());
+    }
     if s.serve {
         if s.task.is_training() {
             return Err("--serve solo tiene sentido con --mode inference".into());

@@ -30,6 +30,12 @@ struct Output<'a> {
     band: Option<vram::band::Band>,
     max_batch_fit: Option<u64>,
     max_seq_fit: Option<u64>,
+    /// llama.cpp/Ollama: the most layers `-ngl` fits (layers + 1 = all and the output).
+    max_gpu_layers_fit: Option<u32>,
+    /// The model's layers, with `max_gpu_layers_fit`.
+    layers: Option<u32>,
+    /// llama.cpp/Ollama: bytes in CPU RAM (embeddings, layers left off the GPU).
+    host_bytes: u64,
     smallest_gpu: Option<&'a str>,
     min_gpus: Option<u32>,
     speed: Option<vram::speed::SpeedHint>,
@@ -66,6 +72,9 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         band: e.band,
         max_batch_fit: e.max_batch,
         max_seq_fit: e.max_seq,
+        max_gpu_layers_fit: e.max_gpu_layers.map(|l| l.fit),
+        layers: e.max_gpu_layers.map(|l| l.layers),
+        host_bytes: est.host_bytes.saturating_add(est.offloaded_optimizer),
         smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),
         min_gpus: e.min_gpus,
         speed: e.speed,
@@ -147,6 +156,19 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
                 group_digits(n)
             ));
         }
+    }
+    if let Some(l) = e.max_gpu_layers {
+        text.push_str(&if l.all() {
+            format!(
+                "Capas en la GPU: caben todas ({} y la de salida; -ngl {})\n",
+                l.layers, l.fit
+            )
+        } else {
+            format!(
+                "Capas que caben en la GPU: {} de {} (-ngl {})\n",
+                l.fit, l.layers, l.fit
+            )
+        });
     }
     if let Some(g) = e.smallest_gpu {
         text.push_str(&format!(

@@ -110,6 +110,22 @@ impl Verdict {
     }
 }
 
+/// How many of a model's layers llama.cpp can put on the GPU (`-ngl`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LayerFit {
+    /// The most that fit; `layers + 1` means every layer and the output.
+    pub fit: u32,
+    /// The model's layers.
+    pub layers: u32,
+}
+
+impl LayerFit {
+    /// Every layer and the output fit.
+    pub fn all(self) -> bool {
+        self.fit > self.layers
+    }
+}
+
 /// Everything the front ends show for one model and one set of settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
@@ -120,6 +136,8 @@ pub struct Evaluation {
     pub verdict: Option<Verdict>,
     pub max_batch: Option<u64>,
     pub max_seq: Option<u64>,
+    /// llama.cpp/Ollama: the most layers that fit on the GPU.
+    pub max_gpu_layers: Option<LayerFit>,
     /// The catalog GPU with the least memory that holds the workload.
     pub smallest_gpu: Option<&'static Gpu>,
     /// The fewest GPUs of this capacity that hold it (ZeRO-3 for training, tensor
@@ -247,6 +265,12 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     Ok(Evaluation {
         max_batch: capacity.and_then(|c| solve::max_batch(input, &w, c)),
         max_seq: capacity.and_then(|c| solve::max_seq(input, &w, c)),
+        max_gpu_layers: capacity.and_then(|c| {
+            Some(LayerFit {
+                fit: solve::max_gpu_layers(input, &w, c)?,
+                layers: arch?.layers,
+            })
+        }),
         smallest_gpu: solve::smallest_gpu(input, &w),
         min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &w, c)),
         speed: match (arch, s.gpu) {
@@ -369,6 +393,9 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if let (crate::workload::Engine::Ggml, Some(a)) = (w.engine, model.arch()) {
         notes.push(Note::Ggml {
             runtime,
+            layers_on_gpu: w.gpu_layers.map_or(a.layers + 1, |g| g.min(a.layers + 1)),
+            layers: a.layers,
+            host: est.host_bytes,
             cells: crate::estimate::ggml_kv_cells(w),
             flash: w.attention == Attention::Flash,
             compute: est.breakdown.activations,

@@ -44,6 +44,11 @@ pub enum Note {
     /// How llama.cpp (or Ollama) lays out inference memory.
     Ggml {
         runtime: &'static str,
+        /// `-ngl`: layers + 1 means all of them and the output.
+        layers_on_gpu: u32,
+        layers: u32,
+        /// Bytes in CPU RAM.
+        host: u64,
         cells: u64,
         flash: bool,
         compute: u64,
@@ -124,6 +129,9 @@ impl Note {
             ),
             Note::Ggml {
                 runtime,
+                layers_on_gpu,
+                layers,
+                host,
                 cells,
                 flash,
                 compute,
@@ -134,19 +142,32 @@ impl Note {
                 } else {
                     "sin flash attention, en múltiplos de 32"
                 };
-                let cpu = if *embeddings_on_cpu > 0 {
-                    format!(
-                        " La tabla de embeddings de entrada ({}) se queda en la RAM de la CPU.",
-                        ByteSize(*embeddings_on_cpu).binary()
-                    )
+                let cpu = if layers_on_gpu > layers {
+                    if *embeddings_on_cpu > 0 {
+                        format!(
+                            " La tabla de embeddings de entrada ({}) se queda en la RAM de la CPU.",
+                            ByteSize(*embeddings_on_cpu).binary()
+                        )
+                    } else {
+                        String::new()
+                    }
                 } else {
-                    String::new()
+                    format!(
+                        " En la GPU van {layers_on_gpu} de {layers} capas{}; la RAM de la CPU guarda {} (el resto de las capas, su caché KV y los embeddings), y cada capa que se queda allí hace la generación más lenta, porque la CPU lee su memoria mucho más despacio que la GPU la suya.",
+                        if cli { format!(" (-ngl {layers_on_gpu})") } else { String::new() },
+                        ByteSize(*host).binary()
+                    )
                 };
                 let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
                 format!(
-                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}) y un búfer de cómputo de {} para un micro-lote de 512 tokens con sus logits en FP32.{cpu}{}",
+                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}) y un búfer de cómputo de {} para un micro-lote de 512 tokens {}.{cpu}{}",
                     group_digits(*cells),
                     ByteSize(*compute).binary(),
+                    if layers_on_gpu > layers {
+                        "con sus logits en FP32"
+                    } else {
+                        "(la capa de salida y sus logits van en la CPU)"
+                    },
                     if *flash {
                         String::new()
                     } else {
@@ -338,6 +359,9 @@ mod tests {
             Note::Communication { bytes: 544 << 20 },
             Note::Ggml {
                 runtime: "llama.cpp",
+                layers_on_gpu: 20,
+                layers: 32,
+                host: 2 << 30,
                 cells: 4096,
                 flash: false,
                 compute: 300 << 20,

@@ -9,7 +9,9 @@ use super::choice::{
     TASKS, ZERO_STAGES,
 };
 use super::count::{Bounds, CountProblem};
-use super::{BATCH, BLOCK_SIZE, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UTILIZATION};
+use super::{
+    BATCH, BLOCK_SIZE, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UTILIZATION,
+};
 use crate::catalog;
 use crate::quant::WeightFormat;
 use crate::units::{ByteSize, clip};
@@ -34,6 +36,7 @@ pub enum Field {
     LoraRank,
     LoraTargets,
     KvDtype,
+    GpuLayers,
     Gpus,
     Zero,
     Tp,
@@ -170,6 +173,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::GpuLayers,
+        "capas-gpu",
+        "Capas en la GPU (llama.cpp)",
+        "el número de capas en la GPU",
+        false,
+    ),
+    spec(
         Field::Gpus,
         "gpus",
         "Número de GPU",
@@ -254,6 +264,7 @@ impl Field {
         Field::LoraRank,
         Field::LoraTargets,
         Field::KvDtype,
+        Field::GpuLayers,
         Field::Gpus,
         Field::Zero,
         Field::Tp,
@@ -287,6 +298,7 @@ impl Field {
             Field::KvDtype => "kv_dtype",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
+            Field::GpuLayers => "gpu_layers",
             Field::Tp => "tp",
             Field::Pp => "pp",
             Field::CpuOffload => "cpu_offload",
@@ -317,6 +329,7 @@ impl Field {
             Field::LoraRank => "lora-rank",
             Field::LoraTargets => "lora-targets",
             Field::KvDtype => "kv-dtype",
+            Field::GpuLayers => "gpu-layers",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
             Field::Tp => "tp",
@@ -372,6 +385,9 @@ impl Field {
             }
             Field::Zero => {
                 "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP)."
+            }
+            Field::GpuLayers => {
+                "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» sube también la capa de salida."
             }
             Field::Tp => {
                 "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar."
@@ -431,6 +447,7 @@ impl Field {
                 UTILIZATION.0
             ),
             Field::Tp => format!("auto o {}", GPUS.describe()),
+            Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
             _ => self.bounds().map(Bounds::describe).unwrap_or_default(),
         }
     }
@@ -444,6 +461,7 @@ impl Field {
             Field::LoraRank => Some(LORA_RANK),
             Field::Gpus | Field::Tp | Field::Pp => Some(GPUS),
             Field::BlockSize => Some(BLOCK_SIZE),
+            Field::GpuLayers => Some(GPU_LAYERS),
             _ => None,
         }
     }
@@ -553,6 +571,14 @@ fn auto(input: &str) -> bool {
     input.trim().eq_ignore_ascii_case("auto")
 }
 
+/// "todas" (or "all", or llama.cpp's -1): every layer and the output on the GPU.
+fn all_layers(input: &str) -> bool {
+    let t = input.trim();
+    ["todas", "all", "-1"]
+        .iter()
+        .any(|w| t.eq_ignore_ascii_case(w))
+}
+
 /// "0.9" or "90%" (or "90") → 90, in exact decimal arithmetic.
 fn percent(input: &str) -> Result<u8, Problem> {
     let t = input.trim();
@@ -643,6 +669,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Gpus => n(u64::from(s.gpus)),
         Field::Zero => print_choice(ZERO_STAGES, s.zero, surface),
         Field::Tp => n(u64::from(s.tp?)),
+        Field::GpuLayers => n(u64::from(s.gpu_layers?)),
         Field::Pp => n(u64::from(s.pp)),
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
         Field::Serve => print_switch(s.serve, surface),
@@ -705,6 +732,8 @@ pub(super) fn set(
             Field::KvDtype => s.kv_dtype = pick(KV_DTYPES, input)?,
             Field::Gpus => s.gpus = small(f, input)?,
             Field::Zero => s.zero = pick(ZERO_STAGES, input)?,
+            Field::GpuLayers if all_layers(input) => s.gpu_layers = None,
+            Field::GpuLayers => s.gpu_layers = Some(small(f, input)?),
             Field::Tp if auto(input) => s.tp = None,
             Field::Tp => s.tp = Some(small(f, input)?),
             Field::Pp => s.pp = small(f, input)?,
@@ -755,5 +784,6 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::Utilization => to.utilization = from.utilization,
         Field::BlockSize => to.block_size = from.block_size,
         Field::CudaContext => to.cuda_context = from.cuda_context,
+        Field::GpuLayers => to.gpu_layers = from.gpu_layers,
     }
 }

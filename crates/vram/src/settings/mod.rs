@@ -90,6 +90,8 @@ pub struct Settings {
     pub utilization: u8,
     /// Tokens per block of the paged KV cache.
     pub block_size: u32,
+    /// llama.cpp's `-ngl`: layers on the GPU (`None`: all of them and the output).
+    pub gpu_layers: Option<u32>,
     /// Measured CUDA context per GPU; `None` uses the GPU family's default.
     pub cuda_context: Option<u64>,
 }
@@ -100,6 +102,9 @@ pub(crate) const NEW_TOKENS: Bounds = Bounds::tokens(0, MAX_SEQ);
 pub(crate) const GPUS: Bounds = Bounds::plain(1, MAX_GPUS as u64);
 pub(crate) const LORA_RANK: Bounds = Bounds::plain(1, 16_384);
 pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
+/// Layers llama.cpp can offload: 0 (everything on the CPU) up to far more than any
+/// model has; more than the model's layers means all of them.
+pub(crate) const GPU_LAYERS: Bounds = Bounds::plain(0, 1024);
 /// vLLM accepts a utilisation in (0, 1]; below 5 % nothing useful fits.
 pub(crate) const UTILIZATION: (u8, u8) = (5, 100);
 
@@ -186,6 +191,7 @@ impl Settings {
             utilization: 90,
             block_size: 16,
             cuda_context: None,
+            gpu_layers: None,
         }
     }
 
@@ -420,6 +426,7 @@ impl Settings {
                 .gpu
                 .map(|g| crate::context::for_family(&g.family).bytes)),
             stored_weights: None,
+            gpu_layers: self.gpu_layers,
             engine: match self.runtime {
                 Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,
                 _ => Engine::Torch,

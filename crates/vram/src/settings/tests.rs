@@ -258,6 +258,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             5u8..=100,
             1u32..=1024,
             proptest::option::of(0u64..(1 << 36)),
+            proptest::option::of(0u32..=1024),
         ),
     )
         .prop_map(move |(a, b, c)| Settings {
@@ -296,6 +297,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             utilization: c.3,
             block_size: c.4,
             cuda_context: c.5,
+            gpu_layers: c.6,
         })
 }
 

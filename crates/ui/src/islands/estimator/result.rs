@@ -12,7 +12,7 @@ fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
     let v = o.eval.verdict?;
     let name = o.settings.gpu.map_or("la GPU", |g| g.name.as_str());
     let text = o.eval.verdict_text(Some(name), Surface::Web)?;
-    let limits = match (o.eval.max_batch, o.eval.max_seq) {
+    let mut limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
             "Lote máximo: {} · secuencia máxima: {} tokens.",
             group_digits(b),
@@ -20,6 +20,13 @@ fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
         ),
         _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
     };
+    if let Some(l) = o.eval.max_gpu_layers {
+        limits.push_str(&if l.all() {
+            format!(" Caben en la GPU las {} capas y la de salida.", l.layers)
+        } else {
+            format!(" Capas que caben en la GPU: {} de {}.", l.fit, l.layers)
+        });
+    }
     Some(view! {
         <p class="est-verdict" data-fits=v.fits().to_string() data-verdict=v.id()><strong>{text}</strong></p>
         <p class="est-limits">{limits}</p>
