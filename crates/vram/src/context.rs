@@ -9,7 +9,8 @@
 //! (default with PyTorch 2.x on CUDA 12) modules load lazily and the context is a few
 //! hundred MiB; stacks that load every kernel eagerly reach well over 1 GiB. The
 //! defaults below are per GPU family, and every one says where it comes from. Users
-//! measure their own with `nvidia-smi` after `torch.ones(1).cuda()` and pass it with
+//! measure their own with `nvidia-smi` while their job runs (right after
+//! `torch.ones(1).cuda()` lazy loading has not loaded the kernels yet) and pass it with
 //! `--cuda-context`.
 
 use crate::units::ByteSize;
@@ -37,11 +38,20 @@ pub fn for_family(family: &str) -> ContextDefault {
             bytes: 1343 * ByteSize::MIB,
             basis: "medido en una V100 (1343 MiB en nvidia-smi, documentación de Hugging Face)",
         },
-        // Hopper and Blackwell have 132–148 SMs, and the per-SM local-memory reservation
-        // grows with them: 100 MiB more than the generic figure.
-        "hopper" | "blackwell" => ContextDefault {
+        // Measured on an H200 with PyTorch 2.11 and CUDA 13 (`tools/device/
+        // measure_memory.py`, 2026-12-04; `total - free - reserved` from
+        // `torch.cuda.mem_get_info`): 621 MiB after `torch.zeros(1)`, 1,327–1,336 MiB
+        // after `generate` and 1,384 MiB after two `Trainer` steps. Lazy loading only
+        // defers the kernel images: a working process holds the larger figure.
+        "hopper" => ContextDefault {
+            bytes: 1384 * ByteSize::MIB,
+            basis: "medido en una H200 con PyTorch 2.11 y CUDA 13 tras dos pasos de entrenamiento (tras torch.zeros(1) eran 621 MiB; los módulos se cargan al usarse)",
+        },
+        // Blackwell has 148 SMs and the per-SM local-memory reservation grows with
+        // them: 100 MiB more than the generic figure, until someone measures one.
+        "blackwell" => ContextDefault {
             bytes: 600 * ByteSize::MIB,
-            basis: "supuesto: PyTorch 2.x con CUDA 12 y carga perezosa, más reserva por SM (132–148 SM)",
+            basis: "supuesto: PyTorch 2.x con CUDA 12 y carga perezosa, más reserva por SM (148 SM)",
         },
         "ampere" | "ada" => GENERIC,
         // ROCm's HIP runtime: no published figure we trust; the generic one.

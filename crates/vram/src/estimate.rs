@@ -383,9 +383,53 @@ fn model_states(
     }
 }
 
+/// The linear layers of a block (a plain MLP's `fc1`/`fc2` count as `Up`/`Down`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Linear {
+    Q,
+    K,
+    V,
+    O,
+    Gate,
+    Up,
+    Down,
+}
+
+/// Whether a linear layer's weight gets a gradient (a full fine-tune) or a LoRA adapter.
+/// A frozen layer's backward needs only its weight: autograd saves an operand of a
+/// product only when the other one requires grad (`derivatives.yaml`'s conditional
+/// saves), so a frozen projection does not keep its input.
+fn trains(w: &Workload, l: Linear) -> bool {
+    match w.finetune {
+        Finetune::Full => true,
+        Finetune::Lora | Finetune::Qlora => match w.lora_targets {
+            LoraTargets::QueryValue => matches!(l, Linear::Q | Linear::V),
+            LoraTargets::Attention => {
+                matches!(l, Linear::Q | Linear::K | Linear::V | Linear::O)
+            }
+            LoraTargets::AllLinear => true,
+        },
+    }
+}
+
+/// Copies of one input that the trained linears reading it save. A full fine-tune
+/// without autocast shares one tensor. Autocast casts the fp32 input to 16 bits once per
+/// call (its cache holds only the casts of weights), and PEFT's LoRA layers cast the
+/// input to the adapter's fp32 (`_cast_input_dtype`) before autocast casts it back:
+/// there each trained reader saves its own 16-bit copy.
+fn input_copies(w: &Workload, amp: bool, readers: &[Linear]) -> u128 {
+    let n = readers.iter().filter(|&&l| trains(w, l)).count() as u128;
+    match w.finetune {
+        Finetune::Full if !amp => n.min(1),
+        _ => n,
+    }
+}
+
 /// Activations saved for backward by one layer, in bytes (Korthikanti et al. 2022,
 /// "Reducing Activation Recomputation in Large Transformer Models", §4.1, adapted to
-/// GQA, gated MLPs, dropout-free models and fused attention kernels).
+/// GQA, gated MLPs, dropout-free models, fused attention kernels, frozen projections and
+/// autocast), as transformers' decoder layers run under `Trainer`. Checked against
+/// peaks measured on an H200 (`tools/device/measure_memory.py`).
 pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
     let c = u128::from(w.compute_dtype().bytes_for(1));
     let (s, b) = (u128::from(w.seq), u128::from(w.batch));
@@ -397,8 +441,12 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
     let sb = s * b;
     // Autocast over fp32 weights keeps some activations in fp32.
     let amp = w.mode == Mode::Train && w.precision == Precision::Amp && c < 4;
-    // Attention: input of QKV, Q, K, V, input of the output projection.
-    let mut attn = c * sb * (h + q + 2 * kv + q);
+    let o_input = if trains(w, Linear::O) { q } else { 0 };
+    // Attention: the block's input (once per trained reader), Q and K after rotary and
+    // V (the attention kernel saves them), the output projection's input.
+    let mut attn = c
+        * sb
+        * (h * input_copies(w, amp, &[Linear::Q, Linear::K, Linear::V]) + q + 2 * kv + o_input);
     match w.attention {
         Attention::Eager => {
             // Softmax output; with dropout also its mask (1 byte) and output. Under
@@ -409,8 +457,9 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
             attn +=
                 kept * scores + cast * scores + if a.dropout { scores + kept * scores } else { 0 };
         }
-        // Fused kernels keep only the fp32 log-sum-exp per row.
-        Attention::Sdpa | Attention::Flash => attn += 4 * heads * sb,
+        // Fused kernels keep the fp32 log-sum-exp per row and their own output (the
+        // output projection reads a contiguous transposed copy of it).
+        Attention::Sdpa | Attention::Flash => attn += 4 * heads * sb + c * sb * q,
     }
     if a.dropout {
         attn += sb * h; // mask after the output projection
@@ -422,12 +471,14 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
                 * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
         }
     } / tp;
-    let mlp = c * sb * h
+    let down_input = if trains(w, Linear::Down) { inter } else { 0 };
+    let mlp = c * sb * h * input_copies(w, amp, &[Linear::Gate, Linear::Up])
         + match a.mlp {
-            // gate, up, act(gate), act(gate)·up
-            Mlp::Gated => 4 * c * sb * inter,
-            // fc1 output, activation output
-            Mlp::Plain => 2 * c * sb * inter,
+            // gate (the activation's input), act(gate) and up (the product's operands),
+            // and the product (the down projection's input)
+            Mlp::Gated => c * sb * (3 * inter + down_input),
+            // fc1 output (the activation's input), the activation's output
+            Mlp::Plain => c * sb * (inter + down_input),
         }
         + if a.dropout { sb * h } else { 0 };
     // Each norm saves its input for backward. RMSNorm as transformers and torchtune
@@ -438,7 +489,21 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
         (Norm::Rms, _) | (Norm::Layer, true) => c.max(4),
         (Norm::Layer, false) => c,
     };
-    let norms = u128::from(a.norms_per_layer) * norm_bytes * sb * h;
+    // transformers' RMSNorm ends with `self.weight * hidden_states.to(input_dtype)`:
+    // when that weight trains (a full fine-tune), the multiply saves the normalized
+    // tensor as well, in the residual stream's dtype (fp32 under autocast over fp32
+    // weights, the compute dtype otherwise). LayerNorm is one fused op that does not.
+    let trained_norm = match a.norm {
+        Norm::Rms if w.mode == Mode::Train && w.finetune == Finetune::Full => {
+            if amp {
+                4
+            } else {
+                c
+            }
+        }
+        _ => 0,
+    };
+    let norms = u128::from(a.norms_per_layer) * (norm_bytes + trained_norm) * sb * h;
     u64::try_from(attn + mlp + norms).unwrap_or(u64::MAX)
 }
 
@@ -448,10 +513,21 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
 /// exact split, and it is small next to every other term at any length that fits.
 pub const FUSED_CHUNK_TOKENS: u64 = 1024;
 
-/// The peak of the loss over the vocabulary-sized logits, in bytes, as the backward
-/// pass starts: the 16-bit logits the model returned, the fp32 log-softmax output
-/// cross-entropy saved, its gradient, and the gradient of its input (4 bytes each), for
-/// as many tokens as the loss holds at once.
+/// The peak of the loss over the vocabulary-sized logits, in bytes.
+///
+/// Full loss, as transformers computes it (`ForCausalLMLoss` in
+/// `transformers/loss/loss_utils.py`: `logits.float()`, then `cross_entropy`): the
+/// forward holds the 16-bit logits, their fp32 copy and the fp32 log-softmax output
+/// (c + 8 bytes per logit); backward starts with that log-softmax output, its gradient
+/// and the gradient of its input (12 bytes). The logits themselves are gone by then:
+/// `Trainer.compute_loss` returns the loss alone, so the model's output object and its
+/// logits are freed before `backward`, and the fp32 copy is not saved for backward. The
+/// larger of the two, 12 bytes for 16-bit and fp32 logits alike, is the peak.
+/// Measured on an H200 (`tools/device/measure_memory.py`, 2026-12-04): 12.1 bytes per
+/// logit for Qwen2.5-0.5B trained in bf16 with `Trainer`.
+///
+/// Chunked and fused losses keep the 16-bit logits (torchtune's chunked output) or only
+/// one chunk of them, and the same fp32 working set per chunk.
 pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
     if a.encoder_only {
         // Encoders used for classification have no vocabulary-sized output.
@@ -461,7 +537,7 @@ pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
     let vocab = u64::from(a.vocab) / u64::from(w.tp.max(1));
     let tokens = mul(&[w.batch, w.seq]);
     match w.loss {
-        Loss::Full => mul(&[tokens, vocab, c + 12]),
+        Loss::Full => mul(&[tokens, vocab, (c + 8).max(12)]),
         Loss::ChunkedOutput { chunks } => mul(&[tokens, vocab, c]).saturating_add(mul(&[
             tokens.div_ceil(u64::from(chunks.max(1))),
             vocab,
@@ -478,7 +554,13 @@ pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
 /// Pipeline parallelism does not divide this: with the 1F1B schedule the first stage
 /// holds `pp` micro-batches in flight, each through `layers / pp` layers, which is the
 /// whole model's activations for one micro-batch (Korthikanti et al. 2022, §4.2.3).
-pub fn training_activations(a: &Architecture, w: &Workload) -> u64 {
+///
+/// `absent_gradients` are the gradient bytes that do not exist yet when the loss peaks:
+/// all of them where the training loop frees gradients between steps
+/// (`zero_grad(set_to_none=True)`, PyTorch 2's default, which `Trainer` and torchtune
+/// call), so the loss's peak overlaps the gradients only by what exceeds them; none where
+/// gradients live in persistent buffers (DeepSpeed).
+pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u64) -> u64 {
     let layer = layer_activations(a, w);
     let c = w.compute_dtype().bytes_for(1);
     let layers = u64::from(a.layers);
@@ -499,7 +581,7 @@ pub fn training_activations(a: &Architecture, w: &Workload) -> u64 {
     } else {
         (mul(&[layers, layer]), layer)
     };
-    saved.saturating_add(working.max(loss_peak(a, w)))
+    saved.saturating_add(working.max(loss_peak(a, w).saturating_sub(absent_gradients)))
 }
 
 /// Peak of the transient tensors during a prefill forward pass (no autograd).
@@ -743,7 +825,9 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     if let Some(a) = arch {
         let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
-            Mode::Train => training_activations(a, w),
+            Mode::Train => {
+                training_activations(a, w, if w.grads_persist { 0 } else { b.gradients })
+            }
             Mode::Inference if ggml => ggml_compute_buffer(a, w),
             Mode::Inference => prefill_activations(a, w),
         };
@@ -906,15 +990,85 @@ mod tests {
         let (s, b, h, heads) = (1024u64, 2u64, 768u64, 12u64);
         let want = s * b * h * 34 + 5 * heads * s * s * b;
         assert_eq!(layer_activations(&a, &w), want);
-        // FlashAttention removes the s² term, keeping the fp32 log-sum-exp.
+        // FlashAttention removes the s² term, keeping the fp32 log-sum-exp and its own
+        // output, of which the output projection reads a contiguous copy (2sbh).
         let flash = Workload {
             attention: Attention::Flash,
             ..w
         };
         assert_eq!(
             layer_activations(&a, &flash),
-            s * b * h * 34 + 4 * heads * s * b
+            s * b * h * 36 + 4 * heads * s * b
         );
+    }
+
+    /// Peaks measured with `Trainer` on an H200 (`tools/device/measure_memory.py`,
+    /// `validation::measured`) split by mechanism: which inputs a layer saves depends on
+    /// what trains and on autocast.
+    #[test]
+    fn saved_inputs_follow_what_trains() {
+        let a = model("qwen2.5-7b").unwrap().arch.clone();
+        let full = Workload {
+            mode: Mode::Train,
+            seq: 2048,
+            ..Workload::default()
+        };
+        let (sb, h, q, kv, inter) = (2048u64, 3584u64, 3584u64, 512u64, 18_944u64);
+        let lse = 4 * 28 * sb;
+        let norms = 2 * (4 + 2) * sb * h;
+        // Full bf16: one shared input per block, Q, K, V, the kernel's output and the
+        // output projection's copy, the MLP's four tensors; norms save fp32 input and
+        // normalized output.
+        assert_eq!(
+            layer_activations(&a, &full),
+            2 * sb * (h + q + 2 * kv + q + q) + lse + 2 * sb * (h + 4 * inter) + norms
+        );
+        // LoRA on q and v: each adapter saves its own cast of the input; the frozen o,
+        // gate, up and down projections save nothing, and the norms only their input.
+        let lora = Workload {
+            finetune: Finetune::Lora,
+            lora_targets: LoraTargets::QueryValue,
+            ..full.clone()
+        };
+        assert_eq!(
+            layer_activations(&a, &lora),
+            2 * sb * (2 * h + q + 2 * kv + q) + lse + 2 * sb * 3 * inter + 2 * 4 * sb * h
+        );
+        // Autocast over fp32 weights: q, k, v and gate, up each cast the input again,
+        // and the norms keep fp32 normalized outputs.
+        let amp = Workload {
+            weights: WeightFormat::Plain { dtype: Dtype::Fp32 },
+            precision: Precision::Amp,
+            ..full.clone()
+        };
+        assert_eq!(
+            layer_activations(&a, &amp) - layer_activations(&a, &full),
+            2 * sb * (2 * h + h) + 2 * 2 * sb * h
+        );
+    }
+
+    #[test]
+    fn gradients_freed_between_steps_do_not_meet_the_loss_peak() {
+        let m = preset("qwen2.5-0.5b");
+        let w = Workload {
+            mode: Mode::Train,
+            seq: 2048,
+            batch: 8,
+            grad_checkpointing: true,
+            ..Workload::default()
+        };
+        let freed = estimate(&m, &w).unwrap().breakdown;
+        let kept = estimate(
+            &m,
+            &Workload {
+                grads_persist: true,
+                ..w
+            },
+        )
+        .unwrap()
+        .breakdown;
+        assert_eq!(freed.gradients, kept.gradients);
+        assert_eq!(kept.activations - freed.activations, kept.gradients);
     }
 
     #[test]
@@ -987,7 +1141,7 @@ mod tests {
             ..Workload::default()
         };
         let elements = 2 * 2048 * 128_256u64;
-        assert_eq!(loss_peak(&a, &w), elements * 14);
+        assert_eq!(loss_peak(&a, &w), elements * 12);
         let chunked = Workload {
             loss: Loss::ChunkedOutput { chunks: 8 },
             ..w.clone()
@@ -1022,13 +1176,14 @@ mod tests {
             seq: 32_768,
             ..Workload::default()
         };
-        let on_gpu = training_activations(&a, &w);
+        let on_gpu = training_activations(&a, &w, 0);
         let offloaded = training_activations(
             &a,
             &Workload {
                 checkpoint_offload: true,
                 ..w
             },
+            0,
         );
         // 30 of the 32 layer inputs (2 bytes × 32 768 × 4096 each) go to CPU RAM.
         assert_eq!(on_gpu - offloaded, 30 * 2 * 32_768 * 4096);

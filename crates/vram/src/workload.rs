@@ -192,6 +192,11 @@ pub struct Workload {
     /// The inference engine.
     #[serde(default)]
     pub engine: Engine,
+    /// Training: gradients keep their memory between steps (DeepSpeed's gradient
+    /// buffers) instead of being freed by `zero_grad(set_to_none=True)` and allocated
+    /// again during backward.
+    #[serde(default)]
+    pub grads_persist: bool,
     /// ggml only: the last this-many layers live on the GPU (`-ngl`); `None` or more
     /// than the layers puts every layer and the output there.
     #[serde(default)]
@@ -225,6 +230,7 @@ impl Default for Workload {
             cuda_context: None,
             stored_weights: None,
             engine: Engine::Torch,
+            grads_persist: false,
             gpu_layers: None,
         }
     }

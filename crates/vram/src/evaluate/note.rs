@@ -239,7 +239,7 @@ impl Note {
             }
             Note::CudaContext { bytes, gpu, basis } => {
                 let hint = if cli {
-                    " Mide el tuyo con nvidia-smi tras torch.ones(1).cuda() y pásalo con --cuda-context."
+                    " Mide el tuyo con nvidia-smi mientras corre tu trabajo (justo tras torch.ones(1).cuda() aún faltan los kernels que se cargan al usarse) y pásalo con --cuda-context."
                 } else {
                     ""
                 };

@@ -404,7 +404,7 @@ impl Field {
             }
             Field::BlockSize => "Tokens por bloque de la caché KV paginada.",
             Field::CudaContext => {
-                "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi tras torch.ones(1).cuda()."
+                "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi mientras corre el trabajo."
             }
         }
     }

@@ -426,6 +426,7 @@ impl Settings {
                 .gpu
                 .map(|g| crate::context::for_family(&g.family).bytes)),
             stored_weights: None,
+            grads_persist: training && self.runtime == Runtime::Deepspeed,
             gpu_layers: self.gpu_layers,
             engine: match self.runtime {
                 Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,

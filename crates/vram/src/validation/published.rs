@@ -21,9 +21,19 @@
 //!   (model, KV and compute buffers): Llama 3 8B Q4_K_M on an RTX 3070 without flash
 //!   attention, Qwen3-Coder-30B-A3B Q8_0 on an A100 40GB with it.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
-//!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2.
+//!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2. The
+//!   Hugging Face figures are from 2024, when transformers (before 4.45) returned the
+//!   logits upcast to fp32 from the model's forward and the loss made a contiguous
+//!   shifted copy: they carry the runtime "transformers 4.4x (2024)", which the engine
+//!   does not model, so that today's transformers band is not made of them.
 //! - torchtune's README: peak memory of its recipes.
 //! - litgpt's config hub: peak `max_memory_allocated` of its fine-tuning configs.
+//! - Runs this project measured on an H200 (December 2026) with settings it wrote
+//!   itself: `Trainer` full fine-tunes and PEFT LoRA, and `generate`
+//!   (`tools/device/measure_memory.py`). They were measured after the engine's terms
+//!   were written; the three training mechanisms they exposed (gradients freed between
+//!   steps, frozen projections that save no input, the loss's 12 bytes per logit) were
+//!   read in PyTorch's, transformers' and PEFT's source, not fitted.
 
 use std::collections::HashMap;
 
@@ -101,6 +111,8 @@ const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py en 
 const LLAMACPP_3070: &str = "registro de llama-cpp-python con llama-3-Korean-Bllossom-8B-Q4_K_M.gguf (arquitectura Llama 3 8B) en una RTX 3070, n_ctx 512, sin flash attention; archivo público hallado en el índice de código";
 const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-A3B-Instruct-Q8_0.gguf (arquitectura Qwen3-30B-A3B) en una A100-PCIE-40GB, --ctx-size 65536, flash attention automática; README público de despliegue hallado en el índice de código";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
+
+const H200: &str = "medido por vramlab en una H200 con PyTorch 2.11, CUDA 13, transformers 5.17 y PEFT 0.21 (tools/device/measure_memory.py; líneas en docs/measurements/2026-12-04-h200/memory.jsonl): pico de torch.cuda.max_memory_allocated, modelo creado desde su config.json con pesos aleatorios";
 
 const VLLM: &str = "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95";
 
@@ -623,7 +635,7 @@ const SPECS: &[Spec] = &[
         id: "hf-fa2-ctx-24gb",
         what: "Llama 3.1 8B, QLoRA con Hugging Face + FA2 en 24 GB (RTX 4090): contexto máximo",
         source: UNSLOTH,
-        runtime: "transformers",
+        runtime: "transformers 4.4x (2024)",
         model: "llama-3.1-8b",
         args: "--mode qlora --lora-rank 32 --lora-targets all-linear --attention flash --gpu rtx-4090",
         measure: Measure::MaxSeq,
@@ -634,7 +646,7 @@ const SPECS: &[Spec] = &[
         id: "hf-fa2-ctx-16gb",
         what: "Llama 3.1 8B, QLoRA con Hugging Face + FA2 en 16 GB (RTX 4080): contexto máximo",
         source: UNSLOTH,
-        runtime: "transformers",
+        runtime: "transformers 4.4x (2024)",
         model: "llama-3.1-8b",
         args: "--mode qlora --lora-rank 32 --lora-targets all-linear --attention flash --gpu rtx-4080",
         measure: Measure::MaxSeq,
@@ -645,7 +657,7 @@ const SPECS: &[Spec] = &[
         id: "hf-fa2-ctx-80gb",
         what: "Llama 3.1 8B, QLoRA con Hugging Face + FA2 en 80 GB (A100): contexto máximo",
         source: UNSLOTH,
-        runtime: "transformers",
+        runtime: "transformers 4.4x (2024)",
         model: "llama-3.1-8b",
         args: "--mode qlora --lora-rank 32 --lora-targets all-linear --attention flash --gpu a100-80gb",
         measure: Measure::MaxSeq,
@@ -731,6 +743,107 @@ const SPECS: &[Spec] = &[
         measure: Measure::Allocated,
         published: gb(2092),
         unit: Unit::Decimal,
+    },
+    // Measured by this project on an H200 with `Trainer`, PEFT and `generate`
+    // (`tools/device/measure_memory.py`; raw lines in docs/measurements/2026-12-04-h200).
+    Spec {
+        id: "h200-full-amp-qwen1.5b",
+        what: "Qwen2.5-1.5B, ajuste completo con Trainer (pesos FP32, bf16=True: autocast), lote 4 × 2048, sin checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "qwen2.5-1.5b",
+        args: "--gpu h200 --runtime transformers --mode full --precision amp --batch 4 --seq 2048 --grad-checkpointing false",
+        measure: Measure::Allocated,
+        published: 64_056_340_480,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-full-amp-ckpt-qwen1.5b",
+        what: "Qwen2.5-1.5B, ajuste completo con Trainer (autocast), lote 4 × 2048, con checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "qwen2.5-1.5b",
+        args: "--gpu h200 --runtime transformers --mode full --precision amp --batch 4 --seq 2048 --grad-checkpointing true",
+        measure: Measure::Allocated,
+        published: 35_743_187_456,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-full-amp-ckpt-llama1b",
+        what: "Llama 3.2 1B, ajuste completo con Trainer (autocast), lote 8 × 1024, con checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "llama-3.2-1b",
+        args: "--gpu h200 --runtime transformers --mode full --precision amp --batch 8 --seq 1024 --grad-checkpointing true",
+        measure: Measure::Allocated,
+        published: 29_272_586_240,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-full-bf16-ckpt-qwen0.5b",
+        what: "Qwen2.5-0.5B, ajuste completo con Trainer en bf16 puro, lote 8 × 2048, con checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "qwen2.5-0.5b",
+        args: "--gpu h200 --runtime transformers --mode full --precision pure --dtype bf16 --batch 8 --seq 2048 --grad-checkpointing true",
+        measure: Measure::Allocated,
+        published: 33_745_080_320,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-lora-qv-ckpt-llama8b",
+        what: "Llama 3.1 8B, LoRA de PEFT (rango 16, q y v) con Trainer, lote 2 × 4096, con checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "llama-3.1-8b",
+        args: "--gpu h200 --runtime transformers --mode lora --lora-rank 16 --lora-targets qv --batch 2 --seq 4096 --grad-checkpointing true",
+        measure: Measure::Allocated,
+        published: 31_101_563_904,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-lora-all-ckpt-llama8b",
+        what: "Llama 3.1 8B, LoRA de PEFT (rango 16, todas las lineales) con Trainer, lote 1 × 8192, con checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "llama-3.1-8b",
+        args: "--gpu h200 --runtime transformers --mode lora --lora-rank 16 --lora-targets all-linear --batch 1 --seq 8192 --grad-checkpointing true",
+        measure: Measure::Allocated,
+        published: 31_525_385_216,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-lora-qv-qwen7b",
+        what: "Qwen2.5-7B, LoRA de PEFT (rango 16, q y v) con Trainer, lote 1 × 2048, sin checkpointing",
+        source: H200,
+        runtime: "transformers",
+        model: "qwen2.5-7b",
+        args: "--gpu h200 --runtime transformers --mode lora --lora-rank 16 --lora-targets qv --batch 1 --seq 2048 --grad-checkpointing false",
+        measure: Measure::Allocated,
+        published: 29_093_761_024,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-generate-qwen7b",
+        what: "Qwen2.5-7B en bf16, generate de 8192 + 128 tokens",
+        source: H200,
+        runtime: "transformers",
+        model: "qwen2.5-7b",
+        args: "--gpu h200 --runtime transformers --mode inference --dtype bf16 --batch 1 --seq 8192 --new-tokens 128",
+        measure: Measure::Allocated,
+        published: 16_952_735_232,
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "h200-generate-b8-llama8b",
+        what: "Llama 3.1 8B en bf16, generate de 8 secuencias de 2048 + 256 tokens",
+        source: H200,
+        runtime: "transformers",
+        model: "llama-3.1-8b",
+        args: "--gpu h200 --runtime transformers --mode inference --dtype bf16 --batch 8 --seq 2048 --new-tokens 256",
+        measure: Measure::Allocated,
+        published: 20_196_634_112,
+        unit: Unit::Binary,
     },
 ];
 
