@@ -4,7 +4,8 @@
 # Hugging Face runs for the estimator's validation. Made by `cargo xtask device-bench
 # --pack DIR`; run as `DIR/run.sh` (results under $OUT, or DIR/out). Without an NVIDIA
 # GPU the vramlab half runs on whatever Vulkan adapter there is and the PyTorch half
-# reports itself absent. QUICK=1 shrinks every sweep to a smoke test.
+# reports itself absent. QUICK=1 shrinks every sweep to a smoke test; VRAMLAB names
+# another vramlab binary than DIR/vramlab.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -36,7 +37,7 @@ fi
 
 for dtype in f32 f16; do
   log "vramlab bench attention $dtype (${VK_DRIVER_FILES:-Vulkan por defecto})"
-  WGPU_BACKEND=vulkan timeout "${VRAMLAB_SECONDS:-90}" "$here/vramlab" bench attention \
+  WGPU_BACKEND=vulkan timeout "${VRAMLAB_SECONDS:-90}" "${VRAMLAB:-$here/vramlab}" bench attention \
     --seq "$seqs" --head-dim "$dims" --heads "$heads" --both-masks --dtype "$dtype" \
     --repeats "$reps" --warmup 3 "${adapter[@]}" --json \
     > "$out/vramlab-attention-$dtype.json" 2> "$out/vramlab-attention-$dtype.err"

@@ -315,8 +315,16 @@ pub struct TooLarge {
 
 impl fmt::Display for TooLarge {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let needed = crate::format_bytes(self.needed);
-        let limit = crate::format_bytes(self.limit);
+        let (mut needed, mut limit) = (
+            crate::format_bytes(self.needed),
+            crate::format_bytes(self.limit),
+        );
+        if needed == limit {
+            // 2 GiB against a limit of 2 GiB − 1 byte (NVIDIA's storage-buffer range)
+            // must not read as "needs 2,00 GiB and 2,00 GiB are allowed".
+            needed = format!("{} bytes", vram::group_digits(self.needed));
+            limit = format!("{} bytes", vram::group_digits(self.limit));
+        }
         match (self.kind, self.role) {
             (LimitKind::UserTotal, _) => write!(
                 f,
@@ -438,6 +446,25 @@ mod tests {
         assert_eq!(
             check_limits(Kernel::Tiled, &s, Dtype::F32, &LAVAPIPE),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_limit_one_byte_short_reads_in_bytes() {
+        // NVIDIA's Vulkan driver allows storage-buffer bindings of 2 GiB − 1 byte; S for
+        // N = 4096 and 32 heads in f32 is exactly 2 GiB (seen on an H200).
+        let nvidia = MemoryLimits {
+            max_buffer: 1 << 40,
+            max_binding: (1 << 31) - 1,
+            max_total: None,
+        };
+        let shape = Shape::new(1, 32, 4096, 64, false);
+        let e = check_limits(Kernel::Naive, &shape, Dtype::F32, &nvidia).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("necesita 2\u{202f}147\u{202f}483\u{202f}648 bytes")
+                && text.contains("admite 2\u{202f}147\u{202f}483\u{202f}647 bytes"),
+            "{text}"
         );
     }
 

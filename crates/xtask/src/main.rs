@@ -7,6 +7,7 @@
 //! - `test`: the one command CI runs; installs what is missing, then every check.
 //! - `bench`: sizes, estimator update time and attention kernel speeds, written to
 //!   `target/bench/`.
+//! - `device-bench --pack DIR`: the folder one call on an NVIDIA machine runs.
 //!
 //! Nothing here downloads a binary: system packages come from apt, browser-test
 //! packages from npm, Rust crates from crates.io.
@@ -17,6 +18,7 @@ mod bench_estimator;
 mod bench_lighthouse;
 mod build;
 mod cmd;
+mod device_bench;
 mod serve;
 mod system;
 mod test;
@@ -73,6 +75,12 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         lighthouse_runs: usize,
     },
+    /// Prepara en DIR el banco de una GPU NVIDIA: vramlab, el cargador de Vulkan y los
+    /// guiones de PyTorch; luego se ejecuta DIR/run.sh en esa máquina.
+    DeviceBench {
+        #[arg(long, value_name = "DIR")]
+        pack: PathBuf,
+    },
 }
 
 /// The workspace root: xtask lives in crates/xtask.
@@ -109,6 +117,7 @@ fn main() -> ExitCode {
         }
         Command::Test { no_browser } => test::run(!no_browser),
         Command::Bench { lighthouse_runs } => bench::run(lighthouse_runs),
+        Command::DeviceBench { pack } => device_bench::pack(&pack),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
