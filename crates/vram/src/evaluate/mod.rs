@@ -82,6 +82,9 @@ pub enum Verdict {
         kv_budget: u64,
         /// KV cache bytes one sequence of the context needs.
         needed: u64,
+        /// The longest context (`max_model_len`) that would start: the tokens the KV
+        /// cache left holds, in whole blocks, as vLLM's own estimate in its refusal.
+        longest: u64,
     },
 }
 
@@ -207,15 +210,30 @@ impl Evaluation {
                 "Cabe como servidor{target}: {} secuencias de {context} tokens a la vez.",
                 group_digits(sequences)
             ),
-            Verdict::CannotServe { kv_budget, needed } => format!(
-                "No arranca como servidor{target}: quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. {}",
-                bytes(kv_budget),
-                bytes(needed),
-                match surface {
-                    Surface::Cli => "Baja --seq (max_model_len) o sube --gpu-memory-utilization.",
-                    Surface::Web => "Reduce el contexto (max_model_len de vLLM).",
-                }
-            ),
+            Verdict::CannotServe {
+                kv_budget,
+                needed,
+                longest,
+            } => {
+                let prompt = longest.saturating_sub(self.workload.new_tokens);
+                let advice = match surface {
+                    _ if prompt == 0 => {
+                        "No queda sitio ni para un contexto corto: hace falta más memoria por GPU o más GPU.".to_owned()
+                    }
+                    Surface::Cli => format!(
+                        "Arrancaría con --seq {prompt} o menos (max_model_len {longest}), o subiendo --gpu-memory-utilization.",
+                    ),
+                    Surface::Web => format!(
+                        "Arrancaría con un contexto de hasta {} tokens (max_model_len de vLLM).",
+                        group_digits(longest)
+                    ),
+                };
+                format!(
+                    "No arranca como servidor{target}: quedan {} para la caché KV y una secuencia de {context} tokens necesita {}. {advice}",
+                    bytes(kv_budget),
+                    bytes(needed),
+                )
+            }
         })
     }
 }
@@ -262,9 +280,21 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     };
     let band = band::of(s.runtime, s.task.is_training());
     let verdict = capacity.map(|c| verdict(&est, serving.as_ref(), band, &w, c));
+    // A server's limits are its KV cache's: the sequences it holds at once, and the
+    // longest context (less the generated tokens) that one sequence can have.
+    let (max_batch, max_seq) = match &serving {
+        Some(p) => (
+            Some(p.max_sequences).filter(|&n| n > 0),
+            Some(p.tokens.saturating_sub(w.new_tokens)).filter(|&n| n > 0),
+        ),
+        None => (
+            capacity.and_then(|c| solve::max_batch(input, &w, c)),
+            capacity.and_then(|c| solve::max_seq(input, &w, c)),
+        ),
+    };
     Ok(Evaluation {
-        max_batch: capacity.and_then(|c| solve::max_batch(input, &w, c)),
-        max_seq: capacity.and_then(|c| solve::max_seq(input, &w, c)),
+        max_batch,
+        max_seq,
         max_gpu_layers: capacity.and_then(|c| {
             Some(LayerFit {
                 fit: solve::max_gpu_layers(input, &w, c)?,
@@ -306,6 +336,7 @@ fn verdict(
             Verdict::CannotServe {
                 kv_budget: p.kv_budget_bytes,
                 needed: p.kv_bytes_per_token.saturating_mul(context),
+                longest: p.tokens,
             }
         };
     }

@@ -133,8 +133,22 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
         qwen.verdict
     );
     match e.verdict {
-        Some(Verdict::CannotServe { kv_budget, needed }) => {
-            assert!(kv_budget < needed, "{kv_budget} vs {needed}")
+        Some(Verdict::CannotServe {
+            kv_budget,
+            needed,
+            longest,
+        }) => {
+            assert!(kv_budget < needed, "{kv_budget} vs {needed}");
+            // The context vLLM would start with fits the KV cache left, in whole blocks,
+            // and is shorter than the one asked for.
+            let per_token = needed / e.workload.seq;
+            assert!(longest * per_token <= kv_budget, "{longest}");
+            assert!(
+                kv_budget - longest * per_token < 16 * per_token,
+                "{longest}"
+            );
+            assert_eq!(longest % 16, 0);
+            assert!(longest < e.workload.seq);
         }
         other => panic!("{other:?}"),
     }
@@ -147,8 +161,14 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
     assert!(!web.contains("--"), "{web}");
     let cli = e.verdict_text(None, Surface::Cli).unwrap();
     assert!(
-        cli.starts_with("No arranca como servidor: quedan") && cli.contains("--seq"),
+        cli.starts_with("No arranca como servidor: quedan")
+            && cli.contains("Arrancaría con --seq ")
+            && cli.contains("(max_model_len "),
         "{cli}"
+    );
+    assert!(
+        web.contains("Arrancaría con un contexto de hasta "),
+        "{web}"
     );
     // A short context serves several sequences.
     let s = settings(&[
