@@ -623,7 +623,12 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
 
 /// ggml's micro-batch (`n_ubatch`, 512 by default in llama.cpp and Ollama): the most
 /// tokens one pass of the compute graph takes.
-pub const GGML_UBATCH: u64 = 512;
+pub const GGML_UBATCH: u32 = 512;
+
+/// The smallest micro-batch for which ggml's CUDA backend takes an operation whose
+/// weights live in CPU memory (`ggml_backend_cuda_device_offload_op` in
+/// ggml/src/ggml-cuda/ggml-cuda.cu: `min_batch_size = 32`).
+pub const GGML_OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
 /// KV cells llama.cpp allocates for every slot's tokens: the context padded to 256
 /// with flash attention and to 32 without (`llama_kv_cache::get_padding` in
@@ -642,7 +647,7 @@ pub fn ggml_kv_cells(w: &Workload) -> u64 {
 }
 
 /// The compute buffer llama.cpp reserves on the GPU for its worst-case graph: a
-/// micro-batch of [`GGML_UBATCH`] tokens, every one producing logits
+/// micro-batch of `n_ubatch` tokens (512 by default), every one producing logits
 /// (`graph_reserve` in src/llama-context.cpp asks for `n_outputs = n_tokens`). ggml's
 /// allocator reuses memory between operations, so the buffer is the largest phase, all
 /// in f32: the output (logits over the vocabulary plus the last hidden states), the
@@ -665,7 +670,7 @@ pub struct GgmlPhases {
 /// See [`ggml_compute_buffer`].
 pub fn ggml_phases(a: &Architecture, w: &Workload) -> GgmlPhases {
     let cells = u128::from(ggml_kv_cells(w).max(1));
-    let ub = u128::from(GGML_UBATCH).min(cells);
+    let ub = u128::from(w.ubatch.max(1)).min(cells);
     let f32 = 4u128;
     let h = u128::from(a.hidden);
     let output = if a.encoder_only {
@@ -738,6 +743,13 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let phases = ggml_phases(a, w);
     let gpu_compute = if output_on_gpu {
         phases.output.max(phases.layers)
+    } else if w.ubatch.min(ggml_kv_cells(w)) >= GGML_OP_OFFLOAD_MIN_BATCH {
+        // Op offload: for a micro-batch this large the scheduler runs the CPU-resident
+        // output projection on the GPU, copying its weight into the compute buffer next
+        // to the f32 hidden states and logits (`ggml_backend_sched` with `op_offload`,
+        // the CUDA backend's `offload_op` from 32 tokens). The CPU layers' matrices are
+        // copied the same way, one at a time, and are smaller than the output head.
+        phases.layers.max(output.saturating_add(phases.output))
     } else {
         phases.layers
     };

@@ -201,6 +201,13 @@ pub struct Workload {
     /// than the layers puts every layer and the output there.
     #[serde(default)]
     pub gpu_layers: Option<u32>,
+    /// ggml only: the micro-batch its compute buffer is reserved for (`n_ubatch`).
+    #[serde(default = "default_ubatch")]
+    pub ubatch: u64,
+}
+
+fn default_ubatch() -> u64 {
+    u64::from(crate::estimate::GGML_UBATCH)
 }
 
 impl Default for Workload {
@@ -232,6 +239,7 @@ impl Default for Workload {
             engine: Engine::Torch,
             grads_persist: false,
             gpu_layers: None,
+            ubatch: default_ubatch(),
         }
     }
 }

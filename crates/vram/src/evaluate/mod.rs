@@ -435,6 +435,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
                 Some(a),
                 w.weights,
             ),
+            ubatch: w.ubatch.min(crate::estimate::ggml_kv_cells(w).max(1)),
         });
     }
     if s.task.is_training() {

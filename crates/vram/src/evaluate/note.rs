@@ -53,6 +53,8 @@ pub enum Note {
         flash: bool,
         compute: u64,
         embeddings_on_cpu: u64,
+        /// The micro-batch the compute buffer is sized for (`-ub`).
+        ubatch: u64,
     },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
@@ -136,6 +138,7 @@ impl Note {
                 flash,
                 compute,
                 embeddings_on_cpu,
+                ubatch,
             } => {
                 let flash_text = if *flash {
                     "con flash attention, en múltiplos de 256"
@@ -160,11 +163,14 @@ impl Note {
                 };
                 let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
                 format!(
-                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}) y un búfer de cómputo de {} para un micro-lote de 512 tokens {}.{cpu}{}",
+                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}) y un búfer de cómputo de {} para un micro-lote de {} tokens {}.{cpu}{}",
                     group_digits(*cells),
                     ByteSize(*compute).binary(),
+                    group_digits(*ubatch),
                     if layers_on_gpu > layers {
                         "con sus logits en FP32"
+                    } else if *ubatch >= crate::estimate::GGML_OP_OFFLOAD_MIN_BATCH {
+                        "(la capa de salida vive en la CPU, pero con micro-lotes de 32 tokens o más llama.cpp copia su matriz a la GPU y calcula allí los logits)"
                     } else {
                         "(la capa de salida y sus logits van en la CPU)"
                     },
@@ -366,6 +372,7 @@ mod tests {
                 flash: false,
                 compute: 300 << 20,
                 embeddings_on_cpu: 280 << 20,
+                ubatch: 512,
             },
             Note::ServingProfile {
                 tokens: 8192,

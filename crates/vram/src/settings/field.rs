@@ -10,7 +10,8 @@ use super::choice::{
 };
 use super::count::{Bounds, CountProblem};
 use super::{
-    BATCH, BLOCK_SIZE, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UTILIZATION,
+    BATCH, BLOCK_SIZE, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UBATCH,
+    UTILIZATION,
 };
 use crate::catalog;
 use crate::quant::WeightFormat;
@@ -37,6 +38,7 @@ pub enum Field {
     LoraTargets,
     KvDtype,
     GpuLayers,
+    Ubatch,
     Gpus,
     Zero,
     Tp,
@@ -180,6 +182,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::Ubatch,
+        "microlote",
+        "Micro-lote (llama.cpp)",
+        "el micro-lote",
+        false,
+    ),
+    spec(
         Field::Gpus,
         "gpus",
         "Número de GPU",
@@ -265,6 +274,7 @@ impl Field {
         Field::LoraTargets,
         Field::KvDtype,
         Field::GpuLayers,
+        Field::Ubatch,
         Field::Gpus,
         Field::Zero,
         Field::Tp,
@@ -299,6 +309,7 @@ impl Field {
             Field::Gpus => "gpus",
             Field::Zero => "zero",
             Field::GpuLayers => "gpu_layers",
+            Field::Ubatch => "ubatch",
             Field::Tp => "tp",
             Field::Pp => "pp",
             Field::CpuOffload => "cpu_offload",
@@ -330,6 +341,7 @@ impl Field {
             Field::LoraTargets => "lora-targets",
             Field::KvDtype => "kv-dtype",
             Field::GpuLayers => "gpu-layers",
+            Field::Ubatch => "ubatch",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
             Field::Tp => "tp",
@@ -388,6 +400,9 @@ impl Field {
             }
             Field::GpuLayers => {
                 "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» sube también la capa de salida."
+            }
+            Field::Ubatch => {
+                "Tokens que llama.cpp procesa de una vez al leer el prompt (-ub, --ubatch-size; 512 por defecto): su búfer de cómputo crece con él."
             }
             Field::Tp => {
                 "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar."
@@ -462,6 +477,7 @@ impl Field {
             Field::Gpus | Field::Tp | Field::Pp => Some(GPUS),
             Field::BlockSize => Some(BLOCK_SIZE),
             Field::GpuLayers => Some(GPU_LAYERS),
+            Field::Ubatch => Some(UBATCH),
             _ => None,
         }
     }
@@ -670,6 +686,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Zero => print_choice(ZERO_STAGES, s.zero, surface),
         Field::Tp => n(u64::from(s.tp?)),
         Field::GpuLayers => n(u64::from(s.gpu_layers?)),
+        Field::Ubatch => n(u64::from(s.ubatch)),
         Field::Pp => n(u64::from(s.pp)),
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
         Field::Serve => print_switch(s.serve, surface),
@@ -734,6 +751,7 @@ pub(super) fn set(
             Field::Zero => s.zero = pick(ZERO_STAGES, input)?,
             Field::GpuLayers if all_layers(input) => s.gpu_layers = None,
             Field::GpuLayers => s.gpu_layers = Some(small(f, input)?),
+            Field::Ubatch => s.ubatch = small(f, input)?,
             Field::Tp if auto(input) => s.tp = None,
             Field::Tp => s.tp = Some(small(f, input)?),
             Field::Pp => s.pp = small(f, input)?,
@@ -785,5 +803,6 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::BlockSize => to.block_size = from.block_size,
         Field::CudaContext => to.cuda_context = from.cuda_context,
         Field::GpuLayers => to.gpu_layers = from.gpu_layers,
+        Field::Ubatch => to.ubatch = from.ubatch,
     }
 }

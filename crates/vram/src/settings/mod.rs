@@ -92,6 +92,8 @@ pub struct Settings {
     pub block_size: u32,
     /// llama.cpp's `-ngl`: layers on the GPU (`None`: all of them and the output).
     pub gpu_layers: Option<u32>,
+    /// llama.cpp's micro-batch (`-ub`): the tokens its compute buffer is sized for.
+    pub ubatch: u32,
     /// Measured CUDA context per GPU; `None` uses the GPU family's default.
     pub cuda_context: Option<u64>,
 }
@@ -105,6 +107,8 @@ pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
 /// Layers llama.cpp can offload: 0 (everything on the CPU) up to far more than any
 /// model has; more than the model's layers means all of them.
 pub(crate) const GPU_LAYERS: Bounds = Bounds::plain(0, 1024);
+/// llama.cpp's `n_ubatch`: at least one token, at most its largest `n_batch` in practice.
+pub(crate) const UBATCH: Bounds = Bounds::plain(1, 65_536);
 /// vLLM accepts a utilisation in (0, 1]; below 5 % nothing useful fits.
 pub(crate) const UTILIZATION: (u8, u8) = (5, 100);
 
@@ -192,6 +196,7 @@ impl Settings {
             block_size: 16,
             cuda_context: None,
             gpu_layers: None,
+            ubatch: crate::estimate::GGML_UBATCH,
         }
     }
 
@@ -428,6 +433,7 @@ impl Settings {
             stored_weights: None,
             grads_persist: training && self.runtime == Runtime::Deepspeed,
             gpu_layers: self.gpu_layers,
+            ubatch: u64::from(self.ubatch),
             engine: match self.runtime {
                 Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,
                 _ => Engine::Torch,

@@ -259,6 +259,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             1u32..=1024,
             proptest::option::of(0u64..(1 << 36)),
             proptest::option::of(0u32..=1024),
+            1u32..=65_536,
         ),
     )
         .prop_map(move |(a, b, c)| Settings {
@@ -298,6 +299,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             block_size: c.4,
             cuda_context: c.5,
             gpu_layers: c.6,
+            ubatch: c.7,
         })
 }
 

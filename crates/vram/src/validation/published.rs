@@ -20,10 +20,11 @@
 //! - llama.cpp KV cache lines for a 2048-token context, and two whole load logs
 //!   (model, KV and compute buffers): Llama 3 8B Q4_K_M on an RTX 3070 without flash
 //!   attention, Qwen3-Coder-30B-A3B Q8_0 on an A100 40GB with it; and a partial
-//!   offload (Mistral 7B Q4_K_M, `-ngl 20`): the GPU's model and KV buffers. Its
-//!   compute buffer (137.79 MiB at `n_ubatch` 256) is not a case: `n_ubatch` is not a
-//!   setting, and with layers on the CPU llama.cpp also copies CPU weights to the GPU
-//!   for large batches (op offload), which the engine does not model yet.
+//!   offload (Mistral 7B v0.1 Q4_K_M, `-ngl 20`, `n_ubatch` 256): the GPU's model, KV
+//!   and compute buffers. The compute buffer holds the CPU-resident output head,
+//!   copied for the GPU to compute the logits (ggml's op offload): the mechanism was
+//!   read off this log's 137.79 MiB (102.54 of q6_K head, 31.25 of f32 logits, 4 of
+//!   hidden states) and then in ggml's scheduler.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
 //!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2. The
 //!   Hugging Face figures are from 2024, when transformers (before 4.45) returned the
@@ -114,7 +115,7 @@ const TORCHTUNE: &str = "README de torchtune (pytorch/torchtune)";
 const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py en una A100-SXM4-80GB; pico de nvidia-smi con el contexto CUDA, en MB)";
 const LLAMACPP_3070: &str = "registro de llama-cpp-python con llama-3-Korean-Bllossom-8B-Q4_K_M.gguf (arquitectura Llama 3 8B) en una RTX 3070, n_ctx 512, sin flash attention; archivo público hallado en el índice de código";
 const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-A3B-Instruct-Q8_0.gguf (arquitectura Qwen3-30B-A3B) en una A100-PCIE-40GB, --ctx-size 65536, flash attention automática; README público de despliegue hallado en el índice de código";
-const LLAMACPP_NGL: &str = "registro de llama-cpp-python con mistral-7b-instruct-v0.1.Q4_K_M.gguf, n_gpu_layers 20, n_ctx 768, flash attention, en una RTX 4060 Laptop (apéndice B de «A GPU-Accelerated RAG-Based Telegram Assistant…», G. Tel-Zur, EduHPC 2025); la v0.1 solo difiere de la v0.3 del catálogo en el vocabulario (32 000 frente a 32 768), que con -ngl 20 se queda en la CPU";
+const LLAMACPP_NGL: &str = "registro de llama-cpp-python con mistral-7b-instruct-v0.1.Q4_K_M.gguf, n_gpu_layers 20, n_ctx 768, flash attention, en una RTX 4060 Laptop (apéndice B de «A GPU-Accelerated RAG-Based Telegram Assistant…», G. Tel-Zur, EduHPC 2025)";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
 
 const H200: &str = "medido por vramlab en una H200 con PyTorch 2.11, CUDA 13, transformers 5.17 y PEFT 0.21 (tools/device/measure_memory.py; líneas en docs/measurements/2026-12-04-h200/memory.jsonl): pico de torch.cuda.max_memory_allocated, modelo creado desde su config.json con pesos aleatorios";
@@ -575,8 +576,8 @@ const SPECS: &[Spec] = &[
         what: "Mistral 7B Q4_K_M en llama.cpp con -ngl 20: pesos en la GPU (capas 12–31; la de salida y los embeddings quedan en la CPU)",
         source: LLAMACPP_NGL,
         runtime: "llama.cpp",
-        model: "mistral-7b-v0.3",
-        args: "--runtime llama.cpp --dtype Q4_K_M --seq 768 --gpu-layers 20",
+        model: "mistral-7b-v0.1",
+        args: "--runtime llama.cpp --dtype Q4_K_M --seq 768 --gpu-layers 20 --ubatch 256",
         measure: Measure::Weights,
         published: mib_h(249_531),
         unit: Unit::Binary,
@@ -586,10 +587,21 @@ const SPECS: &[Spec] = &[
         what: "Mistral 7B en llama.cpp con -ngl 20, n_ctx 768: caché KV en la GPU (20 de 32 capas)",
         source: LLAMACPP_NGL,
         runtime: "llama.cpp",
-        model: "mistral-7b-v0.3",
-        args: "--runtime llama.cpp --dtype Q4_K_M --seq 768 --gpu-layers 20",
+        model: "mistral-7b-v0.1",
+        args: "--runtime llama.cpp --dtype Q4_K_M --seq 768 --gpu-layers 20 --ubatch 256",
         measure: Measure::KvBytes,
         published: mib(60),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-mistral7b-ngl20-compute",
+        what: "Mistral 7B en llama.cpp con -ngl 20, micro-lote de 256: búfer de cómputo de la GPU (con la matriz de salida copiada desde la CPU)",
+        source: LLAMACPP_NGL,
+        runtime: "llama.cpp",
+        model: "mistral-7b-v0.1",
+        args: "--runtime llama.cpp --dtype Q4_K_M --seq 768 --gpu-layers 20 --ubatch 256",
+        measure: Measure::Activations,
+        published: mib_h(13_779),
         unit: Unit::Binary,
     },
     Spec {

@@ -14,12 +14,13 @@ pub const CUSTOM: &str = "propio";
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
-pub const TEXT_FIELDS: [Field; 5] = [
+pub const TEXT_FIELDS: [Field; 6] = [
     Field::Batch,
     Field::Seq,
     Field::Gpus,
     Field::Reserve,
     Field::GpuLayers,
+    Field::Ubatch,
 ];
 
 /// The reader's inputs: the model, the typed settings, and the text fields as typed.
