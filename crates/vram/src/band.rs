@@ -85,7 +85,7 @@ pub const TABLE: &[Row] = &[
     ("torchtune", true, band(-1.8, 54.4, 4, false)),
     ("deepspeed", true, band(-59.4, 48.5, 28, true)),
     ("vllm", false, band(-14.9, 2.1, 18, false)),
-    ("llama.cpp", false, band(-0.0, 0.0, 11, false)),
+    ("llama.cpp", false, band(0.0, 0.0, 11, false)),
     ("ollama", false, band(-53.2, 1.7, 42, true)),
 ];
 

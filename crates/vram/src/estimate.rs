@@ -630,6 +630,13 @@ pub const GGML_UBATCH: u32 = 512;
 /// ggml/src/ggml-cuda/ggml-cuda.cu: `min_batch_size = 32`).
 pub const GGML_OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
+/// Whether llama.cpp applies the model's sliding window. Mistral 7B v0.1 is converted
+/// to GGUF as architecture `llama`, which has no sliding-window attention (its load log
+/// prints `n_swa = 0` and a full-context KV cache); Gemma and Phi-3 keep theirs.
+pub fn ggml_honours_window(a: &Architecture) -> bool {
+    a.family != "mistral"
+}
+
 /// KV cells llama.cpp allocates for every slot's tokens: the context padded to 256
 /// with flash attention and to 32 without (`llama_kv_cache::get_padding` in
 /// src/llama-kv-cache.cpp).
@@ -844,14 +851,26 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             Mode::Inference => prefill_activations(a, w),
         };
         b.kv_cache = if ggml {
-            // llama.cpp keeps every slot's tokens in one padded pool of cells.
+            // llama.cpp keeps every slot's tokens in one padded pool of cells; a
+            // sliding window caps each sequence, not the pool.
             let cells = ggml_kv_cells(w);
+            let slots = w.batch.max(1);
+            let unwindowed;
+            let kv_arch = if a.sliding_window.is_some() && !ggml_honours_window(a) {
+                unwindowed = Architecture {
+                    sliding_window: None,
+                    ..a.clone()
+                };
+                &unwindowed
+            } else {
+                a
+            };
             kv_cache(
-                a,
+                kv_arch,
                 &Workload {
-                    seq: cells,
+                    seq: cells.div_ceil(slots),
                     new_tokens: 0,
-                    batch: 1,
+                    batch: slots,
                     ..w.clone()
                 },
             )
@@ -947,6 +966,46 @@ mod tests {
             torch.breakdown.weights - e.breakdown.weights,
             embeddings_on_cpu(&pc, Some(&a), WeightFormat::parse("Q4_K_M").unwrap())
         );
+    }
+
+    #[test]
+    fn ggml_windows_cap_each_sequence_and_op_offload_copies_the_head() {
+        let ggml = |model: &str, batch, gpu_layers, ubatch| {
+            let e = estimate(
+                &preset(model),
+                &Workload {
+                    seq: 32_768,
+                    batch,
+                    gpu_layers,
+                    ubatch,
+                    attention: Attention::Flash,
+                    engine: crate::workload::Engine::Ggml,
+                    weights: WeightFormat::parse("Q4_K_M").unwrap(),
+                    ..Workload::default()
+                },
+            )
+            .unwrap();
+            e.breakdown
+        };
+        // Gemma 2's windowed layers are capped per sequence: four sequences hold four
+        // times the KV of one, not one window for the whole pool.
+        let one = ggml("gemma-2-9b", 1, None, 512).kv_cache;
+        assert_eq!(ggml("gemma-2-9b", 4, None, 512).kv_cache, 4 * one);
+        // Mistral 7B v0.1's config has a 4096-token window, but its GGUF (architecture
+        // `llama`) keeps the whole context: 32 768 cells × 128 KiB.
+        assert_eq!(ggml("mistral-7b-v0.1", 1, None, 512).kv_cache, 32_768 << 17);
+        // With the output head on the CPU, a micro-batch of 32 or more copies it into
+        // the GPU's compute buffer; 31 tokens do not.
+        let a = model("mistral-7b-v0.1").unwrap().arch.clone();
+        let head = ggml_output_bytes(
+            &a.param_count(),
+            Some(&a),
+            WeightFormat::parse("Q4_K_M").unwrap(),
+        );
+        let with = ggml("mistral-7b-v0.1", 1, Some(20), 256).activations;
+        assert_eq!(with, head + 256 * 4 * (32_000 + 4096));
+        let without = ggml("mistral-7b-v0.1", 1, Some(20), 31).activations;
+        assert!(without < head, "{without}");
     }
 
     #[test]
