@@ -281,9 +281,9 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
         .collect_view();
     let limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
-            "Lote máximo: {} · contexto máximo: {} tokens.",
-            vram::group_digits(b),
-            vram::group_digits(s)
+            "Lote máximo: {} · contexto máximo: {}.",
+            vram::with_margin(b, o.eval.margin.batch, ""),
+            vram::with_margin(s, o.eval.margin.seq, " tokens")
         ),
         _ => "Ni con lote 1 cabe esta configuración.".into(),
     };

@@ -37,7 +37,7 @@ pub mod workload;
 pub use arch::{Architecture, ParamCount};
 pub use dtype::Dtype;
 pub use estimate::{Breakdown, Estimate, EstimateError, ModelInput, estimate};
-pub use evaluate::{Evaluation, Model, Note, Verdict, evaluate};
+pub use evaluate::{Evaluation, Margin, Model, Note, Verdict, evaluate, with_margin};
 pub use quant::WeightFormat;
 pub use settings::{Field, Settings, Surface, Task};
 pub use units::{ByteSize, ParseError, group_digits, parse_count};

@@ -6,7 +6,7 @@
 //! binary search over the estimate is exact.
 
 use crate::catalog::{Gpu, gpus};
-use crate::estimate::{MAX_BATCH, MAX_SEQ, ModelInput, estimate};
+use crate::estimate::{Estimate, MAX_BATCH, MAX_SEQ, ModelInput, estimate};
 use crate::workload::{Engine, Mode, Workload};
 
 /// Largest `v` in `1..=max` with `fits(v)`, or `None` if even 1 does not fit.
@@ -32,21 +32,35 @@ fn fits(model: &ModelInput, w: &Workload, capacity: u64) -> bool {
 
 /// The largest batch that fits in `capacity` bytes per GPU.
 pub fn max_batch(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
+    max_batch_by(model, w, |e| e.per_gpu_bytes <= capacity)
+}
+
+/// The largest batch whose estimate passes `ok` (the band's high end fitting, say).
+pub fn max_batch_by(
+    model: &ModelInput,
+    w: &Workload,
+    ok: impl Fn(&Estimate) -> bool,
+) -> Option<u64> {
     largest(MAX_BATCH, |b| {
-        fits(
+        estimate(
             model,
             &Workload {
                 batch: b,
                 ..w.clone()
             },
-            capacity,
         )
+        .is_ok_and(|e| ok(&e))
     })
 }
 
 /// The longest sequence that fits, never beyond the context length the model was
 /// trained for (prompt plus generated tokens).
 pub fn max_seq(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
+    max_seq_by(model, w, |e| e.per_gpu_bytes <= capacity)
+}
+
+/// The longest sequence whose estimate passes `ok`, within the trained context.
+pub fn max_seq_by(model: &ModelInput, w: &Workload, ok: impl Fn(&Estimate) -> bool) -> Option<u64> {
     let limit = match model {
         ModelInput::Arch { arch, .. } => u64::from(arch.max_positions)
             .saturating_sub(w.new_tokens)
@@ -54,14 +68,14 @@ pub fn max_seq(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u64> {
         ModelInput::Params(_) => MAX_SEQ,
     };
     largest(limit.min(MAX_SEQ), |s| {
-        fits(
+        estimate(
             model,
             &Workload {
                 seq: s,
                 ..w.clone()
             },
-            capacity,
         )
+        .is_ok_and(|e| ok(&e))
     })
 }
 

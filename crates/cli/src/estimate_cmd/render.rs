@@ -30,6 +30,8 @@ struct Output<'a> {
     band: Option<vram::band::Band>,
     max_batch_fit: Option<u64>,
     max_seq_fit: Option<u64>,
+    max_batch_fit_margin: Option<u64>,
+    max_seq_fit_margin: Option<u64>,
     /// llama.cpp/Ollama: the most layers `-ngl` fits (layers + 1 = all and the output).
     max_gpu_layers_fit: Option<u32>,
     /// The model's layers, with `max_gpu_layers_fit`.
@@ -72,6 +74,8 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         band: e.band,
         max_batch_fit: e.max_batch,
         max_seq_fit: e.max_seq,
+        max_batch_fit_margin: e.margin.batch,
+        max_seq_fit_margin: e.margin.seq,
         max_gpu_layers_fit: e.max_gpu_layers.map(|l| l.fit),
         layers: e.max_gpu_layers.map(|l| l.layers),
         host_bytes: est.host_bytes.saturating_add(est.offloaded_optimizer),
@@ -147,13 +151,16 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
         text.push_str(&verdict);
         text.push('\n');
         match e.max_batch {
-            Some(n) => text.push_str(&format!("Lote máximo que cabe: {}\n", group_digits(n))),
+            Some(n) => text.push_str(&format!(
+                "Lote máximo que cabe: {}\n",
+                vram::with_margin(n, e.margin.batch, "")
+            )),
             None => text.push_str("Ni siquiera un lote de 1 cabe.\n"),
         }
         if let Some(n) = e.max_seq {
             text.push_str(&format!(
-                "Secuencia máxima que cabe: {} tokens\n",
-                group_digits(n)
+                "Secuencia máxima que cabe: {}\n",
+                vram::with_margin(n, e.margin.seq, " tokens")
             ));
         }
     }

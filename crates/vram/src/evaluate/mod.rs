@@ -139,6 +139,9 @@ pub struct Evaluation {
     pub verdict: Option<Verdict>,
     pub max_batch: Option<u64>,
     pub max_seq: Option<u64>,
+    /// The same limits with the band's high end fitting: what «cabe con margen» would
+    /// allow. Equal to the plain limits where there is no band or no difference.
+    pub margin: Margin,
     /// llama.cpp/Ollama: the most layers that fit on the GPU.
     pub max_gpu_layers: Option<LayerFit>,
     /// The catalog GPU with the least memory that holds the workload.
@@ -238,6 +241,25 @@ impl Evaluation {
     }
 }
 
+/// Limits that hold even at the band's unfavourable end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Margin {
+    pub batch: Option<u64>,
+    pub seq: Option<u64>,
+}
+
+/// "8" or "8 (6 con margen)", "35 931 tokens (15 029 con margen)": a limit and, when it
+/// differs, the one that holds at the band's unfavourable end. One wording for the CLI,
+/// the page and the widget; `unit` follows the number ("" or " tokens").
+pub fn with_margin(limit: u64, margin: Option<u64>, unit: &str) -> String {
+    let n = group_digits(limit);
+    match margin {
+        Some(m) if m < limit => format!("{n}{unit} ({} con margen)", group_digits(m)),
+        None => format!("{n}{unit} (ninguno con margen)"),
+        _ => format!("{n}{unit}"),
+    }
+}
+
 /// The engine's model input and workload for `model` and `s`.
 pub fn workload(model: &Model, s: &Settings) -> Workload {
     let mut w = s.workload();
@@ -292,9 +314,28 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             capacity.and_then(|c| solve::max_seq(input, &w, c)),
         ),
     };
+    let margin = match (&serving, band, capacity) {
+        (Some(p), Some(b), _) => Margin {
+            batch: Some(b.low_count(p.tokens) / (w.seq.saturating_add(w.new_tokens)).max(1))
+                .filter(|&n| n > 0),
+            seq: Some(b.low_count(p.tokens).saturating_sub(w.new_tokens)).filter(|&n| n > 0),
+        },
+        (None, Some(b), Some(c)) => {
+            let ok = |e: &Estimate| b.high_bytes(e.per_gpu_bytes, e.breakdown.weights) <= c;
+            Margin {
+                batch: max_batch.and_then(|_| solve::max_batch_by(input, &w, ok)),
+                seq: max_seq.and_then(|_| solve::max_seq_by(input, &w, ok)),
+            }
+        }
+        _ => Margin {
+            batch: max_batch,
+            seq: max_seq,
+        },
+    };
     Ok(Evaluation {
         max_batch,
         max_seq,
+        margin,
         max_gpu_layers: capacity.and_then(|c| {
             Some(LayerFit {
                 fit: solve::max_gpu_layers(input, &w, c)?,

@@ -263,3 +263,32 @@ fn the_curve_stops_at_the_models_context() {
     assert_eq!(curve.last().map(|p| p.0), Some(1024));
     assert!(curve.iter().all(|&(_, eager, sdpa)| eager >= sdpa));
 }
+
+#[test]
+fn limits_with_margin_hold_at_the_band_high_end() {
+    // Llama 3.1 8B bf16 on a 4090 with transformers: the plain limits use the estimate,
+    // the margin ones the band's high end, which is never more.
+    let s = settings(&[(Field::Gpu, "rtx-4090")]);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    let (batch, margin) = (e.max_batch.unwrap(), e.margin.batch.unwrap());
+    assert!(margin <= batch, "{margin} vs {batch}");
+    assert!(e.margin.seq.unwrap() <= e.max_seq.unwrap());
+    // The margin batch passes the high end; one more does not.
+    let band = band::of(s.runtime, false).unwrap();
+    let cap = e.capacity.unwrap();
+    let at = |b: u64| {
+        let mut t = s.clone();
+        t.batch = b;
+        let x = evaluate(&preset("llama-3.1-8b"), &t).unwrap().estimate;
+        band.high_bytes(x.per_gpu_bytes, x.breakdown.weights) <= cap
+    };
+    assert!(at(margin));
+    assert!(!at(margin + 1));
+    assert_eq!(crate::with_margin(8, Some(3), ""), "8 (3 con margen)");
+    assert_eq!(
+        crate::with_margin(35_931, Some(15_029), " tokens"),
+        "35\u{202f}931 tokens (15\u{202f}029 con margen)"
+    );
+    assert_eq!(crate::with_margin(4, Some(4), ""), "4");
+    assert_eq!(crate::with_margin(1, None, ""), "1 (ninguno con margen)");
+}

@@ -14,9 +14,9 @@ fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
     let text = o.eval.verdict_text(Some(name), Surface::Web)?;
     let mut limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
-            "Lote máximo: {} · secuencia máxima: {} tokens.",
-            group_digits(b),
-            group_digits(s)
+            "Lote máximo: {} · secuencia máxima: {}.",
+            vram::with_margin(b, o.eval.margin.batch, ""),
+            vram::with_margin(s, o.eval.margin.seq, " tokens")
         ),
         _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
     };
