@@ -441,6 +441,32 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
     let sb = s * b;
     // Autocast over fp32 weights keeps some activations in fp32.
     let amp = w.mode == Mode::Train && w.precision == Precision::Amp && c < 4;
+    let inter = match a.moe {
+        None => u128::from(a.intermediate),
+        Some(m) => {
+            u128::from(m.expert_intermediate)
+                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
+        }
+    } / tp;
+    let lse = 4 * heads * sb;
+    if w.fused_layers && w.finetune != Finetune::Full && a.mlp == Mlp::Gated && !a.dropout {
+        // Unsloth's kernels (unsloth/kernels/fast_lora.py, rms_layernorm.py,
+        // rope_embedding.py): `LoRA_QKV` saves the block's input once, rotary
+        // embeddings are applied in place, `LoRA_W` saves the output projection's input,
+        // `LoRA_MLP` saves its input and the gate and up outputs (its backward
+        // overwrites them), and `Fast_RMS_Layernorm` keeps its 16-bit input and one fp32
+        // rstd per row. The attention kernel keeps its output too; FlashAttention's
+        // layout makes it the output projection's input, SDPA's needs a transposed copy.
+        let kernel_out = if w.attention == Attention::Flash {
+            0
+        } else {
+            q
+        };
+        let attn = c * sb * (h + q + 2 * kv + kernel_out + q) + lse;
+        let mlp = c * sb * (h + 2 * inter);
+        let norms = u128::from(a.norms_per_layer) * (c * sb * h + 4 * sb);
+        return u64::try_from(attn + mlp + norms).unwrap_or(u64::MAX);
+    }
     let o_input = if trains(w, Linear::O) { q } else { 0 };
     // Attention: the block's input (once per trained reader), Q and K after rotary and
     // V (the attention kernel saves them), the output projection's input.
@@ -457,20 +483,16 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
             attn +=
                 kept * scores + cast * scores + if a.dropout { scores + kept * scores } else { 0 };
         }
-        // Fused kernels keep the fp32 log-sum-exp per row and their own output (the
-        // output projection reads a contiguous transposed copy of it).
-        Attention::Sdpa | Attention::Flash => attn += 4 * heads * sb + c * sb * q,
+        // Fused kernels keep the fp32 log-sum-exp per row and their own output. SDPA's
+        // (batch, heads, tokens) layout makes the output projection read a contiguous
+        // transposed copy; FlashAttention's (batch, tokens, heads) output is that input
+        // already, so it counts once (above, when the projection trains).
+        Attention::Sdpa => attn += lse + c * sb * q,
+        Attention::Flash => attn += lse + if o_input == 0 { c * sb * q } else { 0 },
     }
     if a.dropout {
         attn += sb * h; // mask after the output projection
     }
-    let inter = match a.moe {
-        None => u128::from(a.intermediate),
-        Some(m) => {
-            u128::from(m.expert_intermediate)
-                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
-        }
-    } / tp;
     let down_input = if trains(w, Linear::Down) { inter } else { 0 };
     let mlp = c * sb * h * input_copies(w, amp, &[Linear::Gate, Linear::Up])
         + match a.mlp {
@@ -1061,14 +1083,23 @@ mod tests {
         let (s, b, h, heads) = (1024u64, 2u64, 768u64, 12u64);
         let want = s * b * h * 34 + 5 * heads * s * s * b;
         assert_eq!(layer_activations(&a, &w), want);
-        // FlashAttention removes the s² term, keeping the fp32 log-sum-exp and its own
-        // output, of which the output projection reads a contiguous copy (2sbh).
+        // FlashAttention removes the s² term, keeping the fp32 log-sum-exp; its output is
+        // the output projection's input, counted once.
         let flash = Workload {
             attention: Attention::Flash,
-            ..w
+            ..w.clone()
         };
         assert_eq!(
             layer_activations(&a, &flash),
+            s * b * h * 34 + 4 * heads * s * b
+        );
+        // SDPA's output layout needs a transposed copy for the projection: 2sbh more.
+        let sdpa = Workload {
+            attention: Attention::Sdpa,
+            ..w
+        };
+        assert_eq!(
+            layer_activations(&a, &sdpa),
             s * b * h * 36 + 4 * heads * s * b
         );
     }

@@ -197,6 +197,10 @@ pub struct Workload {
     /// again during backward.
     #[serde(default)]
     pub grads_persist: bool,
+    /// Training with Unsloth's fused LoRA, RMSNorm and RoPE kernels, which save less per
+    /// layer than the modules they replace.
+    #[serde(default)]
+    pub fused_layers: bool,
     /// ggml only: the last this-many layers live on the GPU (`-ngl`); `None` or more
     /// than the layers puts every layer and the output there.
     #[serde(default)]
@@ -238,6 +242,7 @@ impl Default for Workload {
             stored_weights: None,
             engine: Engine::Torch,
             grads_persist: false,
+            fused_layers: false,
             gpu_layers: None,
             ubatch: default_ubatch(),
         }

@@ -432,6 +432,7 @@ impl Settings {
                 .map(|g| crate::context::for_family(&g.family).bytes)),
             stored_weights: None,
             grads_persist: training && self.runtime == Runtime::Deepspeed,
+            fused_layers: training && self.runtime == Runtime::Unsloth,
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             engine: match self.runtime {
