@@ -48,6 +48,7 @@ fn defaults(f: Field) -> String {
     let base = base.unwrap_or_else(|| match f {
         Field::Tp => "auto".into(),
         Field::CudaContext => "el de la familia de la GPU".into(),
+        Field::GpuLayers => "all".into(),
         _ => "ninguno".into(),
     });
     let mut text = format!("por defecto: {base}");
