@@ -10,22 +10,20 @@ use anyhow::{Context, Result};
 
 use crate::{build, cmd, root};
 
-/// The files of `tools/device/` that travel.
-const SCRIPTS: &[&str] = &[
-    "run.sh",
-    "attention_torch.py",
-    "measure_memory.py",
-    "report.py",
-];
-
 pub fn pack(dir: &Path) -> Result<()> {
     cmd::run(cmd::cargo().args(["build", "--release", "-p", "cli", "--bin", "vramlab"]))?;
     std::fs::create_dir_all(dir).with_context(|| format!("no se pudo crear {}", dir.display()))?;
     let bin = build::target_dir().join("release").join("vramlab");
     copy(&bin, &dir.join("vramlab"))?;
+    // Everything in tools/device/ travels: run.sh calls the scripts beside it.
     let tools = root().join("tools").join("device");
-    for name in SCRIPTS {
-        copy(&tools.join(name), &dir.join(name))?;
+    let entries = std::fs::read_dir(&tools)
+        .with_context(|| format!("no se pudo leer {}", tools.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if let Some(name) = path.file_name().filter(|_| path.is_file()) {
+            copy(&path, &dir.join(name))?;
+        }
     }
     // The loader is a Debian package; apt fetches it without installing anything here.
     let fetched = std::process::Command::new("apt-get")

@@ -315,11 +315,13 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         ),
     };
     let margin = match (&serving, band, capacity) {
-        (Some(p), Some(b), _) => Margin {
-            batch: Some(b.low_count(p.tokens) / (w.seq.saturating_add(w.new_tokens)).max(1))
-                .filter(|&n| n > 0),
-            seq: Some(b.low_count(p.tokens).saturating_sub(w.new_tokens)).filter(|&n| n > 0),
-        },
+        (Some(p), Some(b), _) => {
+            let low = b.low_count(p.tokens);
+            Margin {
+                batch: Some(low / w.seq.saturating_add(w.new_tokens).max(1)).filter(|&n| n > 0),
+                seq: Some(low.saturating_sub(w.new_tokens)).filter(|&n| n > 0),
+            }
+        }
         (None, Some(b), Some(c)) => {
             let ok = |e: &Estimate| b.high_bytes(e.per_gpu_bytes, e.breakdown.weights) <= c;
             Margin {
