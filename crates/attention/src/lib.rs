@@ -10,12 +10,14 @@
 //! a failed map, a lost device) is a typed error with a Spanish message, never a panic.
 //!
 //! - [`shape`]: the problem, FLOPs, every buffer's bytes and the limit checks (pure).
-//! - [`plan`]: tile sizes from the adapter's limits and the WGSL text of each kernel.
+//! - [`plan`]: tile sizes from the adapter's limits and the WGSL text of each kernel;
+//!   `codegen` writes the tiled kernel's register block out for the chosen tiles.
 //! - [`data`], [`reference`]: the deterministic inputs and the CPU versions (f64 reference,
 //!   f32 naive and tiled for the page's fallback).
 //! - [`run`]: one kernel on one GPU, timed and checked.
 //! - [`smoke`]: the first kernel of the project, a reduction that proves the GPU path.
 
+mod codegen;
 pub mod data;
 mod gpu;
 pub mod plan;

@@ -2,6 +2,7 @@
 //! a small generated header (storage type, head dimension, tile constants) followed by
 //! the kernel files, which are the same text on native and on the web.
 
+use crate::codegen;
 use crate::shape::{Dtype, Kernel};
 
 pub const COMMON: &str = include_str!("kernels/common.wgsl");
@@ -37,69 +38,106 @@ impl Caps {
     }
 }
 
-/// The tiled kernel's tiling: BR query rows and BC keys per tile; each invocation owns
-/// RPT rows and a 1/TPR share of the columns.
+/// The tiled kernel's tiling: BR query rows and BC keys per tile, computed by a TR × TC
+/// grid of invocations; each owns RM = BR/TR rows, CN = BC/TC score columns and
+/// DW = D/(4·TC) vec4 groups of output columns (see `kernels/tiled.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TilePlan {
     pub head_dim: u32,
     pub br: u32,
     pub bc: u32,
-    pub rpt: u32,
-    pub tpr: u32,
+    pub tr: u32,
+    pub tc: u32,
 }
 
-/// The most f32 values one invocation keeps in registers (scores, output accumulator,
-/// running max and sum); past this, GPUs spill to memory.
-const MAX_REGISTERS: u32 = 80;
+/// The most f32 values one invocation may keep live (scores, output accumulator,
+/// running max and sums, one step's operands); NVIDIA allows 255 32-bit registers per
+/// invocation, and past that values spill to memory.
+const MAX_REGISTERS: u32 = 192;
+
+/// Plans within this many registers are preferred: they leave room for more invocations
+/// per multiprocessor, which hides memory latency.
+const PREFERRED_REGISTERS: u32 = 128;
 
 impl TilePlan {
     pub fn workgroup_size(&self) -> u32 {
-        self.br / self.rpt * self.tpr
+        self.tr * self.tc
     }
 
-    /// Workgroup memory, bytes, exactly as `tiled.wgsl` declares it.
+    /// Query rows per invocation.
+    pub fn rm(&self) -> u32 {
+        self.br / self.tr
+    }
+
+    /// Score columns per invocation.
+    pub fn cn(&self) -> u32 {
+        self.bc / self.tc
+    }
+
+    /// vec4 groups of output columns per invocation.
+    pub fn dw(&self) -> u32 {
+        self.head_dim / 4 / self.tc
+    }
+
+    /// Workgroup memory, bytes, exactly as `tiled.wgsl` declares it: Q and K/V tiles
+    /// and P as vec4s, the row exchange as f32s.
     pub fn workgroup_bytes(&self) -> u32 {
-        let stride = self.head_dim + 1;
-        4 * (self.br * stride + self.bc * stride + self.br * self.bc + 2 * self.br * self.tpr)
+        let d4 = self.head_dim / 4;
+        16 * (self.br * d4 + self.bc * d4 + self.br * self.bc / 4) + 4 * self.br * self.tc
     }
 
     fn registers(&self) -> u32 {
-        self.rpt * (self.bc / self.tpr + self.head_dim / self.tpr + 3)
+        let (rm, cn, dw) = (self.rm(), self.cn(), self.dw());
+        rm * cn + 4 * rm * dw + 2 * rm + 4 * (rm + cn) + 4 * dw
     }
 
     pub fn fits(&self, caps: &Caps) -> bool {
         let wg = self.workgroup_size();
-        self.br.is_multiple_of(self.rpt)
-            && self.bc.is_multiple_of(self.tpr)
-            && self.head_dim.is_multiple_of(self.tpr)
+        self.head_dim.is_multiple_of(4)
+            && self.br.is_multiple_of(self.tr)
+            && self.bc.is_multiple_of(self.tc)
+            && self.bc.is_multiple_of(4)
+            && (self.head_dim / 4).is_multiple_of(self.tc)
             && (32..=caps.invocations.min(caps.size_x)).contains(&wg)
             && self.workgroup_bytes() <= caps.workgroup_storage
             && self.registers() <= MAX_REGISTERS
     }
 
-    /// Preference: the largest tile area, then the most query rows (each K/V tile read
-    /// from global memory serves BR rows, so K/V traffic is N²·d/BR), then the most FMAs
-    /// per workgroup-memory read in both products, then a workgroup near 128.
-    fn score(&self) -> (u32, u32, u32, i64) {
-        let cpt = self.bc / self.tpr;
-        let opt = self.head_dim / self.tpr;
-        let intensity =
-            100 * self.rpt * cpt / (self.rpt + cpt) + 100 * self.rpt * opt / (self.rpt + opt);
+    /// FMAs per workgroup-memory load (×100) over one key tile, both products and the
+    /// row exchange counted: what keeps a GPU compute-bound.
+    fn intensity(&self) -> u32 {
+        let (rm, cn, dw) = (self.rm(), self.cn(), self.dw());
+        let d4 = self.head_dim / 4;
+        let fmas = 4 * rm * cn * d4 + 16 * rm * dw * (self.bc / 4);
+        let loads = (rm + cn) * d4 + (rm + 4 * dw) * (self.bc / 4) + rm * self.tc;
+        100 * fmas / loads
+    }
+
+    /// Preference: a modest register count, then the most FMAs per workgroup-memory
+    /// load, then the largest tile (work per barrier), then the most query rows (K/V
+    /// traffic from global memory is N²·d/BR), then a workgroup near 128.
+    fn score(&self) -> (bool, u32, u32, u32, i64) {
         let wg = i64::from(self.workgroup_size());
-        (self.br * self.bc, self.br, intensity, -(wg - 128).abs())
+        (
+            self.registers() <= PREFERRED_REGISTERS,
+            self.intensity(),
+            self.br * self.bc,
+            self.br,
+            -(wg - 128).abs(),
+        )
     }
 
     /// Every plan this crate knows for `head_dim`, fitting or not.
     pub fn candidates(head_dim: u32) -> impl Iterator<Item = TilePlan> {
         [128u32, 64, 32, 16, 8].into_iter().flat_map(move |br| {
             [64u32, 32, 16, 8].into_iter().flat_map(move |bc| {
-                [1u32, 2, 4, 8].into_iter().flat_map(move |rpt| {
-                    [4u32, 8, 16, 32].into_iter().map(move |tpr| TilePlan {
+                [4u32, 8, 16, 32].into_iter().flat_map(move |tr| {
+                    [1u32, 2, 4, 8, 16].into_iter().map(move |tc| TilePlan {
                         head_dim,
                         br,
                         bc,
-                        rpt,
-                        tpr,
+                        tr,
+                        tc,
                     })
                 })
             })
@@ -134,8 +172,12 @@ pub fn kernel_source(kernel: Kernel, dtype: Dtype, plan: &TilePlan) -> String {
     match kernel {
         Kernel::Naive => format!("{head}{COMMON}{NAIVE}"),
         Kernel::Tiled => format!(
-            "{head}const BR: u32 = {}u;\nconst BC: u32 = {}u;\nconst RPT: u32 = {}u;\nconst TPR: u32 = {}u;\n{COMMON}{TILED}",
-            plan.br, plan.bc, plan.rpt, plan.tpr
+            "{head}const BR: u32 = {}u;\nconst BC: u32 = {}u;\nconst TR: u32 = {}u;\nconst TC: u32 = {}u;\n{COMMON}{}",
+            plan.br,
+            plan.bc,
+            plan.tr,
+            plan.tc,
+            codegen::expand(TILED, plan)
         ),
     }
 }
@@ -160,8 +202,8 @@ mod tests {
     fn every_head_dim_up_to_192_has_a_plan_within_webgpu_minimums() {
         for d in (16..=256).step_by(16) {
             for caps in [Caps::WEBGPU_DEFAULT, LAVAPIPE, NVIDIA] {
-                // d = 256 needs two 257-float rows (16,448 B) even at BR = BC = 8: more
-                // than WebGPU's 16 KiB minimum, so such adapters get a clear refusal.
+                // d = 256 needs 16 rows of 64 vec4s (16,384 B) plus P even at BR = BC = 8:
+                // more than WebGPU's 16 KiB minimum, so such adapters get a clear refusal.
                 if d == 256 && caps == Caps::WEBGPU_DEFAULT {
                     assert_eq!(TilePlan::choose(d, &caps), None);
                     continue;
@@ -201,11 +243,31 @@ mod tests {
             head_dim: 64,
             br: 32,
             bc: 32,
-            rpt: 2,
-            tpr: 8,
+            tr: 16,
+            tc: 8,
         };
-        // q_s 32×65, kv_s 32×65, p_s 32×32, two reductions of 32×8, all f32.
-        assert_eq!(p.workgroup_bytes(), 4 * (2080 + 2080 + 1024 + 512));
+        // q_s 32×16 vec4, kv_s 32×16 vec4, p_s 32×8 vec4, red 32×8 f32.
+        assert_eq!(p.workgroup_bytes(), 16 * (512 + 512 + 256) + 4 * 256);
         assert_eq!(p.workgroup_size(), 128);
+        assert_eq!((p.rm(), p.cn(), p.dw()), (2, 4, 2));
+    }
+
+    #[test]
+    #[ignore = "prints the chosen plans; run with --ignored --nocapture"]
+    fn print_chosen_plans() {
+        for caps in [Caps::WEBGPU_DEFAULT, LAVAPIPE, NVIDIA] {
+            for d in [64, 128] {
+                let p = TilePlan::choose(d, &caps).unwrap();
+                println!(
+                    "{caps:?} d={d}: {p:?} rm={} cn={} dw={} bytes={} regs={} intensity={}",
+                    p.rm(),
+                    p.cn(),
+                    p.dw(),
+                    p.workgroup_bytes(),
+                    p.registers(),
+                    p.intensity()
+                );
+            }
+        }
     }
 }

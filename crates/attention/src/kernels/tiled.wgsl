@@ -2,186 +2,127 @@
 // one (batch, head); it walks the keys in tiles of BC, staging K and then V in workgroup
 // memory, and keeps the running row maximum m, the running sum l and the unnormalised
 // output in registers (the online softmax). The output is divided by l once at the end,
-// and the log-sum-exp m + ln(l) of each row is stored, as FlashAttention-2 does for the
-// backward pass. Nothing of size N × N exists: the extra memory is the BH·N log-sum-exp
-// values. Causal runs stop at the diagonal tile, so fully masked tiles cost nothing.
+// and the log-sum-exp of each row is stored, as FlashAttention-2 does for the backward
+// pass. Nothing of size N × N exists: the extra memory is the BH·N log-sum-exp values.
+// Causal runs stop at the diagonal tile, so fully masked tiles cost nothing, and their
+// row blocks run longest first so the last wave of workgroups is short.
 //
-// Work split: invocation (g, lane) with g < BR/RPT and lane < TPR owns rows g·RPT ..
-// g·RPT+RPT-1, the score columns lane + TPR·c (c < BC/TPR) and the output columns
-// lane + TPR·c (c < D/TPR). Strided columns keep workgroup-memory accesses of
-// neighbouring invocations on different banks; the +1 row padding does the same for
-// reads down a column.
+// Register blocking: invocation (tr, tc) of the TR × TC grid owns the RM query rows
+// tr + TR·i, the CN score columns tc + TC·c and the DW output groups (four columns each,
+// one vec4) tc + TC·w. Each line that is just `//` and `@name` is replaced by straight-line
+// code that `codegen.rs` generates for the plan's RM, CN and DW: every register is a named variable,
+// so no compiler has to unroll a loop or keep a dynamically indexed array in registers.
+//
+// Workgroup memory holds vec4s. Each step of Q·Kᵀ reads RM + CN vec4s for 4·RM·CN FMAs;
+// each step of P·V reads RM + 4·DW vec4s for 16·RM·DW FMAs. K and V rows are stored
+// rotated (`slot`): column group g of key row j sits at (g + j) mod D4, so the TC
+// invocations that read one group of TC different rows, or TC groups of one row, hit
+// distinct banks. Scores are pre-multiplied by log2(e), so the softmax uses exp2.
+//
+// Row statistics: the row maximum needs all TC invocations of a row every tile (they
+// must agree on it), exchanged through `red`. The row sum does not: each invocation keeps
+// the partial sum of its own columns, rescaled like the output, and the partial sums are
+// added once at the end.
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> q: array<elem>;
-@group(0) @binding(2) var<storage, read_write> k: array<elem>;
-@group(0) @binding(3) var<storage, read_write> v: array<elem>;
-@group(0) @binding(4) var<storage, read_write> o: array<elem>;
+@group(0) @binding(1) var<storage, read_write> q: array<vec4<elem>>;
+@group(0) @binding(2) var<storage, read_write> k: array<vec4<elem>>;
+@group(0) @binding(3) var<storage, read_write> v: array<vec4<elem>>;
+@group(0) @binding(4) var<storage, read_write> o: array<vec4<elem>>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-const WG: u32 = (BR / RPT) * TPR;
-const CPT: u32 = BC / TPR;
-const OPT: u32 = D / TPR;
-const STRIDE: u32 = D + 1u;
+const WG: u32 = TR * TC;
+const D4: u32 = D / 4u;
+const BC4: u32 = BC / 4u;
+const LOG2E: f32 = 1.4426950408889634;
+const LN2: f32 = 0.6931471805599453;
 
-var<workgroup> q_s: array<f32, BR * STRIDE>;
-var<workgroup> kv_s: array<f32, BC * STRIDE>;
-var<workgroup> p_s: array<f32, BR * BC>;
-var<workgroup> red_max: array<f32, BR * TPR>;
-var<workgroup> red_sum: array<f32, BR * TPR>;
+var<workgroup> q_s: array<vec4<f32>, BR * D4>;
+var<workgroup> kv_s: array<vec4<f32>, BC * D4>;
+var<workgroup> p_s: array<vec4<f32>, BR * BC4>;
+var<workgroup> red: array<f32, BR * TC>;
+
+// Where column group `g` of key row `j` lives in `kv_s`.
+fn slot(j: u32, g: u32) -> u32 {
+    return j * D4 + (g + j) % D4;
+}
 
 @compute @workgroup_size(WG)
 fn tiled(@builtin(workgroup_id) wg: vec3<u32>,
+         @builtin(num_workgroups) groups: vec3<u32>,
          @builtin(local_invocation_index) tid: u32) {
     let n = params.n;
+    let causal = params.causal == 1u;
     let bh = wg.y;
-    let row0 = wg.x * BR;
-    let base = bh * n * D;
-    let g = tid / TPR;
-    let lane = tid % TPR;
+    var block = wg.x;
+    if (causal) {
+        block = groups.x - 1u - wg.x;
+    }
+    let row0 = block * BR;
+    let base = bh * n * D4;
+    let tr = tid / TC;
+    let tc = tid % TC;
 
-    // Q tile, pre-multiplied by the softmax scale.
-    for (var idx = tid; idx < BR * D; idx += WG) {
-        let r = idx / D;
-        let c = idx % D;
-        var x = 0.0;
+    // Q tile, pre-multiplied by the softmax scale and log2(e).
+    let qscale = params.scale * LOG2E;
+    for (var idx = tid; idx < BR * D4; idx += WG) {
+        let r = idx / D4;
+        var x = vec4<f32>(0.0);
         if (row0 + r < n) {
-            x = f32(q[base + (row0 + r) * D + c]) * params.scale;
+            x = vec4<f32>(q[base + (row0 + r) * D4 + idx % D4]) * qscale;
         }
-        q_s[r * STRIDE + c] = x;
+        q_s[idx] = x;
     }
 
-    var m: array<f32, RPT>;
-    var l: array<f32, RPT>;
-    var acc: array<array<f32, OPT>, RPT>;
-    for (var i = 0u; i < RPT; i++) {
-        m[i] = NEG;
-        l[i] = 0.0;
-        for (var c = 0u; c < OPT; c++) {
-            acc[i][c] = 0.0;
-        }
-    }
+    //@init
 
     var kv_end = n;
-    if (params.causal == 1u) {
+    if (causal) {
         kv_end = min(n, row0 + BR);
     }
     for (var col0 = 0u; col0 < kv_end; col0 += BC) {
-        // Everyone is done with the previous V tile, P tile and reductions.
+        // Everyone is done with the previous tile's V and P.
         workgroupBarrier();
-        for (var idx = tid; idx < BC * D; idx += WG) {
-            let r = idx / D;
-            let c = idx % D;
-            var x = 0.0;
-            if (col0 + r < n) {
-                x = f32(k[base + (col0 + r) * D + c]);
+        for (var idx = tid; idx < BC * D4; idx += WG) {
+            let j = idx / D4;
+            let g = idx % D4;
+            var x = vec4<f32>(0.0);
+            if (col0 + j < n) {
+                x = vec4<f32>(k[base + (col0 + j) * D4 + g]);
             }
-            kv_s[r * STRIDE + c] = x;
-        }
-        workgroupBarrier();
-
-        // Scores for this thread's RPT × CPT block, masked. Zeroed explicitly: WGSL
-        // zero-initialises a `var` each time its declaration runs, but Chromium's
-        // SwiftShader path keeps the previous iteration's values (seen in the browser
-        // tests), so the accumulator is never left to the implicit initialiser.
-        var sc: array<array<f32, CPT>, RPT>;
-        for (var i = 0u; i < RPT; i++) {
-            for (var j = 0u; j < CPT; j++) {
-                sc[i][j] = 0.0;
-            }
-        }
-        for (var d = 0u; d < D; d++) {
-            var qa: array<f32, RPT>;
-            for (var i = 0u; i < RPT; i++) {
-                qa[i] = q_s[(g * RPT + i) * STRIDE + d];
-            }
-            for (var j = 0u; j < CPT; j++) {
-                let kb = kv_s[(lane + TPR * j) * STRIDE + d];
-                for (var i = 0u; i < RPT; i++) {
-                    sc[i][j] = fma(qa[i], kb, sc[i][j]);
-                }
-            }
-        }
-        for (var i = 0u; i < RPT; i++) {
-            let row = row0 + g * RPT + i;
-            var local_max = NEG;
-            for (var j = 0u; j < CPT; j++) {
-                let col = col0 + lane + TPR * j;
-                if (col >= n || (params.causal == 1u && col > row)) {
-                    sc[i][j] = NEG;
-                }
-                local_max = max(local_max, sc[i][j]);
-            }
-            red_max[(g * RPT + i) * TPR + lane] = local_max;
+            kv_s[slot(j, g)] = x;
         }
         workgroupBarrier();
 
-        // New running maximum, probabilities, partial sums. K is no longer read, so V
-        // can be staged into the same memory.
-        var alpha: array<f32, RPT>;
-        for (var i = 0u; i < RPT; i++) {
-            let r = g * RPT + i;
-            var tile_max = NEG;
-            for (var t = 0u; t < TPR; t++) {
-                tile_max = max(tile_max, red_max[r * TPR + t]);
-            }
-            let m_new = max(m[i], tile_max);
-            alpha[i] = exp(m[i] - m_new);
-            m[i] = m_new;
-            var local_sum = 0.0;
-            for (var j = 0u; j < CPT; j++) {
-                let p = exp(sc[i][j] - m_new);
-                p_s[r * BC + lane + TPR * j] = p;
-                local_sum += p;
-            }
-            red_sum[r * TPR + lane] = local_sum;
+        //@scores
+
+        // Only the tile past the end and the diagonal tile of a causal run need a mask.
+        if (col0 + BC > n || (causal && col0 + BC > row0 + 1u)) {
+            //@mask
         }
-        for (var idx = tid; idx < BC * D; idx += WG) {
-            let r = idx / D;
-            let c = idx % D;
-            var x = 0.0;
-            if (col0 + r < n) {
-                x = f32(v[base + (col0 + r) * D + c]);
+
+        //@rowmax
+        workgroupBarrier();
+
+        // New running maximum, probabilities (written to p_s), partial sums. K is no
+        // longer read, so V is staged into the same memory.
+        //@softmax
+        for (var idx = tid; idx < BC * D4; idx += WG) {
+            let j = idx / D4;
+            let g = idx % D4;
+            var x = vec4<f32>(0.0);
+            if (col0 + j < n) {
+                x = vec4<f32>(v[base + (col0 + j) * D4 + g]);
             }
-            kv_s[r * STRIDE + c] = x;
+            kv_s[slot(j, g)] = x;
         }
         workgroupBarrier();
 
-        for (var i = 0u; i < RPT; i++) {
-            let r = g * RPT + i;
-            var tile_sum = 0.0;
-            for (var t = 0u; t < TPR; t++) {
-                tile_sum += red_sum[r * TPR + t];
-            }
-            l[i] = l[i] * alpha[i] + tile_sum;
-            for (var c = 0u; c < OPT; c++) {
-                acc[i][c] *= alpha[i];
-            }
-        }
-        for (var j = 0u; j < BC; j++) {
-            var pa: array<f32, RPT>;
-            for (var i = 0u; i < RPT; i++) {
-                pa[i] = p_s[(g * RPT + i) * BC + j];
-            }
-            for (var c = 0u; c < OPT; c++) {
-                let vb = kv_s[j * STRIDE + lane + TPR * c];
-                for (var i = 0u; i < RPT; i++) {
-                    acc[i][c] = fma(pa[i], vb, acc[i][c]);
-                }
-            }
-        }
+        //@pv
     }
 
-    for (var i = 0u; i < RPT; i++) {
-        let row = row0 + g * RPT + i;
-        if (row < n) {
-            let inv = 1.0 / l[i];
-            for (var c = 0u; c < OPT; c++) {
-                o[base + row * D + lane + TPR * c] = elem(acc[i][c] * inv);
-            }
-            if (lane == 0u) {
-                lse[bh * n + row] = m[i] + log(l[i]);
-            }
-        }
-    }
+    // Every read of `red` inside the loop happened before the loop's last barrier.
+    //@sums
+    workgroupBarrier();
+    //@store
 }
