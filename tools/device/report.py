@@ -35,6 +35,18 @@ def load_vramlab(out):
     return rows
 
 
+def load_diagnostics(out):
+    """The one-shape diagnostic sweeps (`diag-*.json`): loop bounding, other tilings."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(out, "diag-*.json"))):
+        name = os.path.basename(path)[: -len(".json")]
+        try:
+            rows.extend(dict(r, run=name) for r in json.load(open(path, encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as e:
+            rows.append({"run": name, "error": f"sin resultado ({e.__class__.__name__})"})
+    return rows
+
+
 def fmt(x, spec):
     return "—" if x is None else format(x, spec)
 
@@ -89,6 +101,19 @@ def main():
             print(f"| {d} | {'sí' if causal else 'no'} | {n} | {b * h} | {r['kernel']} | "
                   f"{r['dtype']} | {fmt(r.get('median_ms'), '.3f')} | {fmt(t, '.3g')} | "
                   f"{frac} | {fmt(r.get('max_abs_err'), '.1e')} | {note} |")
+
+    diagnostics = load_diagnostics(out)
+    if diagnostics:
+        print("\n| diagnóstico | kernel | d | N | B·H | bloques | ms (mediana) | TFLOP/s | error máx. | nota |")
+        print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |")
+        for r in diagnostics:
+            t = r["gflops"] / 1e3 if r.get("gflops") else None
+            bh = r["heads"] * r["batch"] if "heads" in r else None
+            note = (r.get("error") or "")[:120].replace("|", "/")
+            print(f"| {r['run']} | {r.get('kernel', '—')} | {r.get('head_dim', '—')} | "
+                  f"{r.get('seq', '—')} | {fmt(bh, 'd')} | {r.get('tile') or '—'} | "
+                  f"{fmt(r.get('median_ms'), '.3f')} | {fmt(t, '.3g')} | "
+                  f"{fmt(r.get('max_abs_err'), '.1e')} | {note} |")
 
     ceilings = [r for r in torch_rows if str(r.get("kernel", "")).startswith("matmul")]
     if ceilings:

@@ -5,7 +5,8 @@
 # --pack DIR`; run as `DIR/run.sh` (results under $OUT, or DIR/out). Without an NVIDIA
 # GPU the vramlab half runs on whatever Vulkan adapter there is and the PyTorch half
 # reports itself absent. QUICK=1 shrinks every sweep to a smoke test; VRAMLAB names
-# another vramlab binary than DIR/vramlab.
+# another vramlab binary than DIR/vramlab; MEMORY_CASES=all adds the memory runs of
+# measure_memory.py (about 3 minutes); VRAMLAB_SECONDS limits each vramlab sweep.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -26,10 +27,8 @@ done
 if [ "${QUICK:-0}" = 1 ]; then
   seqs=256,512; dims=64; heads=2; reps=2; torch_seqs=256; memory_cases=none
 else
-  # At today's 0.3-0.5 TFLOP/s a tiled run at N = 8192, d = 128 and 32 heads takes
-  # 1.7-3.3 s per repetition on an H200: three repetitions and one warm-up keep each
-  # dtype's sweep inside VRAMLAB_SECONDS. Raise them once the kernels are fast.
-  seqs=1024,4096,8192; dims=64,128; heads=32; reps=${REPEATS:-3}; torch_seqs=1024,4096,8192; memory_cases=
+  seqs=1024,4096,8192; dims="64 128"; heads=32; reps=${REPEATS:-5}; torch_seqs=4096
+  memory_cases=${MEMORY_CASES:-none}
 fi
 adapter=()
 if command -v nvidia-smi >/dev/null; then
@@ -38,18 +37,43 @@ if command -v nvidia-smi >/dev/null; then
   adapter=(--adapter NVIDIA)
 fi
 
+# One `vramlab bench attention` per file, each under its own time limit, so a slow
+# sweep loses only its own rows: the JSON array is written when a sweep ends.
+bench() {
+  local name=$1 secs=$2; shift 2
+  log "vramlab $name (${VK_DRIVER_FILES:-Vulkan por defecto})"
+  WGPU_BACKEND=vulkan timeout "$secs" "${VRAMLAB:-$here/vramlab}" bench attention \
+    "${adapter[@]}" --json "$@" > "$out/$name.json" 2> "$out/$name.err"
+  log "vramlab $name: salida $?"
+}
+secs=${VRAMLAB_SECONDS:-60}
 for dtype in f32 f16; do
-  log "vramlab bench attention $dtype (${VK_DRIVER_FILES:-Vulkan por defecto})"
-  WGPU_BACKEND=vulkan timeout "${VRAMLAB_SECONDS:-150}" "${VRAMLAB:-$here/vramlab}" bench attention \
-    --seq "$seqs" --head-dim "$dims" --heads "$heads" --both-masks --dtype "$dtype" \
-    --repeats "$reps" --warmup 1 "${adapter[@]}" --json \
-    > "$out/vramlab-attention-$dtype.json" 2> "$out/vramlab-attention-$dtype.err"
-  log "vramlab $dtype: salida $?"
+  for d in $dims; do
+    bench "vramlab-attention-$dtype-d$d" "$secs" --seq "$seqs" --head-dim "$d" \
+      --heads "$heads" --both-masks --dtype "$dtype" --repeats "$reps" --warmup 2
+  done
 done
+if [ "${QUICK:-0}" != 1 ]; then
+  # Both kernels at N = 4096 where the naive one's N × N matrix still fits one binding
+  # (NVIDIA allows 2 GiB: 8 heads of 4096² f32 scores are 512 MiB; 32 are 2 GiB).
+  for d in $dims; do
+    bench "vramlab-attention-f32-d$d-h8" "$secs" --seq 4096 --head-dim "$d" --heads 8 \
+      --both-masks --repeats "$reps" --warmup 2
+  done
+  # Diagnostics, one shape each: what wgpu's loop-bounding guard costs, and how the
+  # tiled kernel's other tilings compare with the one chosen from the adapter's limits.
+  bench diag-loop-bounding 40 --seq 4096 --head-dim 64 --heads 32 --loop-bounding \
+    --repeats 3 --warmup 1
+  for t in 64:64x32x16x8 64:128x16x32x4 64:32x32x8x8 64:64x32x16x4 \
+           128:32x32x8x8 128:64x16x16x8 128:32x16x8x8 128:16x32x4x8; do
+    bench "diag-tiles-d${t%%:*}-${t#*:}" 30 --seq 4096 --head-dim "${t%%:*}" --heads 32 \
+      --kernels tiled --tiles "${t#*:}" --repeats 3 --warmup 1
+  done
+fi
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   log "PyTorch: atención y techos de matmul"
-  timeout "${TORCH_SECONDS:-100}" python3 "$here/attention_torch.py" --seq "$torch_seqs" --head-dim "$dims" \
+  timeout "${TORCH_SECONDS:-90}" python3 "$here/attention_torch.py" --seq "$torch_seqs" --head-dim "${dims// /,}" \
     --heads "$heads" > "$out/torch-attention.jsonl" 2> "$out/torch-attention.err"
   if [ "$memory_cases" != none ]; then
     log "PyTorch: memoria de entrenamiento e inferencia"

@@ -64,6 +64,45 @@ impl TilePlan {
         self.tr * self.tc
     }
 
+    /// "64x32" (BR × BC), as the CLI and the page print the tiles.
+    pub fn label(&self) -> String {
+        format!("{}x{}", self.br, self.bc)
+    }
+
+    /// The full spelling `--tiles` takes: "BRxBCxTRxTC".
+    pub fn spec(&self) -> String {
+        format!("{}x{}x{}x{}", self.br, self.bc, self.tr, self.tc)
+    }
+
+    /// Reads "BRxBCxTRxTC" (four positive integers up to 1024) for head dimension
+    /// `head_dim`; whether the plan fits an adapter is checked when a run starts.
+    pub fn parse(spec: &str, head_dim: u32) -> Result<TilePlan, String> {
+        let parts: Vec<&str> = spec.trim().split(['x', 'X', '×']).collect();
+        let bad = || {
+            format!(
+                "bloques no válidos «{}»: se esperan cuatro enteros BRxBCxTRxTC, p. ej. 64x32x16x8",
+                crate::clip(spec)
+            )
+        };
+        let [br, bc, tr, tc] = parts.as_slice() else {
+            return Err(bad());
+        };
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|v| (1..=1024).contains(v))
+                .ok_or_else(bad)
+        };
+        Ok(TilePlan {
+            head_dim,
+            br: num(br)?,
+            bc: num(bc)?,
+            tr: num(tr)?,
+            tc: num(tc)?,
+        })
+    }
+
     /// Query rows per invocation.
     pub fn rm(&self) -> u32 {
         self.br / self.tr
@@ -224,6 +263,27 @@ mod tests {
                 large.br * large.bc > small.br * small.bc,
                 "{small:?} {large:?}"
             );
+        }
+    }
+
+    #[test]
+    fn tiles_parse_from_their_spelling() {
+        let p = TilePlan::parse("64x32x16x8", 64).unwrap();
+        assert_eq!((p.br, p.bc, p.tr, p.tc, p.head_dim), (64, 32, 16, 8, 64));
+        assert_eq!(p.spec(), "64x32x16x8");
+        assert_eq!(p.label(), "64x32");
+        assert_eq!(TilePlan::parse(" 16×64×4×8 ", 128).unwrap().br, 16);
+        for bad in [
+            "",
+            "64x32",
+            "64x32x16x8x1",
+            "0x32x16x8",
+            "64x32x16x-8",
+            "axbxcxd",
+            "99999x1x1x1",
+        ] {
+            let e = TilePlan::parse(bad, 64).unwrap_err();
+            assert!(e.contains("BRxBCxTRxTC"), "{bad}: {e}");
         }
     }
 

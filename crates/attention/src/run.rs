@@ -20,6 +20,11 @@ pub struct RunOptions {
     pub check_budget: u64,
     /// What the user allows in total, bytes.
     pub max_total: Option<u64>,
+    /// Compile with wgpu's loop-bounding guard (natively it is left out; see `module`).
+    /// A diagnostic: it measures what the guard costs on a driver.
+    pub loop_bounding: bool,
+    /// Tiles for the tiled kernel instead of the adapter's best plan.
+    pub tiles: Option<TilePlan>,
 }
 
 impl Default for RunOptions {
@@ -29,6 +34,8 @@ impl Default for RunOptions {
             repeats: 5,
             check_budget: 50_000_000,
             max_total: None,
+            loop_bounding: false,
+            tiles: None,
         }
     }
 }
@@ -177,16 +184,47 @@ fn layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     })
 }
 
+/// The shader module for `source`. Natively it is compiled without wgpu's loop
+/// bounding unless `loop_bounding` asks for it: that guard adds a 64-bit counter to every
+/// loop so a driver cannot assume an infinite loop away, and the extra exit hides the
+/// trip count from the driver's unroller. Every loop of these kernels ends: each walks a
+/// range below the sequence length or a constant, with a step of at least 1, and
+/// `shape::Shape::validate` keeps N far below `u32::MAX`. Bounds checks stay on. The
+/// browser compiles WGSL itself (Tint adds its own guards), so the web takes the
+/// ordinary path.
+fn module(
+    device: &wgpu::Device,
+    source: &str,
+    entry: &str,
+    loop_bounding: bool,
+) -> wgpu::ShaderModule {
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(entry),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    };
+    if loop_bounding || cfg!(target_arch = "wasm32") {
+        return device.create_shader_module(desc);
+    }
+    let checks = wgpu::ShaderRuntimeChecks {
+        force_loop_bounding: false,
+        ..wgpu::ShaderRuntimeChecks::checked()
+    };
+    // SAFETY: wgpu requires that a module compiled without loop bounding has no infinite
+    // loop; the kernels' loops all terminate (see above). Every other check is kept.
+    #[allow(unsafe_code)]
+    unsafe {
+        device.create_shader_module_trusted(desc, checks)
+    }
+}
+
 fn pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
     source: &str,
     entry: &str,
+    loop_bounding: bool,
 ) -> wgpu::ComputePipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(entry),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
+    let module = module(device, source, entry, loop_bounding);
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(entry),
         layout: Some(layout),
@@ -204,13 +242,15 @@ struct Prepared {
     output: wgpu::Buffer,
 }
 
-/// Everything that can be decided without allocating: shape, features, limits, tiles.
+/// Everything that can be decided without allocating: shape, features, limits, tiles
+/// (`tiles` when given, checked against the adapter, else the adapter's best plan).
 pub fn preflight(
     gpu: &Gpu,
     kernel: Kernel,
     shape: &Shape,
     dtype: Dtype,
     max_total: Option<u64>,
+    tiles: Option<TilePlan>,
 ) -> Result<TilePlan, RunError> {
     shape.validate()?;
     if dtype == Dtype::F16 && !gpu.has_f16() {
@@ -220,15 +260,35 @@ pub fn preflight(
     }
     shape::check_limits(kernel, shape, dtype, &memory_limits(gpu, max_total))
         .map_err(RunError::TooLarge)?;
-    let plan = TilePlan::choose(shape.head_dim, &Caps::from_limits(&gpu.limits)).ok_or_else(
-        || {
+    let caps = Caps::from_limits(&gpu.limits);
+    let plan = match tiles {
+        Some(p) if p.head_dim != shape.head_dim => {
+            return Err(RunError::Unsupported(format!(
+                "los bloques {} son para d = {}, no para d = {}",
+                p.label(),
+                p.head_dim,
+                shape.head_dim
+            )));
+        }
+        Some(p) if !p.fits(&caps) => {
+            return Err(RunError::Unsupported(format!(
+                "los bloques {} no caben en este adaptador ({} bytes de memoria de grupo de trabajo, {} invocaciones; hacen falta {} bytes y {} invocaciones, y BR, BC y D/4 divisibles entre TR, TC y TC)",
+                p.label(),
+                caps.workgroup_storage,
+                caps.invocations,
+                p.workgroup_bytes(),
+                p.workgroup_size()
+            )));
+        }
+        Some(p) => p,
+        None => TilePlan::choose(shape.head_dim, &caps).ok_or_else(|| {
             RunError::Unsupported(format!(
                 "el adaptador ofrece {} bytes de memoria de grupo de trabajo y {} invocaciones, menos que el mínimo de WebGPU",
                 gpu.limits.max_compute_workgroup_storage_size,
                 gpu.limits.max_compute_invocations_per_workgroup
             ))
-        },
-    )?;
+        })?,
+    };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
     for d in dispatches(kernel, shape, &plan) {
         if d.groups.iter().any(|&g| g > max_groups) {
@@ -247,6 +307,7 @@ async fn prepare(
     shape: &Shape,
     dtype: Dtype,
     plan: &TilePlan,
+    loop_bounding: bool,
 ) -> Result<Prepared, GpuError> {
     let specs = shape::buffers(kernel, shape, dtype);
     gpu.checked(|gpu| {
@@ -306,13 +367,14 @@ async fn prepare(
             &pipeline_layout,
             &plan::init_source(dtype, shape.head_dim),
             "init",
+            loop_bounding,
         );
         let source = plan::kernel_source(kernel, dtype, plan);
         let kernels = dispatches(kernel, shape, plan)
             .into_iter()
             .map(|d| {
                 (
-                    pipeline(device, &pipeline_layout, &source, d.entry),
+                    pipeline(device, &pipeline_layout, &source, d.entry, loop_bounding),
                     d.groups,
                 )
             })
@@ -337,8 +399,8 @@ pub async fn run(
     options: &RunOptions,
     now_ms: &dyn Fn() -> f64,
 ) -> Result<RunReport, RunError> {
-    let plan = preflight(gpu, kernel, shape, dtype, options.max_total)?;
-    let prepared = prepare(gpu, kernel, shape, dtype, &plan).await?;
+    let plan = preflight(gpu, kernel, shape, dtype, options.max_total, options.tiles)?;
+    let prepared = prepare(gpu, kernel, shape, dtype, &plan, options.loop_bounding).await?;
 
     // Inputs, once.
     let total = shape.tensor_elems();

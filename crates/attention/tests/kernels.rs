@@ -31,7 +31,7 @@ fn exact() -> RunOptions {
         warmup: 0,
         repeats: 1,
         check_budget: u64::MAX,
-        max_total: None,
+        ..RunOptions::default()
     }
 }
 

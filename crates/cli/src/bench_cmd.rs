@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use attention::plan::TilePlan;
 use attention::run::{RunError, RunOptions, RunReport, Timing, run};
 use attention::shape::{self, Dtype, Kernel, Shape};
 use attention::{ConnectOptions, Gpu, format_bytes};
@@ -62,6 +63,13 @@ pub struct AttentionArgs {
     /// Memoria total que puede usar cada ejecución: 2GiB, 500MB…
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub max_memory: Option<u64>,
+    /// Bloques del kernel por bloques, BRxBCxTRxTC (filas, claves, rejilla de
+    /// invocaciones), p. ej. 64x32x16x8; por omisión, los mejores para el adaptador.
+    #[arg(long, value_parser = tiles)]
+    pub tiles: Option<String>,
+    /// Diagnóstico: compila los kernels con la guarda de bucles de wgpu (mide su coste).
+    #[arg(long)]
+    pub loop_bounding: bool,
     /// Salida en JSON: un objeto por ejecución.
     #[arg(long)]
     pub json: bool,
@@ -112,6 +120,11 @@ fn kernel(s: &str) -> Result<Kernel, String> {
 
 fn dtype(s: &str) -> Result<Dtype, String> {
     Dtype::parse(s)
+}
+
+fn tiles(s: &str) -> Result<String, String> {
+    // The head dimension is filled in per run; here only the spelling is checked.
+    TilePlan::parse(s, 64).map(|p| p.spec())
 }
 
 fn size(s: &str) -> Result<u64, String> {
@@ -175,9 +188,7 @@ fn row(
             Timing::Wall => "wall",
         }),
         checked_rows: ok.map(|r| r.checked_rows),
-        tile: ok
-            .and_then(|r| r.plan)
-            .map(|p| format!("{}x{}", p.br, p.bc)),
+        tile: ok.and_then(|r| r.plan).map(|p| p.spec()),
         peak_fraction: ok
             .zip(peak)
             .filter(|(_, g)| g.fp32_tflops > 0.0)
@@ -230,10 +241,11 @@ pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
         adapter_filter: args.adapter.clone(),
     }))
     .map_err(|e| e.to_string())?;
-    let options = RunOptions {
+    let base = RunOptions {
         warmup: args.warmup,
         repeats: args.repeats,
         max_total: args.max_memory,
+        loop_bounding: args.loop_bounding,
         ..RunOptions::default()
     };
     let start = Instant::now();
@@ -246,6 +258,13 @@ pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
     let mut rows = Vec::with_capacity(runs.len());
     for (kernel, shape, dtype) in &runs {
         bar.set_message(format!("{} {} {shape}", kernel.name(), dtype.name()));
+        let options = RunOptions {
+            tiles: args
+                .tiles
+                .as_deref()
+                .and_then(|t| TilePlan::parse(t, shape.head_dim).ok()),
+            ..base.clone()
+        };
         let result = pollster::block_on(run(&gpu, *kernel, shape, *dtype, &options, &now));
         // A lost device ends the sweep: every later run would fail the same way.
         let lost = matches!(

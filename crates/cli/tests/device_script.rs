@@ -22,7 +22,8 @@ fn the_device_script_measures_and_reports_here() {
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(run.status.success(), "{stderr}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let sweep = std::fs::read_to_string(out.join("vramlab-attention-f32.err")).unwrap_or_default();
+    let sweep =
+        std::fs::read_to_string(out.join("vramlab-attention-f32-d64.err")).unwrap_or_default();
     if !report.contains("Adaptador de vramlab:") {
         assert!(
             std::env::var_os("VRAMLAB_REQUIRE_GPU").is_none(),

@@ -186,7 +186,7 @@ mod exports {
         )?;
         let tile = r
             .plan
-            .map(|p| format!("{}×{}", p.br, p.bc))
+            .map(|p| p.label().replace('x', "×"))
             .unwrap_or_default();
         set(&out, "tile", tile.into())?;
         set(&out, "adapter", adapter.into())?;
@@ -211,6 +211,7 @@ mod exports {
             repeats: 3,
             check_budget: 20_000_000,
             max_total: req.max_total,
+            ..RunOptions::default()
         };
         match run(&gpu, req.kernel, &req.shape, Dtype::F32, &options, &now_ms).await {
             Ok(r) => report_object(&r, &gpu.adapter.to_string()),
@@ -230,6 +231,7 @@ mod exports {
             max_buffer: u64::MAX,
             max_binding: u64::MAX,
             max_total: req.max_total,
+            ..RunOptions::default()
         };
         shape::check_limits(req.kernel, &req.shape, Dtype::F32, &limits)
             .map_err(|e| too_large(&e, &req))?;
