@@ -231,7 +231,6 @@ mod exports {
             max_buffer: u64::MAX,
             max_binding: u64::MAX,
             max_total: req.max_total,
-            ..RunOptions::default()
         };
         shape::check_limits(req.kernel, &req.shape, Dtype::F32, &limits)
             .map_err(|e| too_large(&e, &req))?;
