@@ -1,4 +1,6 @@
-//! Spanish messages for command-line parse errors.
+//! Spanish messages for command-line parse errors, and writing to stdout and stderr
+//! without panicking: a full disk is an error with a non-zero exit, a closed pipe
+//! (`vramlab … | head`) is not.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use std::io::Write;
@@ -26,11 +28,37 @@ pub fn spanish_help(text: &str) -> String {
         .fold(text.to_owned(), |t, (en, es)| t.replace(en, es))
 }
 
-/// Writes to stdout, ignoring a closed pipe (`vramlab … | head`).
-pub fn print_out(text: &str) {
+/// Writes to stdout. A closed pipe (`vramlab … | head`) is not an error: the reader
+/// had what it wanted. Any other failure (a full disk) is, in Spanish.
+pub fn print_out(text: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!(
+            "no se pudo escribir la salida: {}",
+            crate::input::io_why(&e)
+        )),
+    }
+}
+
+/// Writes one line to stderr; if even that fails (stderr on a full disk) there is
+/// nowhere left to say so, and the exit code carries the failure.
+pub fn print_err(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+/// Prints a command's result and turns it into the exit code: 0 when written, 2 for an
+/// error (the command's or the write's).
+pub fn finish(result: Result<String, String>) -> ExitCode {
+    match result.and_then(|text| print_out(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            print_err(&format!("vramlab: error: {e}"));
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn context(e: &clap::Error, kind: ContextKind) -> String {
@@ -46,12 +74,11 @@ fn context(e: &clap::Error, kind: ContextKind) -> String {
 pub fn clap_error(e: &clap::Error) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            print_out(&spanish_help(&e.to_string()));
-            return ExitCode::SUCCESS;
+            return finish(Ok(spanish_help(&e.to_string())));
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            eprintln!(
-                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab bench attention», «vramlab models» o «vramlab gpus» (--help para más)"
+            print_err(
+                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab bench attention», «vramlab models» o «vramlab gpus» (--help para más)",
             );
             return ExitCode::from(2);
         }
@@ -89,7 +116,7 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
         ErrorKind::NoEquals => format!("{arg} necesita un valor con «=»"),
         _ => "argumentos no válidos (usa --help)".into(),
     };
-    eprintln!("vramlab: error: {message}");
+    print_err(&format!("vramlab: error: {message}"));
     ExitCode::from(2)
 }
 

@@ -12,6 +12,42 @@ pub fn shown(path: &str) -> String {
     }
 }
 
+/// Why an I/O operation failed, in Spanish: the common kinds by name, the rest with the
+/// operating system's code (its own text is English).
+pub fn io_why(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let known = match e.kind() {
+        K::NotFound => Some("no existe"),
+        K::PermissionDenied => Some("no hay permiso para leerlo"),
+        K::IsADirectory => Some("es un directorio"),
+        K::NotSeekable => Some("no se puede recorrer (¿es una tubería o un dispositivo?)"),
+        K::UnexpectedEof => Some("se acaba antes de lo esperado"),
+        K::InvalidData => Some("no es texto UTF-8 válido"),
+        K::StorageFull => Some("no queda espacio en el disco"),
+        K::BrokenPipe => Some("el otro extremo de la tubería se cerró"),
+        K::Interrupted => Some("la operación se interrumpió"),
+        K::OutOfMemory => Some("no hay memoria suficiente"),
+        _ => None,
+    };
+    match (known, e.raw_os_error()) {
+        (Some(why), _) => why.to_owned(),
+        (None, Some(code)) => format!("error de E/S del sistema (código {code})"),
+        (None, None) => "error de E/S".to_owned(),
+    }
+}
+
+/// At most `max` bytes of `path` as UTF-8 text (see [`read_capped`]).
+pub fn read_text_capped(path: &str, max: u64, what: &str) -> Result<String, String> {
+    let bytes = read_capped(path, max, what)?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: no es texto UTF-8 válido (byte {})",
+            shown(path),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// At most `max` bytes of `path` (or stdin); more is an error, never read whole.
 /// `what` names the input in messages ("la traza", or "" for none).
 pub fn read_capped(path: &str, max: u64, what: &str) -> Result<Vec<u8>, String> {
@@ -29,20 +65,14 @@ pub fn read_capped(path: &str, max: u64, what: &str) -> Result<Vec<u8>, String> 
     } else {
         std::fs::File::open(path).and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
     };
-    result.map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no existe".to_string(),
-            std::io::ErrorKind::PermissionDenied => "no hay permiso para leerlo".to_string(),
-            std::io::ErrorKind::IsADirectory => "es un directorio".to_string(),
-            _ => format!("error de E/S ({e})"),
-        };
-        format!("no se puede leer {name}: {why}")
-    })?;
+    result.map_err(|e| format!("no se puede leer {name}: {}", io_why(&e)))?;
     if bytes.len() as u64 > max {
-        return Err(format!(
-            "{name} pasa de {} MiB; recórtalo (el error suele estar al final)",
-            max >> 20
-        ));
+        let size = vram::units::ByteSize(max).binary();
+        return Err(if what.is_empty() {
+            format!("{name} pasa de {size}; recórtalo (el error suele estar al final)")
+        } else {
+            format!("{name} pasa de {size}; vramlab no lee archivos tan grandes")
+        });
     }
     Ok(bytes)
 }

@@ -26,7 +26,7 @@ fn read_prefix(file: &mut File, len: u64) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.take(len).read_to_end(&mut buf))
-        .map_err(|e| format!("error de E/S ({e})"))?;
+        .map_err(|e| crate::input::io_why(&e))?;
     Ok(buf)
 }
 
@@ -62,13 +62,8 @@ impl Header {
 /// by exactly 8 + N bytes. Errors are Spanish and name the file.
 pub fn read_header(path: &str) -> Result<Header, String> {
     let name = shown(path);
-    let mut file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("no se puede leer {name}: no existe"),
-        std::io::ErrorKind::PermissionDenied => {
-            format!("no se puede leer {name}: no hay permiso para leerlo")
-        }
-        _ => format!("no se puede leer {name}: {e}"),
-    })?;
+    let mut file = File::open(path)
+        .map_err(|e| format!("no se puede leer {name}: {}", crate::input::io_why(&e)))?;
     let first = read_prefix(&mut file, 8).map_err(|e| format!("{name}: {e}"))?;
     if first.starts_with(b"GGUF") {
         let mut len: u64 = 1 << 20;

@@ -83,14 +83,5 @@ fn main() -> ExitCode {
             bench_cmd::What::Attention(a) => bench_cmd::run_attention(a),
         },
     };
-    match result {
-        Ok(text) => {
-            errors::print_out(&text);
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("vramlab: error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    errors::finish(result)
 }

@@ -170,7 +170,7 @@ fn unreadable_input_is_one_spanish_line_and_exit_2() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("pasa de 64 MiB"), "{err}");
+    assert!(err.contains("pasa de 64,00 MiB"), "{err}");
 }
 
 #[test]

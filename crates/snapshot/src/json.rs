@@ -33,7 +33,7 @@ fn spanish(e: &serde_json::Error) -> String {
     let what = match e.classify() {
         serde_json::error::Category::Eof => "el texto se corta antes de terminar".to_owned(),
         serde_json::error::Category::Syntax => "error de sintaxis".to_owned(),
-        serde_json::error::Category::Data => e.to_string(),
+        serde_json::error::Category::Data => "un valor no tiene el tipo esperado".to_owned(),
         serde_json::error::Category::Io => "error de lectura".to_owned(),
     };
     if e.line() == 0 {

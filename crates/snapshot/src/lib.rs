@@ -40,6 +40,11 @@ pub use value::{Document, Node, NodeId};
 /// The most values a document may hold, and the most entries the reader visits.
 pub const MAX_VALUES: usize = 20_000_000;
 
+/// The most bytes the typed snapshot may take (records plus copied strings): about ten
+/// times the largest snapshots PyTorch writes with its default 100,000 trace entries
+/// per device, and small enough for a browser tab.
+pub const MAX_SNAPSHOT_BYTES: usize = 256 << 20;
+
 /// Why a snapshot could not be read. `Display` is one Spanish sentence.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadError {
@@ -70,6 +75,11 @@ pub enum ReadError {
         "el snapshot pasa de {cap} elementos al recorrerlo; vramlab no lee archivos tan grandes"
     )]
     Budget { cap: usize },
+    #[error(
+        "el snapshot ocuparía más de {} MiB al leerlo (llegó a {path}): repite los mismos datos demasiadas veces; vramlab no lee archivos así",
+        cap >> 20
+    )]
+    Bytes { cap: usize, path: String },
 }
 
 /// Which form a file is in, from its first bytes.
@@ -114,5 +124,14 @@ pub fn from_document(doc: &Document) -> Result<Snapshot, ReadError> {
 /// Like [`from_document`], visiting at most `budget` entries (every dict entry and
 /// list item counts, each time a shared one is reached again).
 pub fn from_document_with(doc: &Document, budget: usize) -> Result<Snapshot, ReadError> {
-    read::read(doc, budget)
+    read::read(doc, budget, MAX_SNAPSHOT_BYTES)
+}
+
+/// Like [`from_document_with`], also building at most `byte_budget` bytes of snapshot.
+pub fn from_document_within(
+    doc: &Document,
+    budget: usize,
+    byte_budget: usize,
+) -> Result<Snapshot, ReadError> {
+    read::read(doc, budget, byte_budget)
 }

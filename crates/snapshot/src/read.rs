@@ -4,6 +4,10 @@
 //! traces), so a cyclic or deeply shared document cannot make the walk recurse. A
 //! budget counts every entry visited: shared lists read as often as they are
 //! referenced, and the budget bounds that too. Frame lists are converted once per node.
+//! A second budget counts the bytes the typed snapshot takes (each record plus every
+//! string copied into it): a small pickle that shares one long string among millions of
+//! entries is refused at that budget, with the path it had reached, instead of growing
+//! to gigabytes.
 
 use crate::ReadError;
 use crate::model::{
@@ -34,12 +38,15 @@ impl fmt::Display for Path<'_> {
     }
 }
 
-/// Reads a snapshot, visiting at most `budget` entries.
-pub fn read(doc: &Document, budget: usize) -> Result<Snapshot, ReadError> {
+/// Reads a snapshot, visiting at most `budget` entries and building at most
+/// `byte_budget` bytes of typed snapshot.
+pub fn read(doc: &Document, budget: usize, byte_budget: usize) -> Result<Snapshot, ReadError> {
     let mut reader = Reader {
         doc,
         budget,
         cap: budget,
+        bytes_left: byte_budget,
+        byte_cap: byte_budget,
         frames: HashMap::new(),
     };
     reader.snapshot()
@@ -49,6 +56,8 @@ struct Reader<'d> {
     doc: &'d Document,
     budget: usize,
     cap: usize,
+    bytes_left: usize,
+    byte_cap: usize,
     frames: HashMap<NodeId, Frames>,
 }
 
@@ -60,6 +69,18 @@ impl<'d> Reader<'d> {
             .budget
             .checked_sub(n)
             .ok_or(ReadError::Budget { cap: self.cap })?;
+        Ok(())
+    }
+
+    /// Counts `n` bytes of typed snapshot about to be built at `path`.
+    fn charge_bytes(&mut self, n: usize, path: Path) -> Result<(), ReadError> {
+        self.bytes_left = self
+            .bytes_left
+            .checked_sub(n)
+            .ok_or_else(|| ReadError::Bytes {
+                cap: self.byte_cap,
+                path: path.to_string(),
+            })?;
         Ok(())
     }
 
@@ -203,6 +224,7 @@ impl<'d> Reader<'d> {
     }
 
     fn segment(&mut self, id: NodeId, path: Path) -> Result<Segment, ReadError> {
+        self.charge_bytes(size_of::<Segment>(), path)?;
         let fields = self.dict(id, path)?;
         let get = |name: &str| fields.iter().rev().find(|(k, _)| *k == name).map(|f| f.1);
         let key = |k: &'static str| Path::Key(&path, k);
@@ -271,6 +293,11 @@ impl<'d> Reader<'d> {
                 Some(name) => BlockState::from_name(name),
                 None => BlockState::Other(String::new()),
             };
+            let text = match &state {
+                BlockState::Other(name) => name.len(),
+                _ => 0,
+            };
+            self.charge_bytes(size_of::<Block>() + text, path)?;
             let mut requested_size = self.u64(get("requested_size"), key("requested_size"))?;
             let mut frames = self.frames(get("frames"), key("frames"))?;
             if get("frames").is_none() {
@@ -336,8 +363,15 @@ impl<'d> Reader<'d> {
                 path: path.to_string(),
                 key: "action",
             })?;
+        // Counted per entry: this is where one shared string multiplies.
+        let action = Action::from_name(action);
+        let copied = match &action {
+            Action::Other(name) => name.len(),
+            _ => 0,
+        };
+        self.charge_bytes(size_of::<TraceEntry>() + copied, path)?;
         Ok(TraceEntry {
-            action: Action::from_name(action),
+            action,
             addr: self.u64(get("addr"), key("addr"))?,
             size: self.u64(get("size"), key("size"))?,
             stream: self.u64(get("stream"), key("stream"))?,
@@ -363,13 +397,13 @@ impl<'d> Reader<'d> {
             let fields = self.dict(item, path)?;
             let get = |name: &str| fields.iter().rev().find(|(k, _)| *k == name).map(|f| f.1);
             let key = |k: &'static str| Path::Key(&path, k);
+            let filename = self.str(get("filename"), key("filename"))?.unwrap_or("");
+            let name = self.str(get("name"), key("name"))?.unwrap_or("");
+            self.charge_bytes(size_of::<Frame>() + filename.len() + name.len(), path)?;
             out.push(Frame {
-                filename: self
-                    .str(get("filename"), key("filename"))?
-                    .unwrap_or("")
-                    .to_owned(),
+                filename: filename.to_owned(),
                 line: self.i64(get("line"), key("line"))?,
-                name: self.str(get("name"), key("name"))?.unwrap_or("").to_owned(),
+                name: name.to_owned(),
             });
         }
         let frames: Frames = Arc::from(out);

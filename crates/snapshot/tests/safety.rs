@@ -205,3 +205,65 @@ fn unknown_opcodes_and_trailing_bytes() {
         Err(PickleError::Protocol { protocol: 9, .. })
     ));
 }
+
+/// The 25 KB attack: `E = {'action': 'y' * 3000}; T = [E] * 10000;
+/// {'segments': [], 'device_traces': [T] * 1000}`, written with the memo as Python's
+/// pickler writes it (E and T stored once, then referenced). Read naively it copies
+/// the 3,000-byte name 10 million times (30 GB).
+pub fn shared_traces_pickle(name_len: usize, per_trace: usize, traces: usize) -> Vec<u8> {
+    let mut b = vec![0x80, 4];
+    let short = |b: &mut Vec<u8>, text: &str| {
+        b.push(0x8c);
+        b.push(text.len() as u8);
+        b.extend(text.as_bytes());
+    };
+    // E, memo 0.
+    b.extend(b"}(");
+    short(&mut b, "action");
+    b.push(b'X');
+    b.extend((name_len as u32).to_le_bytes());
+    b.extend(std::iter::repeat_n(b'y', name_len));
+    b.extend(b"uq\x000");
+    // T, memo 1.
+    b.extend(b"](");
+    for _ in 0..per_trace {
+        b.extend(b"h\x00");
+    }
+    b.extend(b"eq\x010");
+    // The root.
+    b.extend(b"}(");
+    short(&mut b, "segments");
+    b.push(b']');
+    short(&mut b, "device_traces");
+    b.extend(b"](");
+    for _ in 0..traces {
+        b.extend(b"h\x01");
+    }
+    b.extend(b"eu.");
+    b
+}
+
+#[test]
+fn a_small_pickle_of_shared_strings_is_refused_at_the_byte_budget() {
+    let bytes = shared_traces_pickle(3000, 10_000, 1000);
+    assert!(bytes.len() < 30_000, "{}", bytes.len());
+    let start = std::time::Instant::now();
+    let err = parse(&bytes).unwrap_err();
+    assert!(matches!(err, ReadError::Bytes { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("256 MiB") && text.contains("device_traces["),
+        "{text}"
+    );
+    // Generous: the refusal comes after ~160,000 entries, not 10 million.
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+}
+
+#[test]
+fn the_same_sharing_at_a_sane_size_still_reads() {
+    // 20 entries of a short unknown action: read, names kept.
+    let bytes = shared_traces_pickle(10, 10, 2);
+    let snapshot = parse(&bytes).unwrap();
+    assert_eq!(snapshot.device_traces.len(), 2);
+    assert_eq!(snapshot.device_traces[1].len(), 10);
+}

@@ -95,25 +95,13 @@ impl Fields<'_> {
     }
 }
 
-/// serde_json's messages are English; say where and what kind of problem in Spanish.
-fn json_problem(e: &serde_json::Error) -> String {
-    use serde_json::error::Category;
-    let what = match e.classify() {
-        Category::Eof => "el texto se corta antes de terminar",
-        Category::Syntax => "hay un error de sintaxis",
-        Category::Data => "un valor no tiene el tipo esperado",
-        Category::Io => "no se pudo leer",
-    };
-    format!("{what} (línea {}, columna {})", e.line(), e.column())
-}
-
 /// Parses `config.json` text. Returns the architecture and Spanish warnings.
 pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
     if text.len() > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge(text.len()));
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| ConfigError::Json(json_problem(&e)))?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| ConfigError::Json(crate::units::json_problem(&e)))?;
     let root = value.as_object().ok_or(ConfigError::NotObject)?;
     let mut warnings = Vec::new();
     // Multimodal configs (Gemma 3, Llava, Mistral 3) nest the language model.

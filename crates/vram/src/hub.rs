@@ -170,7 +170,7 @@ pub fn parse_index(text: &str) -> Result<IndexTotals, HubError> {
         return Err(too_large("model.safetensors.index.json", MAX_INDEX_BYTES));
     }
     let v: Value = serde_json::from_str(text)
-        .map_err(|e| HubError::Index(format!("JSON roto en la línea {}", e.line())))?;
+        .map_err(|e| HubError::Index(format!("JSON roto: {}", crate::units::json_problem(&e))))?;
     let meta = v.get("metadata");
     let bytes = meta
         .and_then(|m| m.get("total_size"))

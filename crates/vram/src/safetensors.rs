@@ -91,8 +91,8 @@ pub fn parse(prefix: &[u8]) -> Result<TensorSummary, SafetensorsError> {
         .ok()
         .and_then(|n| prefix.get(8..8 + n))
         .ok_or(SafetensorsError::Truncated { needed: n, got })?;
-    let value: Value =
-        serde_json::from_slice(json).map_err(|e| SafetensorsError::Json(e.to_string()))?;
+    let value: Value = serde_json::from_slice(json)
+        .map_err(|e| SafetensorsError::Json(crate::units::json_problem(&e)))?;
     let map = value
         .as_object()
         .ok_or_else(|| SafetensorsError::Json("la cabecera no es un objeto".into()))?;

@@ -3,7 +3,7 @@
 //! Users write "7B", "7e9", "7.000.000.000" or "6,74B" for a parameter count and "24GiB"
 //! or "80 GB" for memory. Both are parsed with exact integer arithmetic (no floats), so
 //! "1.5GiB" is exactly 1,610,612,736 bytes. Sizes follow the SI/IEC split strictly:
-//! `KB`/`MB`/`GB`/`TB` are powers of 1000, `KiB`/`MiB`/`GiB`/`TiB` powers of 1024,
+//! `KB`…`PB` are powers of 1000, `KiB`…`PiB` powers of 1024 (1 PiB is the largest size),
 //! because mixing them is the most common mistake of existing calculators (an "80 GB"
 //! H100 reports 79.6 GiB to the driver).
 
@@ -27,7 +27,7 @@ pub enum ParseError {
     #[error("«{input}» no es un tamaño válido. Ejemplos: 24GiB, 80 GB, 512MiB.")]
     InvalidSize { input: String },
     #[error(
-        "La unidad «{unit}» no existe. Usa B, KB, MB, GB, TB (potencias de 1000) o KiB, MiB, GiB, TiB (potencias de 1024)."
+        "La unidad «{unit}» no existe. Usa B, KB, MB, GB, TB, PB (potencias de 1000) o KiB, MiB, GiB, TiB, PiB (potencias de 1024)."
     )]
     UnknownUnit { unit: String },
     #[error("«{input}» no es un número entero de parámetros.")]
@@ -256,10 +256,13 @@ impl ByteSize {
             "mb" => 1_000_000,
             "gb" => 1_000_000_000,
             "tb" => 1_000_000_000_000,
+            "pb" => 1_000_000_000_000_000,
             "kib" => 1 << 10,
             "mib" => 1 << 20,
             "gib" => 1 << 30,
             "tib" => 1 << 40,
+            // The largest size accepted is 1 PiB, so it must be writable as such.
+            "pib" => 1 << 50,
             _ => {
                 return Err(ParseError::UnknownUnit { unit: clip(unit) });
             }
@@ -295,6 +298,20 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&numfmt::both(self.0))
     }
+}
+
+/// What went wrong in JSON, in Spanish with its position: serde_json's own messages
+/// are English, and every JSON the project reads (configs, headers, indexes) reports
+/// its problems this one way.
+pub fn json_problem(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match e.classify() {
+        Category::Eof => "el texto se corta antes de terminar",
+        Category::Syntax => "hay un error de sintaxis",
+        Category::Data => "un valor no tiene el tipo esperado",
+        Category::Io => "no se pudo leer",
+    };
+    format!("{what} (línea {}, columna {})", e.line(), e.column())
 }
 
 #[cfg(test)]
@@ -371,8 +388,14 @@ mod tests {
             ByteSize::parse("24 GiBs"),
             Err(ParseError::UnknownUnit { .. })
         ));
+        // The maximum is written in a unit the parser takes.
+        assert_eq!(ByteSize::parse("1PiB"), Ok(ByteSize(1 << 50)));
         assert!(matches!(
             ByteSize::parse("2 PiB"),
+            Err(ParseError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            ByteSize::parse("2 EiB"),
             Err(ParseError::UnknownUnit { .. })
         ));
         assert!(matches!(

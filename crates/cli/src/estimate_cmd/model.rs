@@ -68,16 +68,13 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
                         vram::units::clip(m)
                     ));
                 }
-                let meta = std::fs::metadata(path)
-                    .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
-                if meta.len() > hf_config::MAX_CONFIG_BYTES as u64 {
-                    return Err(format!(
-                        "{} es demasiado grande para ser un config.json",
-                        path.display()
-                    ));
-                }
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("no se puede leer {}: {e}", path.display()))?;
+                // Capped while reading, never by `metadata().len()`: a pipe or a device
+                // reports 0 there and would be read without end.
+                let text = crate::input::read_text_capped(
+                    m,
+                    hf_config::MAX_CONFIG_BYTES as u64,
+                    "el config.json",
+                )?;
                 let (arch, notes) =
                     hf_config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
                 Loaded {

@@ -292,3 +292,35 @@ fn limits_with_margin_hold_at_the_band_high_end() {
     assert_eq!(crate::with_margin(4, Some(4), ""), "4");
     assert_eq!(crate::with_margin(1, None, ""), "1 (ninguno con margen)");
 }
+
+proptest::proptest! {
+    /// What a forged `.gguf` or safetensors header hands the estimator (any parameter
+    /// count, byte total and tensor count) goes through the whole evaluation, for every
+    /// task, serving or not, without an overflow panic (tests run with overflow checks).
+    #[test]
+    fn forged_weight_headers_never_panic(
+        params in proptest::prelude::any::<u64>(),
+        bytes in proptest::prelude::any::<u64>(),
+        tensors in proptest::prelude::any::<u64>(),
+        task in 0usize..4,
+        serve in proptest::prelude::any::<bool>(),
+    ) {
+        let mut model = Model::new(ModelInput::Arch {
+            arch: Box::new(catalog::model("llama-3.1-8b").unwrap().arch.clone()),
+            total_params: Some(params),
+        });
+        model.stored = Some(crate::import::StoredWeights {
+            bytes,
+            params: Some(params),
+            source: "forjado.gguf".into(),
+        });
+        model.tensors = Some(tensors);
+        let task = [Task::Inference, Task::Full, Task::Lora, Task::Qlora][task];
+        let mut s = Settings::for_task(task);
+        s.set(Field::Gpu, "rtx-4090", Surface::Cli).unwrap();
+        s.serve = serve;
+        if let Ok(e) = evaluate(&model, &s) {
+            proptest::prop_assert_eq!(e.estimate.breakdown.total(), e.estimate.per_gpu_bytes);
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The attacks of the hardening pass, kept as regressions: each input is generated here
+//! (nothing large is committed) and each run has a bound — a virtual-memory limit, a
+//! time limit and the exit code (2 with a Spanish message, never a panic's 101).
+#![allow(clippy::unwrap_used)] // A panic here is a failed test.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_vramlab");
+
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramlab-adversarial-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// `vramlab args…` with at most `mib` MiB of address space and `secs` seconds, through
+/// bash's `ulimit -v` and coreutils' `timeout`; `shell_tail` is appended to the command
+/// line (redirections).
+fn bounded(mib: u64, secs: u64, args: &[&str], shell_tail: &str) -> (Output, Duration) {
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let script = format!(
+        "ulimit -v {}; exec timeout {secs} '{BIN}' {} {shell_tail}",
+        mib * 1024,
+        quoted.join(" ")
+    );
+    let start = Instant::now();
+    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    (out, start.elapsed())
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Refused cleanly: exit 2, a Spanish line, no panic, no timeout (124), no abort.
+fn refused(out: &Output, expect: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("vramlab: error: "), "{err}");
+    assert!(err.contains(expect), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `E = {'action': 'y' * 3000}; T = [E] * 10000; {'segments': [], 'device_traces':
+/// [T] * 1000}` as Python's pickler writes it (E and T memoised once): 25 KB that a
+/// naive reader expands to 30 GB.
+fn shared_strings_pickle() -> Vec<u8> {
+    let mut b = vec![0x80, 4, b'}', b'(', 0x8c, 6];
+    b.extend(b"action");
+    b.push(b'X');
+    b.extend(3000u32.to_le_bytes());
+    b.extend([b'y'; 3000]);
+    b.extend(b"uq\x000](");
+    b.extend(b"h\x00".repeat(10_000));
+    b.extend(b"eq\x010}(\x8c\x08segments]\x8c\x0ddevice_traces](");
+    b.extend(b"h\x01".repeat(1000));
+    b.extend(b"eu.");
+    b
+}
+
+#[test]
+fn a_small_pickle_of_shared_strings_stays_within_memory() {
+    let bytes = shared_strings_pickle();
+    assert!(bytes.len() < 30_000);
+    let path = scratch("compartido.pickle", &bytes);
+    let (out, took) = bounded(2048, 60, &["snapshot", path.to_str().unwrap()], "");
+    refused(&out, "256 MiB");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+#[test]
+fn a_config_from_an_endless_pipe_or_device_is_capped() {
+    for source in ["/dev/zero", "/dev/urandom"] {
+        let (out, _) = bounded(
+            2048,
+            30,
+            &["estimate", "--model", "/dev/stdin"],
+            &format!("< {source}"),
+        );
+        refused(&out, "pasa de 1,00 MiB");
+    }
+    let (out, _) = bounded(2048, 30, &["estimate", "--model", "/dev/zero"], "");
+    refused(&out, "pasa de 1,00 MiB");
+}
+
+#[test]
+fn a_full_disk_on_stdout_is_an_error_not_a_silent_success() {
+    let (out, _) = bounded(2048, 30, &["models"], "> /dev/full");
+    refused(&out, "no queda espacio en el disco");
+    // Help goes to stdout too.
+    let (out, _) = bounded(2048, 30, &["--help"], "> /dev/full");
+    refused(&out, "no queda espacio");
+}
+
+#[test]
+fn a_full_disk_on_stderr_does_not_panic() {
+    // Nothing can be said; the exit code still says it failed.
+    let (out, _) = bounded(2048, 30, &["estimate", "--model", "nadie"], "2> /dev/full");
+    assert_eq!(out.status.code(), Some(2));
+    let (out, _) = bounded(2048, 30, &["--no-such-flag"], "2> /dev/full");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut child = Command::new(BIN)
+        .arg("models")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A GGUF whose tensors claim shapes near 2^64 and whose metadata is at the edge of
+/// every range: the debug binary (overflow checks on) must answer, not panic.
+#[test]
+fn forged_gguf_and_safetensors_headers_do_not_overflow() {
+    let mut b = b"GGUF".to_vec();
+    let u32le = |b: &mut Vec<u8>, v: u32| b.extend(v.to_le_bytes());
+    let u64le = |b: &mut Vec<u8>, v: u64| b.extend(v.to_le_bytes());
+    let text = |b: &mut Vec<u8>, t: &str| {
+        b.extend((t.len() as u64).to_le_bytes());
+        b.extend(t.as_bytes());
+    };
+    u32le(&mut b, 3);
+    u64le(&mut b, 4); // tensors
+    u64le(&mut b, 4); // metadata
+    text(&mut b, "general.architecture");
+    u32le(&mut b, 8);
+    text(&mut b, "llama");
+    for key in [
+        "llama.block_count",
+        "llama.embedding_length",
+        "llama.feed_forward_length",
+    ] {
+        text(&mut b, key);
+        u32le(&mut b, 4); // uint32
+        u32le(&mut b, u32::MAX);
+    }
+    for (i, dims) in [
+        vec![u64::MAX / 2, 2],
+        vec![1 << 32, 1 << 31],
+        vec![u64::MAX / 4, 3],
+        vec![1 << 40],
+    ]
+    .iter()
+    .enumerate()
+    {
+        text(&mut b, &format!("blk.{i}.ffn_up.weight"));
+        u32le(&mut b, dims.len() as u32);
+        for &d in dims {
+            u64le(&mut b, d);
+        }
+        u32le(&mut b, 0); // F32
+        u64le(&mut b, 0);
+    }
+    let gguf = scratch("forjado.gguf", &b);
+    for args in [
+        vec!["inspect", gguf.to_str().unwrap()],
+        vec!["estimate", "--model", gguf.to_str().unwrap()],
+        vec![
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--weights-file",
+            gguf.to_str().unwrap(),
+        ],
+    ] {
+        let out = common::vramlab(&args);
+        let err = stderr(&out);
+        assert!(matches!(out.status.code(), Some(0 | 2)), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+
+    let header = br#"{"a":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,0]},"b":{"dtype":"F64","shape":[9223372036854775807],"data_offsets":[0,0]}}"#;
+    let mut st = (header.len() as u64).to_le_bytes().to_vec();
+    st.extend(header);
+    let safetensors = scratch("forjado.safetensors", &st);
+    for args in [
+        vec!["inspect", safetensors.to_str().unwrap()],
+        vec![
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--weights-file",
+            safetensors.to_str().unwrap(),
+        ],
+    ] {
+        let out = common::vramlab(&args);
+        let err = stderr(&out);
+        assert!(matches!(out.status.code(), Some(0 | 2)), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn os_and_json_errors_are_spanish() {
+    let (out, _) = bounded(2048, 30, &["inspect", "/dev/zero"], "");
+    refused(&out, "el texto se corta antes de terminar");
+    let mut child = Command::new(BIN)
+        .args(["inspect", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(b"GGUF");
+    let out = child.wait_with_output().unwrap();
+    refused(&out, "no se puede recorrer");
+    for (args, english) in [
+        (vec!["inspect", "/no/existe.gguf"], "os error"),
+        (
+            vec!["estimate", "--model", "/no/existe/config.json"],
+            "os error",
+        ),
+        (vec!["explain", "/no/existe.txt"], "os error"),
+    ] {
+        let out = common::vramlab(&args);
+        let err = stderr(&out);
+        assert!(!err.contains(english), "{args:?}: {err}");
+        refused(&out, "no existe");
+    }
+}
+
+#[test]
+fn sizes_and_counts_are_bounded_where_they_are_parsed() {
+    for (args, expect) in [
+        (
+            vec![
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu-memory=-5.00GiB",
+            ],
+            "no es un tamaño válido",
+        ),
+        (
+            vec![
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--mode",
+                "lora",
+                "--lora-rank",
+                "4294967295",
+            ],
+            "debe ser un entero entre 1 y",
+        ),
+        (
+            vec![
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu-memory",
+                "2PiB",
+            ],
+            "1 PiB",
+        ),
+    ] {
+        let out = common::vramlab(&args);
+        refused(&out, expect);
+    }
+    // The largest size is written in a unit the parser takes.
+    let out = common::vramlab(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu-memory",
+        "1PiB",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
