@@ -77,36 +77,25 @@ fn browser_tests(built: &build::Built) -> Result<()> {
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(&e2e),
     )?;
-    // A page load occasionally never reaches its `load` event on the 2-core CI machine
-    // (seen in about one cold run in three, never reproduced in isolation; see the
-    // issue notes). Until the cause is found the suite runs once more, with a fresh
-    // server, before it counts as failed; both runs print their results.
-    const ATTEMPTS: u32 = 2;
-    for attempt in 1..=ATTEMPTS {
-        let server = serve::start(&built.dist, 0, None, false)?;
-        let mut node = Command::new("node");
-        node.args(["--test", "--test-concurrency=1"])
-            .current_dir(&e2e)
-            .env("VRAMLAB_URL", &server.url)
-            .env("CHROMIUM", system::CHROMIUM)
-            .env("SCREENSHOT_DIR", build::target_dir().join("e2e"))
-            // The CLI built by `cargo test`: browser numbers are checked against it.
-            .env(
-                "VRAMLAB_BIN",
-                build::target_dir().join("debug").join("vramlab"),
-            );
-        system::gpu_env(&mut node);
-        let result = cmd::run(&mut node);
-        drop(server);
-        match result {
-            Ok(()) => return Ok(()),
-            Err(_) if attempt < ATTEMPTS => {
-                eprintln!(
-                    "xtask: aviso: fallaron las pruebas en el navegador; se repiten una vez con un servidor nuevo"
-                );
-            }
-            Err(_) => {}
-        }
+    // Served gzipped, as a real host serves the site. One run, no retry: the page-load
+    // hang that once needed one was the old hand-written server's thread pool.
+    let server = serve::start(&built.dist, 0, None, true)?;
+    let mut node = Command::new("node");
+    node.args(["--test", "--test-concurrency=1"])
+        .current_dir(&e2e)
+        .env("VRAMLAB_URL", &server.url)
+        .env("CHROMIUM", system::CHROMIUM)
+        .env("SCREENSHOT_DIR", build::target_dir().join("e2e"))
+        // The CLI built by `cargo test`: browser numbers are checked against it.
+        .env(
+            "VRAMLAB_BIN",
+            build::target_dir().join("debug").join("vramlab"),
+        );
+    system::gpu_env(&mut node);
+    let result = cmd::run(&mut node);
+    drop(server);
+    if result.is_ok() {
+        return Ok(());
     }
     bail!("fallaron las pruebas en el navegador (capturas en target/e2e/)")
 }
