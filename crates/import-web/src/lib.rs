@@ -85,6 +85,10 @@ mod exports {
     pub async fn import_repo(base: String, id: String) -> Result<JsValue, JsValue> {
         let result = match (vram::hub::parse_base(&base), vram::hub::parse_repo(&id)) {
             (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+            // Said before fetching: the page's CSP would block it with no reason given.
+            (Ok(base), _) if !vram::hub::browser_may_fetch(&base) => {
+                Err(vram::hub::HubError::NotAllowedHere(base).to_string())
+            }
             (Ok(base), Ok(repo)) => super::hub::import(&base, &repo).await,
         };
         done(result)

@@ -100,7 +100,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             &mut manifest,
         )?;
     }
-    let embed_written = embed_files::write(&opts.out, &base, &manifest, ui::layout::CSP)?;
+    let embed_written = embed_files::write(&opts.out, &base, &manifest, &ui::layout::csp())?;
     let asset = |name: &str| manifest.url(name).unwrap_or_default().to_owned();
     let widget_ctx = widgets::WidgetContext {
         gpu_js: asset("pkg/gpu_web.js"),

@@ -75,11 +75,15 @@ pub struct PageShell {
 
 /// Content-Security-Policy of every page: same-origin everything, no inline script or
 /// style, and `'wasm-unsafe-eval'` so WebAssembly can be compiled. The estimator may
-/// fetch a model's files from the Hugging Face Hub, from a mirror (any https origin,
-/// as `HF_ENDPOINT` allows) or from a server on the reader's own machine.
-pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-    style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
-    base-uri 'self'; form-action 'self'";
+/// fetch a model's files from the Hugging Face Hub, its CDNs, the hf-mirror.com mirror
+/// or a server on the reader's own machine (`vram::hub::BROWSER_ORIGINS`), nothing else.
+pub fn csp() -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; {}; object-src 'none'; base-uri 'self'; form-action 'self'",
+        vram::hub::connect_src()
+    )
+}
 
 /// Renders a whole HTML document, doctype included.
 pub fn render_page(shell: PageShell) -> String {
@@ -253,7 +257,7 @@ fn page(shell: PageShell) -> impl IntoView {
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
-                <meta http-equiv="Content-Security-Policy" content=CSP />
+                <meta http-equiv="Content-Security-Policy" content=csp() />
                 <title>{full_title}</title>
                 <meta name="description" content=description />
                 <link rel="canonical" href=canonical />

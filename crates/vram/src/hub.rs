@@ -13,6 +13,60 @@ use crate::units::{ByteSize, clip};
 
 /// Where the Hub lives unless the reader says otherwise.
 pub const DEFAULT_HUB: &str = "https://huggingface.co";
+
+/// The origins the site's pages may fetch from, their CSP's `connect-src` beyond
+/// `'self'`: the Hub and the CDNs it redirects file downloads to (`*.huggingface.co`,
+/// `*.hf.co`, where Xet storage lives), the best-known mirror (`HF_ENDPOINT=
+/// https://hf-mirror.com`), and a server on the reader's own machine. Nothing else:
+/// a page that could reach any https origin could be made to send what it holds there.
+pub const BROWSER_ORIGINS: &[&str] = &[
+    "https://huggingface.co",
+    "https://*.huggingface.co",
+    "https://hf.co",
+    "https://*.hf.co",
+    "https://hf-mirror.com",
+    "https://*.hf-mirror.com",
+    "http://127.0.0.1:*",
+    "http://localhost:*",
+];
+
+/// The `connect-src` directive of the site's Content-Security-Policy.
+pub fn connect_src() -> String {
+    format!("connect-src 'self' {}", BROWSER_ORIGINS.join(" "))
+}
+
+/// Whether the site's pages may fetch from `base` under [`BROWSER_ORIGINS`] (a base
+/// from [`parse_base`]). CSP matching: the scheme must be equal, `*.` matches any
+/// subdomain, and `:*` any port; without it, only the scheme's default port.
+pub fn browser_may_fetch(base: &str) -> bool {
+    let split = |url: &str| -> Option<(String, String, Option<String>)> {
+        let (scheme, rest) = url.split_once("://")?;
+        let authority = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), Some(p.to_owned())),
+            None => (authority, None),
+        };
+        Some((scheme.to_ascii_lowercase(), host, port))
+    };
+    let Some((scheme, host, port)) = split(base) else {
+        return false;
+    };
+    BROWSER_ORIGINS.iter().any(|origin| {
+        let Some((o_scheme, o_host, o_port)) = split(origin) else {
+            return false;
+        };
+        let host_ok = match o_host.strip_prefix("*.") {
+            Some(parent) => host.ends_with(&format!(".{parent}")),
+            None => host == o_host,
+        };
+        let port_ok = match o_port.as_deref() {
+            Some("*") => true,
+            Some(p) => port.as_deref() == Some(p),
+            None => port.is_none(),
+        };
+        scheme == o_scheme && host_ok && port_ok
+    })
+}
 /// Longest repository id part (the Hub allows 96 characters).
 const MAX_PART: usize = 96;
 /// The largest index accepted (DeepSeek-V3's, with 91 000 tensors, is about 9 MB).
@@ -29,6 +83,10 @@ pub enum HubError {
     BadId(String),
     #[error("La dirección del Hub debe empezar por http:// o https:// («{0}» no sirve).")]
     BadBase(String),
+    #[error(
+        "Esta página solo puede conectar con huggingface.co, hf.co, hf-mirror.com o un servidor en tu máquina (127.0.0.1 o localhost), no con «{0}»: descarga el config.json de ese espejo y elígelo como archivo."
+    )]
+    NotAllowedHere(String),
     #[error(
         "«{repo}» es un modelo privado o restringido (el Hub respondió {status}): acepta su licencia en la web del Hub y pega su config.json en el estimador de vramlab, o elige el archivo."
     )]
@@ -200,6 +258,39 @@ pub fn looks_like_index(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_browser_policy_admits_the_hub_its_cdns_the_mirror_and_loopback_only() {
+        for ok in [
+            "https://huggingface.co",
+            "https://cdn-lfs.huggingface.co",
+            "https://cas-bridge.xethub.hf.co",
+            "https://hf-mirror.com",
+            "http://127.0.0.1:41234",
+            "http://localhost:8080",
+            "HTTPS://HuggingFace.co",
+        ] {
+            assert!(browser_may_fetch(ok), "{ok}");
+        }
+        for no in [
+            "http://huggingface.co",
+            "https://huggingface.co.evil.example",
+            "https://evilhuggingface.co",
+            "https://huggingface.co:8443",
+            "https://example.com",
+            "http://127.0.0.2:80",
+            "ftp://huggingface.co",
+            "nada",
+        ] {
+            assert!(!browser_may_fetch(no), "{no}");
+        }
+        let csp = connect_src();
+        assert!(
+            csp.starts_with("connect-src 'self' https://huggingface.co "),
+            "{csp}"
+        );
+        assert!(!csp.contains(" https: "), "{csp}");
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -17,16 +17,18 @@ use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_status::SetStatus;
 use tower_http::timeout::TimeoutLayer;
 
-/// The policy sent as a header. The pages carry the same policy in a `<meta>` tag for
-/// hosts that cannot set headers; the header adds what a meta tag cannot express.
-pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-    style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
-    base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
-
-/// The policy of the embeddable widget's iframe page: the same, framable by any site.
-pub const EMBED_CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-    style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; \
-    base-uri 'self'; form-action 'self'; frame-ancestors *";
+/// The policy sent as a header: the pages' own (`ui::layout::csp`, same `connect-src`
+/// from `vram::hub`), plus what a meta tag cannot express, `frame-ancestors`; the
+/// widget's iframe page (`embed/`) may be framed by any site.
+fn csp(embed: bool) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; {}; object-src 'none'; base-uri 'self'; form-action 'self'; \
+         frame-ancestors {}",
+        vram::hub::connect_src(),
+        if embed { "*" } else { "'self'" }
+    )
+}
 
 /// A request that takes longer than this (a client that stops reading) is dropped.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -142,11 +144,10 @@ async fn site_headers(request: Request, next: Next) -> Response {
     } else {
         "no-cache"
     };
+    if let Ok(policy) = HeaderValue::from_str(&csp(embed)) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
     for (name, value) in [
-        (
-            header::CONTENT_SECURITY_POLICY,
-            if embed { EMBED_CSP } else { CSP },
-        ),
         (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::REFERRER_POLICY, "strict-origin-when-cross-origin"),
@@ -266,6 +267,11 @@ mod tests {
             "{head}"
         );
         assert!(head.contains("frame-ancestors 'self'"), "{head}");
+        assert!(
+            head.contains("connect-src 'self' https://huggingface.co"),
+            "{head}"
+        );
+        assert!(!head.contains(" https: "), "{head}");
         assert!(head.contains("x-content-type-options: nosniff"), "{head}");
         assert!(head.contains("cache-control: no-cache"), "{head}");
 
