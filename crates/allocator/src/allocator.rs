@@ -204,14 +204,14 @@ impl Allocator {
             self.pool_mut(pool).free_calls += 1;
         }
         let mut candidates = self.pool(pool).free.range((size, 0, 0)..);
-        let (&first_key, &first) = candidates.next()?;
-        let (mut key, mut id) = (first_key, first);
+        let (_, &first) = candidates.next()?;
+        let mut id = first;
         if self.arena[id].expandable && self.config.expandable_segments {
             // A block followed by unmapped space can grow: for best fit its size is what
             // it can grow to, so a larger block that cannot grow may fit better.
-            for (&next_key, &next) in candidates {
+            for (_, &next) in candidates {
                 if self.expandable_size(next) < self.expandable_size(id) {
-                    (key, id) = (next_key, next);
+                    id = next;
                 } else {
                     break;
                 }
@@ -227,7 +227,7 @@ impl Allocator {
         if size >= max_split && found >= size.saturating_add(LARGE_BUFFER) {
             return None;
         }
-        self.pool_mut(pool).free.remove(&key);
+        self.remove_free(id);
         Some(id)
     }
 
@@ -406,14 +406,24 @@ impl Allocator {
     /// `insert_into_blocks`: caches a free mapped block and stamps its GC age.
     pub(crate) fn insert_free(&mut self, b: BlockId) {
         let (pool, key) = (self.arena[b].pool, self.arena[b].free_key());
+        let (expandable, split) = (self.arena[b].expandable, self.arena[b].is_split());
         let calls = self.pool(pool).free_calls;
         self.arena[b].gc_count_base = calls;
-        self.pool_mut(pool).free.insert(key, b);
+        let cache = self.pool_mut(pool);
+        cache.free.insert(key, b);
+        if expandable {
+            cache.expandable.insert(key, b);
+        } else if !split {
+            cache.whole.insert(key, b);
+        }
     }
 
     pub(crate) fn remove_free(&mut self, b: BlockId) {
         let (pool, key) = (self.arena[b].pool, self.arena[b].free_key());
-        self.pool_mut(pool).free.remove(&key);
+        let cache = self.pool_mut(pool);
+        cache.free.remove(&key);
+        cache.whole.remove(&key);
+        cache.expandable.remove(&key);
     }
 
     pub(crate) fn insert_unmapped(&mut self, b: BlockId) {

@@ -113,9 +113,18 @@ impl std::ops::IndexMut<BlockId> for Arena {
 }
 
 /// One pool's cache: free mapped blocks by best fit, unmapped ranges by address.
+///
+/// Two indexes over `free` keep the out-of-memory path from walking every cached block
+/// (a trace with thousands of OOMs and thousands of split free blocks took minutes):
+/// `whole` holds the free blocks that are a whole plain segment (what `cudaFree` can
+/// release), `expandable` the free blocks of expandable segments (what can be unmapped).
+/// A free block's split state never changes while it is cached (splits and merges take
+/// it out first), so both stay exact; `Allocator::check_invariants` verifies them.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BlockPool {
     pub free: BTreeMap<FreeKey, BlockId>,
+    pub whole: BTreeMap<FreeKey, BlockId>,
+    pub expandable: BTreeMap<FreeKey, BlockId>,
     pub unmapped: BTreeMap<AddrKey, BlockId>,
     /// `get_free_blocks_call_count`, counted only when garbage collection is on.
     pub free_calls: u64,

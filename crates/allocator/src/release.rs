@@ -20,18 +20,18 @@ impl Allocator {
     /// `release_blocks`: `cudaFree` of unsplit free segments; for expandable segments,
     /// unmap the free pages and drop the segment if nothing is left mapped.
     fn release_blocks(&mut self, pool: Pool) {
-        let cached = self.free_entries(pool);
-        let mut to_unmap = Vec::new();
-        for (key, b) in cached {
-            if !self.still_cached(pool, key, b) {
-                continue;
-            }
-            if self.arena[b].expandable {
-                to_unmap.push((key, b));
-            } else if !self.arena[b].is_split() {
-                self.release_block(b);
-            }
+        // Only whole plain segments and expandable blocks can give memory back: the
+        // indexes hold exactly those, so this does not walk the split free blocks.
+        let whole: Vec<BlockId> = self.pool(pool).whole.values().copied().collect();
+        for b in whole {
+            self.release_block(b);
         }
+        let to_unmap: Vec<(FreeKey, BlockId)> = self
+            .pool(pool)
+            .expandable
+            .iter()
+            .map(|(&key, &b)| (key, b))
+            .collect();
         for (key, b) in to_unmap {
             if !self.still_cached(pool, key, b) {
                 continue;
@@ -67,24 +67,16 @@ impl Allocator {
             return false;
         };
         let target = size.max(max_split);
-        let releasable = |a: &Allocator, b: BlockId| {
-            let block = &a.arena[b];
-            !block.expandable && !block.is_split()
-        };
-        let free = &self.pool(pool).free;
-        let single = free
-            .range((target, 0, 0)..)
-            .map(|(_, &b)| b)
-            .find(|&b| releasable(self, b));
+        let whole = &self.pool(pool).whole;
+        let single = whole.range((target, 0, 0)..).map(|(_, &b)| b).next();
         if let Some(b) = single {
             self.release_block(b);
             return true;
         }
-        let largest_first: Vec<(u64, BlockId)> = free
+        let largest_first: Vec<(u64, BlockId)> = whole
             .range(..(target, 0, 0))
             .rev()
             .map(|(key, &b)| (key.0, b))
-            .filter(|&(_, b)| releasable(self, b))
             .take_while(|&(s, _)| s >= max_split)
             .collect();
         let mut released = 0;
@@ -114,27 +106,20 @@ impl Allocator {
         let target = self.c.reserved - threshold;
         let calls = self.large.free_calls;
         let age = |a: &Allocator, b: BlockId| calls.saturating_sub(a.arena[b].gc_count_base);
-        let freeable = |a: &Allocator, b: BlockId| {
-            let block = &a.arena[b];
-            !block.is_split() && !block.expandable
-        };
+        // Freeable: unsplit plain segments, the `whole` index.
         let mut total_age = 0u64;
         let mut count = 0u64;
-        for &b in self.large.free.values() {
-            if freeable(self, b) {
-                total_age += age(self, b);
-                count += 1;
-            }
+        for &b in self.large.whole.values() {
+            total_age += age(self, b);
+            count += 1;
         }
         let mut reclaimed = 0;
         let mut freed = true;
         while reclaimed < target && freed && count > 0 {
             let age_threshold = total_age as f64 / count as f64;
             freed = false;
-            for (key, b) in self.free_entries(Pool::Large) {
-                if !self.still_cached(Pool::Large, key, b) || !freeable(self, b) {
-                    continue;
-                }
+            let whole: Vec<BlockId> = self.large.whole.values().copied().collect();
+            for b in whole {
                 let block_age = age(self, b);
                 if block_age as f64 >= age_threshold {
                     freed = true;
@@ -145,14 +130,6 @@ impl Allocator {
                 }
             }
         }
-    }
-
-    fn free_entries(&self, pool: Pool) -> Vec<(FreeKey, BlockId)> {
-        self.pool(pool)
-            .free
-            .iter()
-            .map(|(&key, &b)| (key, b))
-            .collect()
     }
 
     fn still_cached(&self, pool: Pool, key: FreeKey, b: BlockId) -> bool {

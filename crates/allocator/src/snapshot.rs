@@ -269,8 +269,16 @@ impl Allocator {
                     }
                 } else if block.mapped {
                     free_blocks += 1;
-                    if self.pool(s.pool).free.get(&block.free_key()) != Some(&b) {
+                    let cache = self.pool(s.pool);
+                    let key = block.free_key();
+                    if cache.free.get(&key) != Some(&b) {
                         return Err(format!("{here}: libre pero fuera de la caché"));
+                    }
+                    let whole = !block.expandable && !block.is_split();
+                    if (cache.whole.get(&key) == Some(&b)) != whole
+                        || (cache.expandable.get(&key) == Some(&b)) != block.expandable
+                    {
+                        return Err(format!("{here}: índices de la caché incoherentes"));
                     }
                 } else {
                     unmapped_blocks += 1;
@@ -312,6 +320,13 @@ impl Allocator {
             reserved += s.reserved;
         }
         let pooled = self.small.free.len() + self.large.free.len();
+        let indexed = [&self.small, &self.large]
+            .iter()
+            .map(|p| p.whole.len() + p.expandable.len())
+            .sum::<usize>();
+        if indexed > pooled {
+            return Err("los índices de la caché tienen bloques que no están libres".into());
+        }
         let pooled_unmapped = self.small.unmapped.len() + self.large.unmapped.len();
         if pooled != free_blocks || pooled_unmapped != unmapped_blocks {
             return Err("la caché tiene bloques que no están en ningún segmento".into());
