@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: what the site costs its readers and how fast its engines run.
 //! The size of every shipped JavaScript, wasm, CSS and HTML file, raw and gzipped (level
 //! 9, as a static host's precompression would serve it), from a release build; the
-//! estimator's update time; naive versus tiled attention on this machine's adapter;
+//! estimator's update time; the allocator simulator's out-of-memory path; naive versus
+//! tiled attention on this machine's adapter;
 //! Lighthouse scores of every page ([`crate::bench_lighthouse`]).
 
 use anyhow::{Context, Result};
@@ -53,6 +54,7 @@ struct Report {
     /// The embeddable widget: `embed/vram-estimador.js` plus its glue and wasm.
     embed_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
+    allocator: crate::bench_allocator::AllocatorBench,
     attention: crate::bench_attention::AttentionBench,
     lighthouse: Vec<crate::bench_lighthouse::PageScores>,
 }
@@ -138,6 +140,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
                 .map(|f| f.gzip_bytes)
                 .sum::<u64>(),
         estimator_update: crate::bench_estimator::run(),
+        allocator: crate::bench_allocator::run(),
         attention: crate::bench_attention::run()?,
         lighthouse: if lighthouse_runs == 0 {
             Vec::new()
@@ -200,6 +203,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
             t.case, t.median_us, t.min_us, t.max_us
         ));
     }
+    md.push_str(&crate::bench_allocator::markdown(&report.allocator));
     md.push_str(&crate::bench_attention::markdown(&report.attention));
     if !report.lighthouse.is_empty() {
         md.push_str(&crate::bench_lighthouse::markdown(

@@ -13,6 +13,7 @@
 //! packages from npm, Rust crates from crates.io.
 
 mod bench;
+mod bench_allocator;
 mod bench_attention;
 mod bench_estimator;
 mod bench_lighthouse;
