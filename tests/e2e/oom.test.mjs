@@ -72,6 +72,7 @@ test("the snapshot viewer opens a real Python pickle and refuses a malicious one
   const dir = mkdtempSync(join(tmpdir(), "vramlab-snap-"));
   const good = join(dir, "memoria.pickle");
   const evil = join(dir, "malicioso.pickle");
+  const bomb = join(dir, "compartido.pickle");
   // Written by Python's own pickle, with the structure _dump_snapshot() uses.
   execFileSync("python3", ["-c", `
 import pickle, sys, os
@@ -97,7 +98,11 @@ class Boom:
     def __reduce__(self):
         return (os.system, ("echo hacked",))
 pickle.dump({"segments": [Boom()]}, open(sys.argv[2], "wb"))
-`, good, evil]);
+# 25 KB that a naive reader expands to 30 GB: one long string shared by 10 million entries.
+E = {"action": "y" * 3000}
+T = [E] * 10000
+pickle.dump({"segments": [], "device_traces": [T] * 1000}, open(sys.argv[3], "wb"), protocol=4)
+`, good, evil, bomb]);
 
   const page = await shared.browser.newPage();
   const problems = watch(page);
@@ -118,6 +123,13 @@ pickle.dump({"segments": [Boom()]}, open(sys.argv[2], "wb"))
   const alert = viewer.locator("[role=alert]");
   await alert.waitFor();
   assert.match(await alert.innerText(), /malicioso\.pickle/);
+
+  // The shared-string bomb is refused at the byte budget, and the page lives on.
+  await viewer.locator("input[name=snapshot]").setInputFiles(bomb);
+  await page.waitForFunction(() => /256 MiB/.test(document.querySelector(".snapshot-viewer [role=alert]")?.textContent ?? ""), null, { timeout: 60_000 });
+  assert.match(await alert.innerText(), /compartido\.pickle[\s\S]*256 MiB/);
+  await viewer.locator("input[name=snapshot]").setInputFiles(good);
+  await page.waitForFunction(() => /524,00 MiB/.test(document.querySelector(".snapshot-viewer .alloc-stats")?.textContent ?? ""));
   assert.deepEqual(problems, []);
   await page.close();
 });
