@@ -8,7 +8,7 @@
 use js_sys::{Reflect, Uint8Array};
 use vram::hub::{self, HubError, RepoId};
 use vram::safetensors;
-use wasm_bindgen::{JsCast, JsValue, prelude::Closure};
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use vram::import::{self, ImportedModel, StoredWeights};
@@ -51,13 +51,9 @@ async fn get(
             .map_err(|_| network())?;
         init.set_headers(&headers);
     }
-    let abort = Closure::once_into_js(move || ctrl.abort());
-    let timer = window
-        .set_timeout_with_callback_and_timeout_and_arguments_0(
-            abort.unchecked_ref(),
-            (hub::TIMEOUT_SECONDS * 1000) as i32,
-        )
-        .map_err(|_| network())?;
+    // Dropped when this function returns, which cancels it (and frees its closure).
+    let _timer =
+        gloo_timers::callback::Timeout::new(hub::TIMEOUT_SECONDS * 1000, move || ctrl.abort());
     let failed = |signal: &web_sys::AbortSignal| {
         if signal.aborted() {
             HubError::Timeout(hub::TIMEOUT_SECONDS)
@@ -65,7 +61,8 @@ async fn get(
             network()
         }
     };
-    let result = async {
+    // The tail expression: `_timer` lives until the request is done.
+    async {
         let resp: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
             .await
             .map_err(|_| failed(&signal))?
@@ -122,9 +119,7 @@ async fn get(
         }
         Ok(Fetched { status, bytes })
     }
-    .await;
-    window.clear_timeout_with_handle(timer);
-    result
+    .await
 }
 
 /// GETs one of the repository's files; anything but 200 is its Spanish error.

@@ -37,6 +37,7 @@ mod exports {
     }
 
     async fn fetch_index(url: &str) -> Result<Index, String> {
+        // Raw web_sys: one same-origin GET; gloo's fetch (gloo-net) would add a bundle.
         let window = web_sys::window().ok_or("no hay ventana")?;
         let response = JsFuture::from(window.fetch_with_str(url))
             .await

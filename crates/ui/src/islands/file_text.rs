@@ -1,11 +1,24 @@
-//! Reading a file the reader chose, as text, in the browser (wasm32 only): the size is
-//! checked before anything is read, and the file never leaves the machine.
+//! Reading a file the reader chose, in the browser (wasm32 only), through `gloo-file`:
+//! the size is checked before anything is read, a read that fails (the file moved,
+//! permissions, a read aborted halfway) is a Spanish message, and the file never
+//! leaves the machine.
 
 #[cfg(feature = "diag")]
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
+
+/// Why a file could not be read, in Spanish (the DOMException names are English).
 #[cfg(feature = "diag")]
-use wasm_bindgen_futures::JsFuture;
+fn read_error(e: &gloo_file::FileReadError) -> String {
+    use gloo_file::FileReadError as E;
+    let why = match e {
+        E::AbortedEarly => "la lectura se interrumpió",
+        E::NotFound(_) => "ya no está donde estaba",
+        E::NotReadable(_) => "el navegador no puede leerlo (¿permisos, o cambió mientras se leía?)",
+        E::Security(_) => "el navegador no permite leerlo",
+    };
+    format!("No se pudo leer el archivo: {why}.")
+}
 
 /// The first file of an `<input type=file>` change event.
 pub fn first_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
@@ -37,13 +50,14 @@ pub fn read_first_bytes(
         return;
     }
     let name: String = file.name().chars().take(120).collect();
+    let file = gloo_file::File::from(file);
     wasm_bindgen_futures::spawn_local(async move {
-        match JsFuture::from(file.array_buffer()).await {
-            Ok(buf) => {
+        match gloo_file::futures::read_as_bytes(&file).await {
+            Ok(bytes) => {
                 error.set(None);
-                on_bytes(name, js_sys::Uint8Array::new(&buf).to_vec());
+                on_bytes(name, bytes);
             }
-            Err(_) => error.set(Some("No se pudo leer el archivo.".into())),
+            Err(e) => error.set(Some(read_error(&e))),
         }
     });
 }
@@ -61,17 +75,14 @@ pub fn read_first(
         error.set(Some(too_big(max_bytes)));
         return;
     }
+    let file = gloo_file::File::from(file);
     wasm_bindgen_futures::spawn_local(async move {
-        match JsFuture::from(file.text())
-            .await
-            .ok()
-            .and_then(|v| v.as_string())
-        {
-            Some(text) => {
+        match gloo_file::futures::read_as_text(&file).await {
+            Ok(text) => {
                 error.set(None);
                 on_text(text);
             }
-            None => error.set(Some("No se pudo leer el archivo.".into())),
+            Err(e) => error.set(Some(read_error(&e))),
         }
     });
 }

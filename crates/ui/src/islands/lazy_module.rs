@@ -6,6 +6,7 @@ pub use lazy_web::{call, describe, load, number, text};
 
 /// Whether the browser exposes WebGPU at all.
 pub fn has_webgpu() -> bool {
+    // Raw web_sys: WebGPU has no gloo API.
     web_sys::window()
         .map(|w| Reflect::has(&w.navigator(), &"gpu".into()).unwrap_or(false))
         .unwrap_or(false)
@@ -14,12 +15,5 @@ pub fn has_webgpu() -> bool {
 /// Waits for the next turn of the event loop, so the page repaints between GPU runs.
 #[cfg(feature = "attention")]
 pub async fn yield_now() {
-    use js_sys::Promise;
-    use wasm_bindgen_futures::JsFuture;
-    let promise = Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
-    });
-    let _ = JsFuture::from(promise).await;
+    gloo_timers::future::TimeoutFuture::new(0).await;
 }

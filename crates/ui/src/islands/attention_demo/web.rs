@@ -105,6 +105,7 @@ pub async fn run(js_url: &str, wasm_url: &str, gpu: bool, r: &Request) -> Outcom
 
 /// Milliseconds on the page's clock.
 pub fn now_ms() -> f64 {
+    // Raw web_sys: gloo has no `performance.now()`.
     web_sys::window()
         .and_then(|w| w.performance())
         .map_or_else(js_sys::Date::now, |p| p.now())

@@ -1,5 +1,6 @@
 //! The estimator's browser half (wasm32 only): the two-way sync between the inputs
-//! (with what was imported) and the page's query string and localStorage. Settings are
+//! (with what was imported) and the page's query string and what the browser keeps
+//! (`remembered`, through gloo-storage). Settings are
 //! read with `vram::Settings::read` and written from `Settings::pairs`, the functions
 //! the widget and the CLI's round-trip test use, so a link means the same everywhere.
 //! The browser's `URLSearchParams` does the URL encoding (no encoder in the bundle).
@@ -11,9 +12,7 @@ use super::import_panel::State;
 use vram::Settings;
 use vram::import::StoredWeights;
 
-const STORAGE_KEY: &str = "vramlab.estimador";
-/// The reader's Hub address, when it is not the default.
-const HUB_KEY: &str = "vramlab.hub";
+use super::remembered;
 
 /// The query key that carries an imported architecture (`vram::share`).
 const ARCH_KEY: &str = "arquitectura";
@@ -62,29 +61,28 @@ fn link_problem(problems: &[String]) -> Option<String> {
     })
 }
 
-pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String>>) {
+pub fn sync(
+    inputs: RwSignal<Inputs>,
+    state: State,
+    link: RwSignal<Option<String>>,
+    storage_note: RwSignal<Option<String>>,
+) {
+    // Raw web_sys for the URL and history: gloo has no API for them that
+    // `URLSearchParams` (which does the encoding) and `replaceState` do not cover.
     let Some(window) = web_sys::window() else {
         return;
     };
     // A shared link wins; otherwise the reader's last configuration, if the browser
     // lets us keep one (storage can be disabled: then nothing is remembered).
-    let storage = window.local_storage().ok().flatten();
-    if let Some(base) = storage
-        .as_ref()
-        .and_then(|s| s.get_item(HUB_KEY).ok().flatten())
-    {
-        state.hub_base.set(base.chars().take(200).collect());
+    if let Some(base) = remembered::hub() {
+        state.hub_base.set(base);
     }
     let search = window
         .location()
         .search()
         .ok()
         .filter(|s| s.len() > 1)
-        .or_else(|| {
-            storage
-                .as_ref()
-                .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
-        });
+        .or_else(remembered::query);
     if let Some(search) = search
         && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
     {
@@ -143,16 +141,16 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String
             }
         });
     }
+    // A refused write is said once and not retried on every change.
+    let note = move |n: Option<String>| {
+        if n.is_some() && storage_note.with_untracked(Option::is_none) {
+            storage_note.set(n);
+        }
+    };
     Effect::new(move |first: Option<()>| {
         let base = state.hub_base.get();
-        if first.is_some()
-            && let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten())
-        {
-            let _ = if base == vram::hub::DEFAULT_HUB {
-                storage.remove_item(HUB_KEY)
-            } else {
-                storage.set_item(HUB_KEY, &base)
-            };
+        if first.is_some() {
+            note(remembered::save_hub(&base));
         }
     });
     Effect::new(move |first: Option<()>| {
@@ -183,17 +181,15 @@ pub fn sync(inputs: RwSignal<Inputs>, state: State, link: RwSignal<Option<String
             params.append(SOURCE_KEY, &w.source);
         }
         let query = String::from(params.to_string());
-        if let Some(w) = web_sys::window() {
-            if let Ok(Some(storage)) = w.local_storage() {
-                let _ = storage.set_item(STORAGE_KEY, &query);
-            }
-            if let Ok(history) = w.history() {
-                let _ = history.replace_state_with_url(
-                    &wasm_bindgen::JsValue::NULL,
-                    "",
-                    Some(&format!("?{query}")),
-                );
-            }
+        note(remembered::save_query(&query));
+        if let Some(w) = web_sys::window()
+            && let Ok(history) = w.history()
+        {
+            let _ = history.replace_state_with_url(
+                &wasm_bindgen::JsValue::NULL,
+                "",
+                Some(&format!("?{query}")),
+            );
         }
     });
 }

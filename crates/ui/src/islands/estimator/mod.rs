@@ -15,6 +15,8 @@ mod embed_code;
 mod figures;
 mod import_panel;
 #[cfg(target_arch = "wasm32")]
+mod remembered;
+#[cfg(target_arch = "wasm32")]
 mod remote;
 mod result;
 
@@ -191,6 +193,8 @@ pub fn Estimator(
     let import_error: RwSignal<Option<String>> = RwSignal::new(None);
     // Values a shared link brought that could not be used.
     let link_problem: RwSignal<Option<String>> = RwSignal::new(None);
+    // Why the browser would not keep the configuration (storage disabled or full).
+    let storage_note: RwSignal<Option<String>> = RwSignal::new(None);
     let filter = RwSignal::new(String::new());
     let outcome = Memo::new(move |_| {
         let i = inputs.get();
@@ -199,7 +203,7 @@ pub fn Estimator(
     let panel = import_panel::State::new(inputs, imported, import_error, (import_js, import_wasm));
 
     #[cfg(target_arch = "wasm32")]
-    browser::sync(inputs, panel, link_problem);
+    browser::sync(inputs, panel, link_problem, storage_note);
 
     let training = move || inputs.with(Inputs::is_training);
     let task = move || inputs.with(|i| i.settings.task);
@@ -238,6 +242,7 @@ pub fn Estimator(
     view! {
         <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
             {move || link_problem.get().map(|p| view! { <p class="calc-error" role="alert">{p}</p> })}
+            {move || storage_note.get().map(|n| view! { <p class="calc-hint calc-storage" role="status">{n}</p> })}
             <div class="calc-fields">
                 <label><span>"Buscar modelo"</span>
                     <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
