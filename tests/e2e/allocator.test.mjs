@@ -48,8 +48,9 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
   // The capacity slider rewrites the field: far more memory, no OOM in the chart.
   await lab.locator("input[name=capacidad-rango]").fill("17248");
   await page.waitForFunction(() => document.querySelector(".alloc-lab input[name=capacidad]").value.startsWith("16,84"));
+  // The replay follows a quarter second after the last move (debounced).
+  await page.waitForFunction(() => document.querySelectorAll(".alloc-lab .alloc-chart .alloc-oom-mark").length === 0);
   await lab.locator(".alloc-chart").waitFor();
-  assert.equal(await lab.locator(".alloc-chart .alloc-oom-mark").count(), 0);
 
   // The reader's own JSON-lines trace replaces the scenario; a broken one is a message.
   const { mkdtempSync, writeFileSync } = await import("node:fs");

@@ -22,7 +22,12 @@ pub fn AllocatorLab(
     let initial = scenario(&scenario_id);
     let chosen = RwSignal::new(initial.id().to_owned());
     let expandable = RwSignal::new(false);
+    // What the capacity box shows, and (a quarter second after the last keystroke or
+    // slider move) what the replay uses: replaying a long trace on every keystroke
+    // would block the page.
     let capacity_text = RwSignal::new(ByteSize(initial.demo_capacity()).binary());
+    let applied_text = RwSignal::new(capacity_text.get_untracked());
+    let apply = settle::debounced(applied_text);
     let step = RwSignal::new(0usize);
     let playing = RwSignal::new(false);
 
@@ -37,8 +42,15 @@ pub fn AllocatorLab(
     let capacity = Memo::new(move |_| {
         capacity_text.with(|t| ByteSize::parse(t).map(|b| b.0).map_err(|e| e.to_string()))
     });
+    let applied = Memo::new(move |_| {
+        applied_text.with(|t| ByteSize::parse(t).map(|b| b.0).map_err(|e| e.to_string()))
+    });
+    let set_capacity = move |text: String| {
+        capacity_text.set(text.clone());
+        apply(text);
+    };
     let frame: Memo<Result<Frame, String>> = Memo::new(move |_| {
-        let cap = capacity.get()?;
+        let cap = applied.get()?;
         let c = config(cap, expandable.get());
         trace.with(|t| replay::replay(t, &c, step.get()))
     });
@@ -46,7 +58,7 @@ pub fn AllocatorLab(
     // The whole run for the chart: recomputed when the trace or the allocator changes,
     // not on every step.
     let history = Memo::new(move |_| {
-        let cap = capacity.get().ok()?;
+        let cap = applied.get().ok()?;
         let c = config(cap, expandable.get());
         trace.with(|t| timeline(t, &c).ok())
     });
@@ -64,11 +76,13 @@ pub fn AllocatorLab(
         playing.set(false);
         custom.set(None);
         chosen.set(s.id().to_owned());
-        capacity_text.set(ByteSize(s.demo_capacity()).binary());
+        let text = ByteSize(s.demo_capacity()).binary();
+        capacity_text.set(text.clone());
+        applied_text.set(text);
         step.set(0);
     };
     let go_to_oom = move |_| {
-        let Ok(cap) = capacity.get_untracked() else {
+        let Ok(cap) = applied.get_untracked() else {
             return;
         };
         let c = config(cap, expandable.get_untracked());
@@ -119,7 +133,7 @@ pub fn AllocatorLab(
                     <input name="capacidad" type="text" value=capacity_text.get_untracked()
                         prop:value=move || capacity_text.get()
                         aria-invalid=move || capacity.with(Result::is_err).to_string()
-                        on:input=move |ev| capacity_text.set(event_target_value(&ev).chars().take(32).collect()) />
+                        on:input=move |ev| set_capacity(event_target_value(&ev).chars().take(32).collect()) />
                     {move || capacity.get().err().map(|e| view! { <small class="field-error">{e}</small> })}
                 </label>
                 <label><span>"Ajuste fino de la capacidad"</span>
@@ -130,7 +144,7 @@ pub fn AllocatorLab(
                         prop:value=move || capacity.get().map(|b| (b >> 20).to_string()).unwrap_or_default()
                         on:input=move |ev| {
                             if let Ok(mib) = event_target_value(&ev).parse::<u64>() {
-                                capacity_text.set(ByteSize(mib << 20).binary());
+                                set_capacity(ByteSize(mib << 20).binary());
                             }
                         } />
                 </label>
@@ -183,7 +197,6 @@ mod play {
 
     use super::Frame;
     use leptos::prelude::*;
-    use std::time::Duration;
 
     pub fn drive(
         playing: RwSignal<bool>,
@@ -191,13 +204,12 @@ mod play {
         frame: Memo<Result<Frame, String>>,
         stride: impl Fn() -> usize + Copy + 'static,
     ) {
-        let handle: StoredValue<Option<IntervalHandle>, LocalStorage> =
+        // A gloo Interval stops when dropped: when playback stops, and when the island
+        // goes away (its stored value is disposed with it).
+        let handle: StoredValue<Option<gloo_timers::callback::Interval>, LocalStorage> =
             StoredValue::new_local(None);
         Effect::new(move |_| {
-            if let Some(h) = handle.get_value() {
-                h.clear();
-                handle.set_value(None);
-            }
+            handle.set_value(None);
             if !playing.get() {
                 return;
             }
@@ -217,9 +229,37 @@ mod play {
                     playing.set(false);
                 }
             };
-            if let Ok(h) = set_interval_with_handle(tick, Duration::from_millis(80)) {
-                handle.set_value(Some(h));
-            }
+            handle.set_value(Some(gloo_timers::callback::Interval::new(80, tick)));
         });
+    }
+}
+
+mod settle {
+    //! Debouncing: a value is applied once the reader has paused.
+
+    use leptos::prelude::*;
+
+    /// How long the reader must pause before a typed value is applied.
+    #[cfg(target_arch = "wasm32")]
+    const PAUSE_MS: u32 = 250;
+
+    /// A setter for `target` that applies the last value given once no other came for
+    /// `PAUSE_MS`. The pending timer is a gloo `Timeout`, cancelled when replaced and
+    /// when the island goes away. On the server there is nothing to wait for.
+    pub fn debounced(target: RwSignal<String>) -> impl Fn(String) + Copy + 'static {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let pending: StoredValue<Option<gloo_timers::callback::Timeout>, LocalStorage> =
+                StoredValue::new_local(None);
+            move |text: String| {
+                let timer = gloo_timers::callback::Timeout::new(PAUSE_MS, move || {
+                    target.set(text);
+                });
+                // Replacing the stored timer drops (cancels) the previous one.
+                pending.set_value(Some(timer));
+            }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        move |text: String| target.set(text)
     }
 }
