@@ -37,11 +37,17 @@ async function openImport({ recordReads = false } = {}) {
   if (recordReads) {
     // Every Blob read the page makes, by size: the proof that only headers are read.
     await context.addInitScript(() => {
+      // The importer reads through FileReader (gloo-file); Blob.arrayBuffer is watched too.
       window.__reads = [];
       const read = Blob.prototype.arrayBuffer;
       Blob.prototype.arrayBuffer = function () {
         window.__reads.push(this.size);
         return read.call(this);
+      };
+      const readBytes = FileReader.prototype.readAsArrayBuffer;
+      FileReader.prototype.readAsArrayBuffer = function (blob) {
+        window.__reads.push(blob.size);
+        return readBytes.call(this, blob);
       };
     });
   }

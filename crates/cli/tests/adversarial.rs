@@ -13,11 +13,7 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_vramlab");
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramlab-adversarial-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+    common::scratch("adversarial", name, bytes)
 }
 
 /// `vramlab args…` with at most `mib` MiB of address space and `secs` seconds, through
@@ -165,42 +161,38 @@ fn forged_gguf_and_safetensors_headers_do_not_overflow() {
         u64le(&mut b, 0);
     }
     let gguf = scratch("forjado.gguf", &b);
-    for args in [
-        vec!["inspect", gguf.to_str().unwrap()],
-        vec!["estimate", "--model", gguf.to_str().unwrap()],
-        vec![
-            "estimate",
-            "--model",
-            "llama-3.1-8b",
-            "--weights-file",
-            gguf.to_str().unwrap(),
-        ],
-    ] {
-        let out = common::vramlab(&args);
-        let err = stderr(&out);
-        assert!(matches!(out.status.code(), Some(0 | 2)), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-    }
+    let gguf = gguf.to_str().unwrap();
+    answers_without_panic(&["inspect", gguf]);
+    answers_without_panic(&["estimate", "--model", gguf]);
+    answers_without_panic(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--weights-file",
+        gguf,
+    ]);
 
     let header = br#"{"a":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,0]},"b":{"dtype":"F64","shape":[9223372036854775807],"data_offsets":[0,0]}}"#;
     let mut st = (header.len() as u64).to_le_bytes().to_vec();
     st.extend(header);
     let safetensors = scratch("forjado.safetensors", &st);
-    for args in [
-        vec!["inspect", safetensors.to_str().unwrap()],
-        vec![
-            "estimate",
-            "--model",
-            "llama-3.1-8b",
-            "--weights-file",
-            safetensors.to_str().unwrap(),
-        ],
-    ] {
-        let out = common::vramlab(&args);
-        let err = stderr(&out);
-        assert!(matches!(out.status.code(), Some(0 | 2)), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-    }
+    let safetensors = safetensors.to_str().unwrap();
+    answers_without_panic(&["inspect", safetensors]);
+    answers_without_panic(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--weights-file",
+        safetensors,
+    ]);
+}
+
+/// An answer or a clean refusal (exit 0 or 2), never a panic.
+fn answers_without_panic(args: &[&str]) {
+    let out = common::vramlab(args);
+    let err = stderr(&out);
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
 }
 
 #[test]

@@ -20,11 +20,7 @@ fn inspect_ok(path: &std::path::Path) -> String {
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramlab-inspect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+    common::scratch("inspect", name, bytes)
 }
 
 #[test]

@@ -22,3 +22,14 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// Writes `bytes` to `name` in this test process's own temporary folder, named after
+/// `prefix`, and returns its path.
+#[allow(dead_code)] // Not every test binary writes files.
+pub fn scratch(prefix: &str, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramlab-{prefix}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
