@@ -25,9 +25,9 @@ for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
 done
 
 if [ "${QUICK:-0}" = 1 ]; then
-  seqs=256,512; dims=64; heads=2; reps=2; torch_seqs=256; memory_cases=none
+  seqs=256,512; dims=64; heads=2; reps=2; warm=0; torch_seqs=256; memory_cases=none
 else
-  seqs=1024,4096,8192; dims="64 128"; heads=32; reps=${REPEATS:-5}; torch_seqs=4096
+  seqs=1024,4096,8192; dims="64 128"; heads=32; reps=${REPEATS:-5}; warm=0.5; torch_seqs=4096
   memory_cases=${MEMORY_CASES:-none}
 fi
 adapter=()
@@ -50,7 +50,8 @@ secs=${VRAMLAB_SECONDS:-60}
 for dtype in f32 f16; do
   for d in $dims; do
     bench "vramlab-attention-$dtype-d$d" "$secs" --seq "$seqs" --head-dim "$d" \
-      --heads "$heads" --both-masks --dtype "$dtype" --repeats "$reps" --warmup 2
+      --heads "$heads" --both-masks --dtype "$dtype" --repeats "$reps" --warmup 2 \
+      --warmup-seconds "$warm"
   done
 done
 if [ "${QUICK:-0}" != 1 ]; then
@@ -58,7 +59,7 @@ if [ "${QUICK:-0}" != 1 ]; then
   # (NVIDIA allows 2 GiB: 8 heads of 4096² f32 scores are 512 MiB; 32 are 2 GiB).
   for d in $dims; do
     bench "vramlab-attention-f32-d$d-h8" "$secs" --seq 4096 --head-dim "$d" --heads 8 \
-      --both-masks --repeats "$reps" --warmup 2
+      --both-masks --repeats "$reps" --warmup 2 --warmup-seconds "$warm"
   done
   # Diagnostics, one shape each: what wgpu's loop-bounding guard costs, and how the
   # tiled kernel's other tilings compare with the one chosen from the adapter's limits.

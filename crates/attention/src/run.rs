@@ -15,6 +15,9 @@ use crate::shape::{self, BufferRole, Dtype, Kernel, MemoryLimits, Shape, ShapeEr
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub warmup: u32,
+    /// Warm-up goes on past `warmup` repetitions until this much time was spent in
+    /// them (clocks and caches settle; at most 1,000 repetitions), ms.
+    pub warmup_ms: f64,
     pub repeats: u32,
     /// Multiply-adds the CPU reference may spend on the check (rows are sampled to fit).
     pub check_budget: u64,
@@ -31,6 +34,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             warmup: 1,
+            warmup_ms: 0.0,
             repeats: 5,
             check_budget: 50_000_000,
             max_total: None,
@@ -59,6 +63,9 @@ pub struct RunReport {
     pub plan: Option<TilePlan>,
     pub times_ms: Vec<f64>,
     pub median_ms: f64,
+    pub min_ms: f64,
+    /// The 90th percentile (nearest rank) of the timed repetitions.
+    pub p90_ms: f64,
     pub gflops: f64,
     pub max_abs_err: f64,
     pub checked_rows: u32,
@@ -103,6 +110,18 @@ pub fn median(values: &[f64]) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
+}
+
+/// The `p`-th percentile (nearest rank, 0 < p ≤ 100) of the finite values; NaN when
+/// there are none.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
 }
 
 /// Rows to check: evenly spaced over all B·H·N rows, the last one included, as many
@@ -420,14 +439,19 @@ pub async fn run(
     } else {
         Timing::Wall
     };
+    let mut warmed = 0.0;
+    let mut warmups = 0u32;
+    while warmups < options.warmup || (warmed < options.warmup_ms && warmups < 1000) {
+        warmed += timed_submission(gpu, &prepared, timing, now_ms).await?;
+        warmups += 1;
+    }
     let mut times_ms = Vec::new();
-    for i in 0..options.warmup + options.repeats.max(1) {
-        let ms = timed_submission(gpu, &prepared, timing, now_ms).await?;
-        if i >= options.warmup {
-            times_ms.push(ms);
-        }
+    for _ in 0..options.repeats.max(1) {
+        times_ms.push(timed_submission(gpu, &prepared, timing, now_ms).await?);
     }
     let median_ms = median(&times_ms);
+    let min_ms = percentile(&times_ms, 0.0);
+    let p90_ms = percentile(&times_ms, 90.0);
 
     // Check sampled rows against the f64 reference.
     let rows = sample_rows(shape, options.check_budget);
@@ -470,6 +494,8 @@ pub async fn run(
         plan: (kernel == Kernel::Tiled).then_some(plan),
         times_ms,
         median_ms,
+        min_ms,
+        p90_ms,
         gflops,
         max_abs_err,
         checked_rows: u32::try_from(rows.len()).unwrap_or(u32::MAX),
@@ -561,6 +587,17 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&[]).is_nan());
         assert_eq!(median(&[f64::NAN, 1.0]), 1.0);
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let v = [5.0, 1.0, 4.0, 2.0, 3.0, 10.0, 9.0, 8.0, 7.0, 6.0];
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&v, 90.0), 9.0);
+        assert_eq!(percentile(&v, 100.0), 10.0);
+        assert_eq!(percentile(&[3.0], 90.0), 3.0);
+        assert!(percentile(&[], 50.0).is_nan());
+        assert_eq!(percentile(&[f64::NAN, 2.0], 90.0), 2.0);
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub struct AttentionArgs {
     /// Repeticiones de calentamiento, sin medir.
     #[arg(long, default_value_t = 2, value_parser = warmup)]
     pub warmup: u32,
+    /// Segundos mínimos de calentamiento (se repite hasta cubrirlos; máximo 60).
+    #[arg(long, default_value_t = 0.0, value_parser = warmup_seconds)]
+    pub warmup_seconds: f64,
     /// Parte del nombre del adaptador que se quiere usar (también WGPU_ADAPTER_NAME).
     #[arg(long)]
     pub adapter: Option<String>,
@@ -114,6 +117,13 @@ fn warmup(s: &str) -> Result<u32, String> {
     number(s, "el calentamiento", 0..=100)
 }
 
+fn warmup_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().replace(',', ".").parse::<f64>() {
+        Ok(x) if (0.0..=60.0).contains(&x) => Ok(x),
+        _ => Err("el calentamiento debe ser un número de segundos entre 0 y 60".into()),
+    }
+}
+
 fn kernel(s: &str) -> Result<Kernel, String> {
     Kernel::parse(s)
 }
@@ -147,6 +157,9 @@ struct Row {
     extra_bytes: u64,
     adapter: String,
     backend: String,
+    /// Fastest and 90th-percentile repetition, ms.
+    min_ms: Option<f64>,
+    p90_ms: Option<f64>,
     total_bytes: u64,
     timing: Option<&'static str>,
     checked_rows: Option<u32>,
@@ -182,6 +195,8 @@ fn row(
         extra_bytes: shape::extra_bytes(kernel, shape, dtype),
         adapter: gpu.adapter.name.clone(),
         backend: gpu.adapter.backend.clone(),
+        min_ms: ok.map(|r| r.min_ms),
+        p90_ms: ok.map(|r| r.p90_ms),
         total_bytes: shape::total_bytes(kernel, shape, dtype),
         timing: ok.map(|r| match r.timing {
             Timing::Gpu => "gpu",
@@ -243,6 +258,7 @@ pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
     .map_err(|e| e.to_string())?;
     let base = RunOptions {
         warmup: args.warmup,
+        warmup_ms: args.warmup_seconds * 1e3,
         repeats: args.repeats,
         max_total: args.max_memory,
         loop_bounding: args.loop_bounding,
