@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { useBrowser, url, watch, screenshot } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -15,6 +15,9 @@ test("the theme choice persists across reloads and pages", async () => {
   const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url("anatomia-vram/"), { waitUntil: "domcontentloaded" });
+  // Leaving a page while its islands' wasm still downloads aborts that request (a
+  // `requestfailed` for the watcher): each page is let finish before the next step.
+  await waitForIslands(page);
   const toggle = page.locator("#theme-toggle");
   await toggle.waitFor({ state: "visible" });
   assert.equal(await toggle.textContent(), "Tema: sistema");
@@ -31,6 +34,7 @@ test("the theme choice persists across reloads and pages", async () => {
   await page.reload({ waitUntil: "domcontentloaded" });
   assert.equal(await page.getAttribute("html", "data-theme"), "dark");
   assert.equal(await background(page), dark);
+  await waitForIslands(page);
   await page.locator("#theme-toggle").waitFor({ state: "visible" });
   assert.equal(await page.locator("#theme-toggle").textContent(), "Tema: oscuro");
 
