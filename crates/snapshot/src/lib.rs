@@ -126,12 +126,3 @@ pub fn from_document(doc: &Document) -> Result<Snapshot, ReadError> {
 pub fn from_document_with(doc: &Document, budget: usize) -> Result<Snapshot, ReadError> {
     read::read(doc, budget, MAX_SNAPSHOT_BYTES)
 }
-
-/// Like [`from_document_with`], also building at most `byte_budget` bytes of snapshot.
-pub fn from_document_within(
-    doc: &Document,
-    budget: usize,
-    byte_budget: usize,
-) -> Result<Snapshot, ReadError> {
-    read::read(doc, budget, byte_budget)
-}

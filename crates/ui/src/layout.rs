@@ -73,16 +73,11 @@ pub struct PageShell {
     pub body_html: String,
 }
 
-/// Content-Security-Policy of every page: same-origin everything, no inline script or
-/// style, and `'wasm-unsafe-eval'` so WebAssembly can be compiled. The estimator may
-/// fetch a model's files from the Hugging Face Hub, its CDNs, the hf-mirror.com mirror
-/// or a server on the reader's own machine (`vram::hub::BROWSER_ORIGINS`), nothing else.
+/// Content-Security-Policy of every page (`vram::hub::page_csp`, shared with the
+/// server): the estimator may fetch a model's files from the Hugging Face Hub, its
+/// CDNs, the hf-mirror.com mirror or a server on the reader's own machine, nothing else.
 pub fn csp() -> String {
-    format!(
-        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; {}; object-src 'none'; base-uri 'self'; form-action 'self'",
-        vram::hub::connect_src()
-    )
+    vram::hub::page_csp()
 }
 
 /// Renders a whole HTML document, doctype included.

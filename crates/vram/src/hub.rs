@@ -35,6 +35,19 @@ pub fn connect_src() -> String {
     format!("connect-src 'self' {}", BROWSER_ORIGINS.join(" "))
 }
 
+/// The site pages' Content-Security-Policy, as their `<meta>` tag carries it:
+/// same-origin everything, no inline script or style, `'wasm-unsafe-eval'` so
+/// WebAssembly can be compiled, and fetches only to [`BROWSER_ORIGINS`]. It lives here,
+/// beside the origins, so the pages (`ui`) and the server (`xtask`, which adds
+/// `frame-ancestors`) send one policy.
+pub fn page_csp() -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; {}; object-src 'none'; base-uri 'self'; form-action 'self'",
+        connect_src()
+    )
+}
+
 /// Whether the site's pages may fetch from `base` under [`BROWSER_ORIGINS`] (a base
 /// from [`parse_base`]). CSP matching: the scheme must be equal, `*.` matches any
 /// subdomain, and `:*` any port; without it, only the scheme's default port.

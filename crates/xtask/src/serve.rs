@@ -17,15 +17,13 @@ use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_status::SetStatus;
 use tower_http::timeout::TimeoutLayer;
 
-/// The policy sent as a header: the pages' own (`ui::layout::csp`, same `connect-src`
-/// from `vram::hub`), plus what a meta tag cannot express, `frame-ancestors`; the
-/// widget's iframe page (`embed/`) may be framed by any site.
+/// The policy sent as a header: the pages' own (`vram::hub::page_csp`), plus what a
+/// meta tag cannot express, `frame-ancestors`; the widget's iframe page (`embed/`) may be
+/// framed by any site.
 fn csp(embed: bool) -> String {
     format!(
-        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; {}; object-src 'none'; base-uri 'self'; form-action 'self'; \
-         frame-ancestors {}",
-        vram::hub::connect_src(),
+        "{}; frame-ancestors {}",
+        vram::hub::page_csp(),
         if embed { "*" } else { "'self'" }
     )
 }
