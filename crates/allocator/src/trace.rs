@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use numfmt::clip;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -23,7 +23,7 @@ pub const MAX_EVENTS: usize = 5_000_000;
 pub const MAX_WARNINGS: usize = 100;
 
 /// One operation of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum TraceOp {
     Alloc { id: u64, bytes: u64 },
@@ -31,14 +31,14 @@ pub enum TraceOp {
 }
 
 /// An operation and the line it came from (1-based; its position for built traces).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceEvent {
     pub line: u64,
     pub op: TraceOp,
 }
 
 /// A parsed trace: every `free` names a live id and no live id is allocated twice.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
     pub events: Vec<TraceEvent>,
     /// Spanish warnings (frees of unknown ids), at most [`MAX_WARNINGS`].

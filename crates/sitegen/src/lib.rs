@@ -107,6 +107,11 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         gpu_wasm: asset("pkg/gpu_web_bg.wasm"),
         import_js: asset("pkg/import_web.js"),
         import_wasm: asset("pkg/import_web_bg.wasm"),
+        worker: ui::islands::background::WorkerUrls {
+            loader: asset("worker.js"),
+            js: asset("pkg/worker_web.js"),
+            wasm: asset("pkg/worker_web_bg.wasm"),
+        },
         base: base.clone(),
         origin: origin.clone(),
         embed: embed_written,

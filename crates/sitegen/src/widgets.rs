@@ -21,6 +21,8 @@ pub struct WidgetContext {
     /// The estimator's importer bundle (`import-web`).
     pub import_js: String,
     pub import_wasm: String,
+    /// The diagnostics worker (loader, `worker-web` glue and wasm).
+    pub worker: ui::islands::background::WorkerUrls,
     /// The site's base path ("/" or "/sub/").
     pub base: String,
     /// The public origin ("https://vramlab.dev"), for snippets other sites paste.
@@ -252,8 +254,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 format!("escenario=\"{id}\": usa {}", ids.join(", "))
             })?;
             let scenario_id = scenario.id().to_owned();
+            let worker = worker_urls(ctx)?;
             Ok(diag_island(render(move || {
-                view! { <AllocatorLab scenario_id=scenario_id /> }.into_any()
+                view! { <AllocatorLab scenario_id=scenario_id worker=worker /> }.into_any()
             })))
         }
         "explicador-oom" => {
@@ -275,8 +278,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
         }
         "visor-snapshot" => {
             check_attrs(sc, &[])?;
-            Ok(diag_island(render(|| {
-                view! { <SnapshotViewer /> }.into_any()
+            let worker = worker_urls(ctx)?;
+            Ok(diag_island(render(move || {
+                view! { <SnapshotViewer worker=worker /> }.into_any()
             })))
         }
         "ahorro-expandable" => {
@@ -314,6 +318,15 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             ))
         }
     }
+}
+
+/// The diagnostics worker's URLs, or why the build cannot place a widget that needs it.
+fn worker_urls(ctx: &WidgetContext) -> Result<ui::islands::background::WorkerUrls, String> {
+    let w = &ctx.worker;
+    if w.loader.is_empty() || w.js.is_empty() || w.wasm.is_empty() {
+        return Err("falta el paquete worker-web: compila con `cargo xtask build`".into());
+    }
+    Ok(w.clone())
 }
 
 /// The explainer's worked example: a PyTorch 2.1+ message where the cache holds more
@@ -473,6 +486,11 @@ mod tests {
             gpu_wasm: "/pkg/gpu_web_bg.1.wasm".into(),
             import_js: "/pkg/import_web.1.js".into(),
             import_wasm: "/pkg/import_web_bg.1.wasm".into(),
+            worker: ui::islands::background::WorkerUrls {
+                loader: "/assets/worker.1.js".into(),
+                js: "/pkg/worker_web.1.js".into(),
+                wasm: "/pkg/worker_web_bg.1.wasm".into(),
+            },
             ..WidgetContext::default()
         }
     }

@@ -35,6 +35,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "search_web_bg.wasm",
         "import_web.js",
         "import_web_bg.wasm",
+        "worker_web.js",
+        "worker_web_bg.wasm",
         "embed.js",
         "embed_bg.wasm",
     ] {

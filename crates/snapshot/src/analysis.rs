@@ -8,7 +8,7 @@
 //! torch's own Python and C++ frames are hidden where other frames remain.
 
 use crate::model::{Action, BlockState, Frame, SegmentType, Snapshot, TraceEntry};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Frames kept per allocation or OOM.
@@ -27,7 +27,7 @@ pub struct Analysis {
 }
 
 /// Sums over all segments and blocks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub segments: usize,
     pub blocks: usize,

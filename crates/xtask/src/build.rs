@@ -19,6 +19,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("gpu-web", "gpu_web"),
     ("search-web", "search_web"),
     ("import-web", "import_web"),
+    ("worker-web", "worker_web"),
     ("embed", "embed"),
 ];
 

@@ -36,12 +36,13 @@ fn too_big(max_bytes: usize) -> String {
     )
 }
 
-/// Reads the first chosen file as bytes (`Blob.arrayBuffer()`), with its name.
+/// Reads the first chosen file into an `ArrayBuffer` that stays out of wasm memory
+/// (it is transferred to the diagnostics worker), with its name cut to 120 characters.
 #[cfg(feature = "diag")]
-pub fn read_first_bytes(
+pub fn read_first_buffer(
     ev: leptos::ev::Event,
     max_bytes: usize,
-    on_bytes: impl Fn(String, Vec<u8>) + 'static,
+    on_buffer: impl Fn(String, js_sys::ArrayBuffer) + 'static,
     error: RwSignal<Option<String>>,
 ) {
     let Some(file) = first_file(&ev) else { return };
@@ -52,10 +53,10 @@ pub fn read_first_bytes(
     let name: String = file.name().chars().take(120).collect();
     let file = gloo_file::File::from(file);
     wasm_bindgen_futures::spawn_local(async move {
-        match gloo_file::futures::read_as_bytes(&file).await {
-            Ok(bytes) => {
+        match gloo_file::futures::read_as_array_buffer(&file).await {
+            Ok(buffer) => {
                 error.set(None);
-                on_bytes(name, bytes);
+                on_buffer(name, buffer);
             }
             Err(e) => error.set(Some(read_error(&e))),
         }

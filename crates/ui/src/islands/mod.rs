@@ -13,6 +13,8 @@
 mod allocator_lab;
 #[cfg(feature = "attention")]
 mod attention_demo;
+#[cfg(feature = "diag")]
+pub mod background;
 #[cfg(feature = "tools")]
 mod estimator;
 #[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "diag")))]

@@ -2,88 +2,43 @@
 //! JSON) and see its segments and blocks, the fragmentation, the largest live
 //! allocations with the Python lines that made them, and what the recorded trace holds.
 //!
-//! The file is read in the browser and decoded by `snapshot`, a data-only unpickler
-//! that never runs code; nothing is uploaded. The same engine is behind
-//! `vramlab snapshot`.
+//! The file is read in the browser and decoded in the diagnostics worker
+//! (`diag_worker::snapshot_view`, on top of `snapshot`, a data-only unpickler that never
+//! runs code); nothing is uploaded, and the page stays responsive while a large file
+//! is decoded. The same engine is behind `vramlab snapshot`.
 
+use diag_worker::SnapshotView;
+use diag_worker::snapshot_view::BlockKind;
 use leptos::prelude::*;
-use snapshot::{Analysis, BlockState, Snapshot};
 use vram::ByteSize;
 
+use super::background::WorkerUrls;
 use crate::numbers::fixed;
 
-// Used by the browser path only (and the tests).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-/// Largest file read (a snapshot with a long history is tens of MiB).
-pub const MAX_SNAPSHOT_BYTES: usize = 256 << 20;
-/// Segments drawn, largest first.
-const SEGMENTS_DRAWN: usize = 24;
-/// Live allocations listed.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-const TOP: usize = 10;
-
-/// What the viewer shows for a file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Opened {
-    pub name: String,
-    pub snapshot: Snapshot,
-    pub analysis: Analysis,
-}
-
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-/// Decodes and analyses `bytes`, or says why not (Spanish).
-pub fn open(name: String, bytes: &[u8]) -> Result<Opened, String> {
-    let snapshot = snapshot::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
-    let analysis = snapshot::analyze(&snapshot, TOP);
-    Ok(Opened {
-        name,
-        snapshot,
-        analysis,
-    })
-}
-
-fn block_class(s: &BlockState) -> &'static str {
-    match s {
-        BlockState::ActiveAllocated => "blk-used",
-        BlockState::ActivePendingFree => "blk-pending",
-        BlockState::Inactive | BlockState::Other(_) => "blk-cached",
+fn block_class(kind: BlockKind) -> &'static str {
+    match kind {
+        BlockKind::Used => "blk-used",
+        BlockKind::Pending => "blk-pending",
+        BlockKind::Cached => "blk-cached",
     }
 }
 
-fn segments_view(s: &Snapshot) -> impl IntoView + use<> {
-    let mut order: Vec<&snapshot::Segment> = s.segments.iter().collect();
-    order.sort_by_key(|g| std::cmp::Reverse(g.total_size));
-    let widest = order.first().map_or(1, |g| g.total_size.max(1));
-    let rows = order
+fn segments_view(v: &SnapshotView) -> impl IntoView + use<> {
+    let rows = v
+        .segments
         .iter()
-        .take(SEGMENTS_DRAWN)
         .map(|g| {
-            let size = g.total_size.max(1);
-            let width = size as f64 / widest as f64 * 100.0;
             let rects = g
-                .blocks
+                .rects
                 .iter()
-                .filter_map(|b| {
-                    let offset = b.address.checked_sub(g.address)?;
-                    (offset < size).then(|| {
-                        let x = offset as f64 / size as f64 * width;
-                        let w = (b.size.min(size - offset) as f64 / size as f64 * width).max(0.15);
-                        view! { <rect class=block_class(&b.state) x=fixed(x, 3) y="0" width=fixed(w, 3) height="10" /> }
-                    })
-                })
+                .map(|r| view! { <rect class=block_class(r.kind) x=fixed(r.x, 3) y="0" width=fixed(r.w, 3) height="10" /> })
                 .collect_view();
-            let used: u64 = g
-                .blocks
-                .iter()
-                .filter(|b| b.state == BlockState::ActiveAllocated)
-                .map(|b| b.size)
-                .sum();
             let label = format!(
                 "Segmento 0x{:x} · {} · {} en uso{}",
                 g.address,
                 ByteSize(g.total_size).binary(),
-                ByteSize(used).binary(),
-                if g.is_expandable == Some(true) { " · expandible" } else { "" }
+                ByteSize(g.used_bytes).binary(),
+                if g.expandable { " · expandible" } else { "" }
             );
             view! {
                 <li>
@@ -93,35 +48,25 @@ fn segments_view(s: &Snapshot) -> impl IntoView + use<> {
             }
         })
         .collect_view();
-    let hidden = s.segments.len().saturating_sub(SEGMENTS_DRAWN);
+    let hidden = v.hidden_segments;
     view! {
         <ul class="alloc-segments">{rows}</ul>
         {(hidden > 0).then(|| view! { <p class="calc-hint">{format!("… y {hidden} segmentos más pequeños.")}</p> })}
     }
 }
 
-fn opened_view(o: &Opened) -> impl IntoView + use<> {
-    let t = &o.analysis.totals;
+fn opened_view(v: &SnapshotView) -> impl IntoView + use<> {
+    let t = &v.totals;
     let stat =
         |name: &'static str, value: String| view! { <div><dt>{name}</dt><dd>{value}</dd></div> };
-    let allocations = o
-        .analysis
-        .largest_allocations
+    let allocations = v
+        .allocations
         .iter()
         .map(|a| {
-            let frames = a
-                .frames
-                .iter()
-                .map(|f| {
-                    let line = f.line.map_or_else(|| "?".to_owned(), |l| l.to_string());
-                    format!("{}:{line} en {}", f.filename, f.name)
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            let frames = if frames.is_empty() {
+            let frames = if a.frames.is_empty() {
                 "(sin pila: graba con torch.cuda.memory._record_memory_history())".to_owned()
             } else {
-                frames
+                a.frames.join("\n")
             };
             view! {
                 <tr>
@@ -131,29 +76,28 @@ fn opened_view(o: &Opened) -> impl IntoView + use<> {
             }
         })
         .collect_view();
-    let traces = o
-        .analysis
+    let traces = v
         .traces
         .iter()
         .map(|tr| {
             let actions = tr
                 .actions
                 .iter()
-                .map(|(k, v)| format!("{k}: {v}"))
+                .map(|(k, n)| format!("{k}: {n}"))
                 .collect::<Vec<_>>()
                 .join(" · ");
             let text = format!(
                 "GPU {}: {} acciones grabadas ({actions}); {} OOM; el pico asignado subió {} durante la traza.",
                 tr.device,
                 tr.entries,
-                tr.ooms.len(),
+                tr.ooms,
                 ByteSize(tr.peak_rise_bytes).binary()
             );
             view! { <li>{text}</li> }
         })
         .collect_view();
     view! {
-        <p class="snap-name"><strong>{o.name.clone()}</strong></p>
+        <p class="snap-name"><strong>{v.name.clone()}</strong></p>
         <dl class="alloc-stats">
             {stat("Reservada", ByteSize(t.reserved_bytes).binary())}
             {stat("Asignada", ByteSize(t.allocated_bytes).binary())}
@@ -168,30 +112,61 @@ fn opened_view(o: &Opened) -> impl IntoView + use<> {
             <span class="key blk-pending"></span>"Liberado, esperando a un stream "
             <span class="key blk-cached"></span>"En caché (inactivo)"
         </p>
-        {segments_view(&o.snapshot)}
+        {segments_view(v)}
         <table class="calc-table snap-top">
             <caption>"Las asignaciones vivas más grandes"</caption>
             <thead><tr><th scope="col">"Tamaño"</th><th scope="col">"Dónde se creó (tu código primero)"</th></tr></thead>
             <tbody>{allocations}</tbody>
         </table>
-        {(!o.analysis.traces.is_empty()).then(|| view! { <ul class="est-notes snap-traces">{traces}</ul> })}
+        {(!v.traces.is_empty()).then(|| view! { <ul class="est-notes snap-traces">{traces}</ul> })}
     }
 }
 
 #[island]
-pub fn SnapshotViewer() -> impl IntoView {
-    let opened: RwSignal<Option<Result<Opened, String>>> = RwSignal::new(None);
+pub fn SnapshotViewer(
+    /// The diagnostics worker's scripts.
+    worker: WorkerUrls,
+) -> impl IntoView {
+    let opened: RwSignal<Option<Result<SnapshotView, String>>> = RwSignal::new(None);
     let error: RwSignal<Option<String>> = RwSignal::new(None);
+    // The file being decoded, while the worker has it.
+    let reading: RwSignal<Option<String>> = RwSignal::new(None);
+    #[cfg(target_arch = "wasm32")]
+    let jobs = {
+        use diag_worker::Reply;
+        let on_reply = move |reply: Reply| {
+            reading.set(None);
+            match reply {
+                Reply::Snapshot { result, .. } => opened.set(Some(result)),
+                Reply::Failed { why, .. } => opened.set(Some(Err(why))),
+                Reply::Ready | Reply::Trace { .. } => {}
+            }
+        };
+        // Disposed with the island: dropping it terminates the worker.
+        StoredValue::new_local(super::background::Background::new(worker, on_reply))
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = worker;
     let on_file = move |ev: leptos::ev::Event| {
         #[cfg(target_arch = "wasm32")]
-        super::file_text::read_first_bytes(
+        super::file_text::read_first_buffer(
             ev,
-            MAX_SNAPSHOT_BYTES,
-            move |name, bytes| opened.set(Some(open(name, &bytes))),
+            diag_worker::MAX_FILE_BYTES,
+            move |name, buffer| {
+                reading.set(Some(name.clone()));
+                jobs.update_value(|j| {
+                    j.send(diag_worker::Job::Snapshot, name, buffer);
+                });
+            },
             error,
         );
         #[cfg(not(target_arch = "wasm32"))]
         let _ = ev;
+    };
+    let cancel = move || {
+        #[cfg(target_arch = "wasm32")]
+        jobs.update_value(|j| j.cancel());
+        reading.set(None);
     };
     view! {
         <div class="calc snapshot-viewer" role="group" aria-label="Visor de instantáneas de memoria">
@@ -200,11 +175,12 @@ pub fn SnapshotViewer() -> impl IntoView {
                 <input name="snapshot" type="file" accept=".pickle,.pkl,.json,application/octet-stream" on:change=on_file />
             </label>
             {move || error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
+            {super::background::busy_line(reading, cancel)}
             <output aria-live="polite">
                 {move || opened.with(|o| match o {
                     None => None,
                     Some(Err(e)) => Some(view! { <p class="calc-error" role="alert">{e.clone()}</p> }.into_any()),
-                    Some(Ok(o)) => Some(opened_view(o).into_any()),
+                    Some(Ok(v)) => Some(opened_view(v).into_any()),
                 })}
             </output>
         </div>
@@ -217,25 +193,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_snapshot_opens_and_bad_files_are_spanish_messages() {
+    fn a_decoded_snapshot_renders_its_numbers_and_blocks() {
         let json = r#"{"segments": [{"device": 0, "address": 1048576, "total_size": 20971520,
-            "allocated_size": 2097152, "active_size": 2097152, "requested_size": 2000000,
-            "stream": 0, "segment_type": "large", "blocks": [
-              {"address": 1048576, "size": 2097152, "requested_size": 2000000, "state": "active_allocated",
+            "blocks": [
+              {"address": 1048576, "size": 2097152, "state": "active_allocated",
                "frames": [{"filename": "train.py", "line": 42, "name": "forward"}]},
               {"address": 3145728, "size": 18874368, "state": "inactive", "frames": []}]}],
             "device_traces": []}"#;
-        let o = open("a.json".into(), json.as_bytes()).unwrap();
-        assert_eq!(o.analysis.totals.reserved_bytes, 20_971_520);
-        assert_eq!(o.analysis.totals.allocated_bytes, 2_097_152);
-        assert_eq!(o.analysis.largest_allocations[0].frames[0].line, Some(42));
-        let bad = open("x.bin".into(), b"hola").unwrap_err();
+        let v = diag_worker::snapshot_view::open("a.json", json.as_bytes()).unwrap();
+        let html = opened_view(&v).to_html();
         assert!(
-            bad.starts_with("x.bin: ") && bad.contains("snapshot"),
-            "{bad}"
+            html.contains("20,00 MiB") && html.contains("train.py:42 en forward"),
+            "{html}"
         );
-        // A pickle that asks for code to run is refused, not executed.
-        let evil = open("evil.pickle".into(), b"\x80\x04cos\nsystem\n.").unwrap_err();
-        assert!(evil.contains("evil.pickle"), "{evil}");
+        assert_eq!(html.matches("<rect").count(), 2, "{html}");
+        assert!(html.contains(r#"class="blk-used""#) && html.contains(r#"class="blk-cached""#));
     }
 }

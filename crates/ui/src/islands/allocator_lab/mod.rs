@@ -12,12 +12,15 @@ use allocator::scenarios::Scenario;
 use leptos::prelude::*;
 use vram::ByteSize;
 
+use super::background::WorkerUrls;
 use replay::{Frame, config, next_oom, scenario, timeline};
 
 #[island]
 pub fn AllocatorLab(
     /// Scenario id (`training`, `kv-cache`, `mixed`).
     scenario_id: String,
+    /// The diagnostics worker's scripts (it reads the reader's own files).
+    worker: WorkerUrls,
 ) -> impl IntoView {
     let initial = scenario(&scenario_id);
     let chosen = RwSignal::new(initial.id().to_owned());
@@ -103,24 +106,53 @@ pub fn AllocatorLab(
         ),
         None => chosen.with(|id| scenario(id).description()).to_owned(),
     };
-    let on_file = move |ev: leptos::ev::Event| {
-        #[cfg(target_arch = "wasm32")]
-        super::file_text::read_first_bytes(
-            ev,
-            256 << 20,
-            move |name, bytes| match replay::load(&name, &bytes) {
-                Ok(t) => {
+    // The reader's file is decoded in the diagnostics worker; this is its name while
+    // the worker has it.
+    let reading: RwSignal<Option<String>> = RwSignal::new(None);
+    #[cfg(target_arch = "wasm32")]
+    let jobs = {
+        use diag_worker::Reply;
+        let on_reply = move |reply: Reply| {
+            let name = reading.get_untracked().unwrap_or_default();
+            reading.set(None);
+            match reply {
+                Reply::Trace { result: Ok(t), .. } => {
                     playing.set(false);
                     load_error.set(None);
                     custom.set(Some((name, t)));
                     step.set(0);
                 }
-                Err(e) => load_error.set(Some(e)),
+                Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
+                    load_error.set(Some(e))
+                }
+                Reply::Ready | Reply::Snapshot { .. } => {}
+            }
+        };
+        // Disposed with the island: dropping it terminates the worker.
+        StoredValue::new_local(super::background::Background::new(worker, on_reply))
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = worker;
+    let on_file = move |ev: leptos::ev::Event| {
+        #[cfg(target_arch = "wasm32")]
+        super::file_text::read_first_buffer(
+            ev,
+            diag_worker::MAX_FILE_BYTES,
+            move |name, buffer| {
+                reading.set(Some(name.clone()));
+                jobs.update_value(|j| {
+                    j.send(diag_worker::Job::Trace, name, buffer);
+                });
             },
             load_error,
         );
         #[cfg(not(target_arch = "wasm32"))]
         let _ = ev;
+    };
+    let cancel = move || {
+        #[cfg(target_arch = "wasm32")]
+        jobs.update_value(|j| j.cancel());
+        reading.set(None);
     };
     view! {
         <div class="calc alloc-lab" role="group" aria-label="Laboratorio del asignador de memoria">
@@ -159,6 +191,7 @@ pub fn AllocatorLab(
                 </label>
             </div>
             {move || load_error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
+            {super::background::busy_line(reading, cancel)}
             <div class="alloc-controls">
                 <button type="button" name="reiniciar" on:click=move |_| { playing.set(false); step.set(0); }>"« Inicio"</button>
                 <button type="button" name="atras" on:click=move |_| step.update(|s| *s = s.saturating_sub(stride()))>"◀ Atrás"</button>

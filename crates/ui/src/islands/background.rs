@@ -1,0 +1,256 @@
+//! The page's side of the diagnostics Web Worker (`worker-web`): the snapshot viewer
+//! and the allocator lab hand it the reader's file and render its answer, so decoding
+//! a heavy or forged file never blocks the page.
+//!
+//! Raw `web_sys::Worker` with gloo-events listeners, not `gloo-worker`: gloo-worker
+//! 0.5 panics when the `Worker` constructor throws, exposes neither the worker's
+//! `error` event (a module that traps or runs out of memory would leave the page
+//! waiting forever) nor `terminate()` (a new file could not cancel a long decode),
+//! and its serde-only codec cannot transfer an `ArrayBuffer` (the file would be copied
+//! twice). Messages are `diag_worker::protocol`'s.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Where the worker's scripts are: hashed URLs the site generator fills in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerUrls {
+    /// `site/worker.js`, the module-worker loader.
+    pub loader: String,
+    /// `worker_web.js`, the bundle's wasm-bindgen glue.
+    pub js: String,
+    /// `worker_web_bg.wasm`.
+    pub wasm: String,
+}
+
+/// The line shown while the worker has the reader's file: its name, and a button that
+/// stops the work.
+pub fn busy_line(
+    reading: RwSignal<Option<String>>,
+    cancel: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    move || {
+        reading.get().map(|name| {
+            view! {
+                <p class="calc-busy" role="status">
+                    {format!("Leyendo {name} en segundo plano… ")}
+                    <button type="button" name="cancelar" on:click=move |_| cancel()>"Cancelar"</button>
+                </p>
+            }
+        })
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+pub use client::Background;
+
+#[cfg(target_arch = "wasm32")]
+mod client {
+    use super::WorkerUrls;
+    use diag_worker::{Job, Reply, Request};
+    use gloo_events::{EventListener, EventListenerOptions};
+    use js_sys::{Array, ArrayBuffer};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use wasm_bindgen::{JsCast, JsValue};
+
+    /// What a running worker shares with its listeners.
+    #[derive(Default)]
+    struct Shared {
+        ready: bool,
+        /// Requests posted before the module said it was ready.
+        queued: Vec<(Request, ArrayBuffer)>,
+        /// The request being worked on.
+        busy: Option<u32>,
+        /// The worker failed or stopped: the next request starts a new one.
+        dead: bool,
+    }
+
+    /// One started worker; dropping it terminates the worker, whatever it was doing.
+    struct Running {
+        worker: web_sys::Worker,
+        shared: Rc<RefCell<Shared>>,
+        _listeners: [EventListener; 3],
+    }
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            self.worker.terminate();
+        }
+    }
+
+    /// A worker started on demand, with the island's reply handler. A request sent
+    /// while another is in progress cancels that one (the worker is terminated and a
+    /// new one started); dropping this (the island going away) terminates it too.
+    pub struct Background {
+        urls: WorkerUrls,
+        on_reply: Rc<dyn Fn(Reply)>,
+        running: Option<Running>,
+        next_id: u32,
+    }
+
+    impl Background {
+        pub fn new(urls: WorkerUrls, on_reply: impl Fn(Reply) + 'static) -> Self {
+            Self {
+                urls,
+                on_reply: Rc::new(on_reply),
+                running: None,
+                next_id: 0,
+            }
+        }
+
+        /// Hands `bytes` (transferred, so the page keeps no copy) to the worker. The
+        /// reply comes to the handler with the returned id.
+        pub fn send(&mut self, job: Job, name: String, bytes: ArrayBuffer) -> u32 {
+            self.next_id = self.next_id.wrapping_add(1);
+            let request = Request {
+                id: self.next_id,
+                job,
+                name,
+            };
+            let reusable = self.running.as_ref().is_some_and(|r| {
+                let s = r.shared.borrow();
+                !s.dead && s.busy.is_none()
+            });
+            if !reusable {
+                // Terminates a worker still decoding the previous file.
+                self.running = None;
+                match start(&self.urls, self.on_reply.clone()) {
+                    Ok(r) => self.running = Some(r),
+                    Err(why) => {
+                        (self.on_reply)(Reply::Failed {
+                            id: Some(request.id),
+                            why,
+                        });
+                        return request.id;
+                    }
+                }
+            }
+            if let Some(r) = &self.running {
+                let mut s = r.shared.borrow_mut();
+                s.busy = Some(request.id);
+                if s.ready {
+                    drop(s);
+                    post(&r.worker, &request, &bytes);
+                } else {
+                    s.queued.push((request.clone(), bytes));
+                }
+            }
+            request.id
+        }
+
+        /// Stops the work in progress, if any.
+        pub fn cancel(&mut self) {
+            if self
+                .running
+                .as_ref()
+                .is_some_and(|r| r.shared.borrow().busy.is_some())
+            {
+                self.running = None;
+            }
+        }
+    }
+
+    fn post(worker: &web_sys::Worker, request: &Request, bytes: &ArrayBuffer) {
+        let message = Array::of2(&JsValue::from_str(&request.to_json()), bytes);
+        // The buffer moves to the worker: no copy stays behind on the page.
+        let _ = worker.post_message_with_transfer(&message, &Array::of1(bytes));
+    }
+
+    fn start(urls: &WorkerUrls, on_reply: Rc<dyn Fn(Reply)>) -> Result<Running, String> {
+        if urls.loader.is_empty() || urls.js.is_empty() || urls.wasm.is_empty() {
+            return Err("Falta el analizador en segundo plano de esta página (worker_web).".into());
+        }
+        let options = web_sys::WorkerOptions::new();
+        options.set_type(web_sys::WorkerType::Module);
+        let worker = web_sys::Worker::new_with_options(&urls.loader, &options).map_err(|e| {
+            format!(
+                "El navegador no deja iniciar el análisis en segundo plano ({}).",
+                lazy_web::describe(&e)
+            )
+        })?;
+        let shared = Rc::new(RefCell::new(Shared::default()));
+
+        let message = {
+            let (shared, worker, on_reply) = (shared.clone(), worker.clone(), on_reply.clone());
+            EventListener::new(&worker.clone(), "message", move |event| {
+                let text = event
+                    .dyn_ref::<web_sys::MessageEvent>()
+                    .and_then(|m| m.data().as_string())
+                    .unwrap_or_default();
+                let reply =
+                    Reply::from_json(&text).unwrap_or_else(|why| Reply::Failed { id: None, why });
+                if reply == Reply::Ready {
+                    let queued = {
+                        let mut s = shared.borrow_mut();
+                        s.ready = true;
+                        std::mem::take(&mut s.queued)
+                    };
+                    for (request, bytes) in queued {
+                        post(&worker, &request, &bytes);
+                    }
+                    return;
+                }
+                {
+                    let mut s = shared.borrow_mut();
+                    if matches!(reply, Reply::Failed { id: None, .. }) {
+                        s.dead = true;
+                    }
+                    if reply.id().is_none() || reply.id() == s.busy {
+                        s.busy = None;
+                    }
+                }
+                on_reply(reply);
+            })
+        };
+        // A module that traps (out of memory, a bug) or fails to load: the page says so
+        // instead of waiting forever, and the console is not left an uncaught error.
+        let stopped = |kind: &'static str| {
+            let (shared, on_reply) = (shared.clone(), on_reply.clone());
+            EventListener::new_with_options(
+                &worker,
+                kind,
+                EventListenerOptions::enable_prevent_default(),
+                move |event| {
+                    event.prevent_default();
+                    let detail = event
+                        .dyn_ref::<web_sys::ErrorEvent>()
+                        .map(|e| e.message())
+                        .filter(|m| !m.is_empty());
+                    let id = {
+                        let mut s = shared.borrow_mut();
+                        s.dead = true;
+                        s.busy.take()
+                    };
+                    let why = match detail {
+                        Some(d) => format!(
+                            "El análisis en segundo plano se detuvo ({d}). Si el archivo es muy grande, puede que el navegador se haya quedado sin memoria: prueba con `vramlab snapshot`."
+                        ),
+                        None => {
+                            "El análisis en segundo plano no pudo empezar o se detuvo.".to_owned()
+                        }
+                    };
+                    on_reply(Reply::Failed { id, why });
+                },
+            )
+        };
+        let error = stopped("error");
+        let message_error = stopped("messageerror");
+
+        // First message: which bundle to load (see site/worker.js).
+        let init = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&init, &"js".into(), &urls.js.as_str().into());
+        let _ = js_sys::Reflect::set(&init, &"wasm".into(), &urls.wasm.as_str().into());
+        worker.post_message(&init).map_err(|e| {
+            format!(
+                "No se pudo hablar con el análisis en segundo plano ({}).",
+                lazy_web::describe(&e)
+            )
+        })?;
+        Ok(Running {
+            worker,
+            shared,
+            _listeners: [message, error, message_error],
+        })
+    }
+}
