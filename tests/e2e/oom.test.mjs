@@ -49,6 +49,34 @@ test("the explainer decodes pastes of every era and says when it does not know",
   await page.close();
 });
 
+test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to change", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("memoria-reservada/"));
+  await waitForIslands(page);
+  const box = page.locator(".oom-explainer");
+  const llama = [
+    "llm_load_tensors: offloaded 80/81 layers to GPU",
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory",
+    "alloc_tensor_range: failed to allocate CUDA1 buffer of size 10345250816",
+    "llama_model_load: error loading model: unable to allocate CUDA1 buffer",
+  ].join("\n");
+  await box.locator("textarea[name=oom]").fill(llama);
+  await box.locator(".oom-kind", { hasText: "llama.cpp" }).waitFor();
+  const numbers = await box.locator(".oom-numbers").innerText();
+  assert.match(numbers, /9,63 GiB/);
+  assert.match(numbers, /los pesos del modelo/);
+  assert.match(await box.locator(".oom-cause").first().innerText(), /-ngl/);
+  await screenshot(page, "explicador-llamacpp");
+
+  await box.locator("textarea[name=oom]").fill("Error: model requires more system memory (44.0 GiB) than is available (7.6 GiB)");
+  await box.locator(".oom-kind", { hasText: "RAM del equipo" }).waitFor();
+  assert.match(await box.locator(".oom-numbers").innerText(), /RAM disponible\s+7,60 GiB/);
+  assert.match(await box.locator(".oom-cause").first().innerText(), /OLLAMA_NUM_PARALLEL/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("the debugging chapter reads a memory_summary table", async () => {
   const page = await shared.browser.newPage();
   const problems = watch(page);

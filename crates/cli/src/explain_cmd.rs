@@ -69,7 +69,7 @@ fn human(e: &Explanation) -> String {
         out.push_str(&format!("{}. {}\n", i + 1, cause.title));
         out.push_str(&wrap(&cause.explanation, "   "));
         out.push_str(&wrap(&format!("Qué hacer: {}", cause.fix), "   "));
-        out.push_str(&format!("   Guía: {}\n", cause.guide));
+        out.push_str(&format!("   Guía: {}\n", cause.guide_url()));
     }
     if !e.notes.is_empty() {
         out.push_str("\nNotas\n");
@@ -91,16 +91,7 @@ fn headline(d: &Decoded) -> String {
         Kind::PytorchOom if d.allocator == Some(oom::Allocator::CudaMallocAsync) => {
             "Error de memoria de PyTorch con CUDA (asignador cudaMallocAsync)"
         }
-        Kind::PytorchOom => "Error de memoria del asignador de PyTorch (CUDA)",
-        Kind::HipOom => "Error de memoria del asignador de PyTorch (ROCm/HIP)",
-        Kind::XpuOom => "Error de memoria del asignador de PyTorch (Intel XPU)",
-        Kind::MpsOom => "Error de memoria de PyTorch en Apple (MPS)",
-        Kind::DriverOom => "Error de memoria de CUDA, fuera del asignador de PyTorch",
-        Kind::CublasOom => "cuBLAS se quedó sin memoria",
-        Kind::CudnnOom => "cuDNN se quedó sin memoria",
-        Kind::VllmKvCache => "vLLM: la caché KV no basta",
-        Kind::MemorySummary => "Tabla de torch.cuda.memory_summary()",
-        Kind::Unknown => "No reconozco este texto como un error de memoria de GPU",
+        kind => kind.title(),
     };
     let mut line = what.to_owned();
     if let Some(era) = d.pytorch_era {
@@ -112,6 +103,9 @@ fn headline(d: &Decoded) -> String {
     }
     if let Some(gpu) = d.gpu_index {
         line.push_str(&format!(", GPU {gpu}"));
+    }
+    if let Some(b) = d.buffer.as_deref() {
+        line.push_str(&format!(", búfer para {}", oom::format::buffer_purpose(b)));
     }
     line
 }
@@ -138,8 +132,16 @@ fn rows(rows: &[(String, u64)]) -> String {
 
 fn message_numbers(d: &Decoded) -> String {
     let mps = d.kind == Kind::MpsOom;
+    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
     let fields: [(&str, Option<u64>); 10] = [
-        ("Pedido («Tried to allocate»)", d.requested_bytes),
+        (
+            if outside {
+                "Pedido"
+            } else {
+                "Pedido («Tried to allocate»)"
+            },
+            d.requested_bytes,
+        ),
         (
             if mps {
                 "Tope de MPS («max allowed»)"
@@ -148,7 +150,14 @@ fn message_numbers(d: &Decoded) -> String {
             },
             d.total_bytes,
         ),
-        ("Libre en la GPU", d.free_bytes),
+        (
+            if d.kind == Kind::HostOom {
+                "RAM disponible"
+            } else {
+                "Libre en la GPU"
+            },
+            d.free_bytes,
+        ),
         ("En uso por este proceso", d.process_in_use_bytes),
         (
             if mps {

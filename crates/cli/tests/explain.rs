@@ -99,7 +99,7 @@ fn human_output_is_spanish_with_both_units() {
         "Diagnóstico, de más a menos probable",
         "1. La carga no cabe en la GPU",
         "Qué hacer:",
-        "Guía: /estrategias/",
+        "Guía: https://vramlab.dev/estrategias/",
     ] {
         assert!(text.contains(needle), "falta «{needle}»:\n{text}");
     }

@@ -71,6 +71,7 @@ fn read(get: &js_sys::Function) -> (Config, Vec<Problem>) {
             .and_then(|v| v.as_string())
     });
     for p in &problems {
+        // Raw web_sys: a console.warn, and gloo-console is not a dependency.
         web_sys::console::warn_1(&format!("<vram-estimador> {}", p.sentence()).into());
     }
     (config, problems)
@@ -84,6 +85,7 @@ impl Widget {
     /// build has none).
     #[wasm_bindgen(constructor)]
     pub fn new(
+        // Raw web_sys: Leptos's `mount_to` takes the mount point as a `HtmlElement`.
         mount: web_sys::HtmlElement,
         site: String,
         get: js_sys::Function,
@@ -355,6 +357,7 @@ fn fetch_hub(config: RwSignal<Config>, hub: HubSignal, urls: &lazy_web::import::
                 }
                 Err(e) => {
                     let line = format!("<vram-estimador> hf=\"{}\": {e}", key.1);
+                    // Raw web_sys: a console.warn, and gloo-console is not a dependency.
                     web_sys::console::warn_1(&line.into());
                     HubState::Failed(e)
                 }

@@ -31,6 +31,7 @@ async fn prefix(file: &File, name: &str, n: u64) -> Result<Vec<u8>, String> {
 }
 
 /// Reads `file`: JSON under a cap, a weights file by growing prefixes of its header.
+// Raw web_sys::File: what the input or drop gives; gloo-file wraps it on the first line.
 pub async fn read(file: web_sys::File) -> Result<ImportedModel, String> {
     let file = File::from(file);
     let name: String = file.name().chars().take(120).collect();

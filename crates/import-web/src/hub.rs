@@ -22,6 +22,7 @@ struct Fetched {
 /// The Hub's CDN answers a Range request with 206; a 200 would be the whole file.
 const PARTIAL: u16 = 206;
 
+// Raw web_sys: the fetch below is raw (gloo-net is not a dependency), so its body is too.
 fn cancel(resp: &web_sys::Response) {
     if let Some(body) = resp.body() {
         let _ = body.cancel();
@@ -37,6 +38,7 @@ async fn get(
     file: &str,
 ) -> Result<Fetched, HubError> {
     let network = || HubError::Network(base.to_owned());
+    // Raw web_sys: fetch with AbortController, CORS and Range; gloo-net is not a dependency.
     let window = web_sys::window().ok_or_else(network)?;
     let ctrl = web_sys::AbortController::new().map_err(|_| network())?;
     let signal = ctrl.signal();
@@ -63,6 +65,7 @@ async fn get(
     };
     // The tail expression: `_timer` lives until the request is done.
     async {
+        // Raw web_sys: `window.fetch` itself, as gloo-net is not a dependency.
         let resp: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
             .await
             .map_err(|_| failed(&signal))?
@@ -96,6 +99,7 @@ async fn get(
                 bytes: Vec::new(),
             });
         };
+        // Raw web_sys: the body streams in under a byte cap, which gloo-net does not do.
         let reader: web_sys::ReadableStreamDefaultReader =
             body.get_reader().dyn_into().map_err(|_| network())?;
         let mut bytes = Vec::new();

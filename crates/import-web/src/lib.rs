@@ -57,6 +57,7 @@ mod exports {
 
     /// Reads a chosen or dropped file: JSON as text, weights files by their header.
     #[wasm_bindgen]
+    // Raw web_sys::File: JavaScript passes the input's or drop's File; files.rs wraps it.
     pub async fn read_file(file: web_sys::File) -> Result<JsValue, JsValue> {
         done(super::files::read(file).await)
     }

@@ -18,6 +18,16 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// What a ggml buffer was for, in Spanish (`Decoded::buffer`'s values).
+pub fn buffer_purpose(buffer: &str) -> &'static str {
+    match buffer {
+        "weights" => "los pesos del modelo",
+        "kv-cache" => "la caché KV",
+        "compute" => "el cómputo (grafo)",
+        _ => "otro uso",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

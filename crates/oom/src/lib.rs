@@ -74,7 +74,8 @@ pub fn explain(text: &str) -> Explanation {
             messages,
         };
     };
-    let primary = messages.remove(best);
+    let mut primary = messages.remove(best);
+    ggml_buffer_from_caller(&mut primary, messages.get(best..).unwrap_or_default());
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
         notes.push(format!(
@@ -107,6 +108,7 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
     let rank = |d: &Decoded| match d.kind {
         Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::MpsOom | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
+        Kind::GgmlOom | Kind::HostOom => 2,
         Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
         Kind::Unknown => 0,
     };
@@ -118,6 +120,26 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
         }
     }
     best.map(|(i, _)| i)
+}
+
+/// ggml prints a failed allocation twice: the backend's line ("allocating 9866.00 MiB on
+/// device 1: cudaMalloc failed") and then its caller's, which says what the buffer was
+/// for ("alloc_tensor_range: …", "failed to allocate buffer for kv cache"). The primary
+/// message takes the purpose from the next ggml message on the same device.
+fn ggml_buffer_from_caller(primary: &mut Decoded, after: &[Decoded]) {
+    if primary.kind != Kind::GgmlOom || primary.buffer.is_some() {
+        return;
+    }
+    primary.buffer = after
+        .iter()
+        .take_while(|m| m.kind == Kind::GgmlOom)
+        .find(|m| {
+            m.buffer.is_some()
+                && (m.gpu_index.is_none()
+                    || primary.gpu_index.is_none()
+                    || m.gpu_index == primary.gpu_index)
+        })
+        .and_then(|m| m.buffer.clone());
 }
 
 /// The start of an unrecognised paste, for the record.

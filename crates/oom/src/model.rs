@@ -32,8 +32,34 @@ pub enum Kind {
     CudnnOom,
     /// vLLM cannot fit one request of `max_model_len` tokens in its KV cache.
     VllmKvCache,
+    /// llama.cpp's ggml backends (also inside Ollama, LM Studio, llama-cpp-python) could
+    /// not allocate a device buffer.
+    GgmlOom,
+    /// The host ran out of RAM: PyTorch's `DefaultCPUAllocator`, Ollama's system-memory
+    /// check, a ggml host buffer.
+    HostOom,
     /// Nothing recognisable.
     Unknown,
+}
+
+impl Kind {
+    /// A short Spanish title for the family, as the page and the CLI head it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::PytorchOom => "Error de memoria del asignador de PyTorch (CUDA)",
+            Kind::DriverOom => "CUDA sin memoria (fuera del asignador de PyTorch)",
+            Kind::MemorySummary => "Tabla de torch.cuda.memory_summary()",
+            Kind::MpsOom => "Error de memoria de MPS (Apple)",
+            Kind::HipOom => "Error de memoria de HIP (ROCm, AMD)",
+            Kind::XpuOom => "Error de memoria de XPU (Intel)",
+            Kind::CublasOom => "cuBLAS no pudo reservar memoria",
+            Kind::CudnnOom => "cuDNN no pudo reservar su espacio de trabajo",
+            Kind::VllmKvCache => "vLLM: la caché KV no alcanza para una petición",
+            Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
+            Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
+            Kind::Unknown => "No reconozco este texto",
+        }
+    }
 }
 
 /// The PyTorch release line a CUDA/HIP allocator message's wording belongs to.
@@ -122,6 +148,12 @@ pub struct Decoded {
     pub pool: Option<String>,
     /// vLLM's KV-cache check.
     pub kv_cache: Option<KvCacheShortfall>,
+    /// ggml: the backend buffer type that failed, as printed ("CUDA0", "CUDA_Host",
+    /// "Vulkan0", "CPU").
+    pub backend: Option<String>,
+    /// ggml: what the buffer was for, when the message says: "weights", "kv-cache" or
+    /// "compute".
+    pub buffer: Option<String>,
     /// memory_summary: "Peak Usage" of allocated memory.
     pub peak_allocated_bytes: Option<u64>,
     /// memory_summary: "Peak Usage" of reserved memory.
@@ -162,6 +194,8 @@ impl Decoded {
             other_processes: Vec::new(),
             pool: None,
             kv_cache: None,
+            backend: None,
+            buffer: None,
             peak_allocated_bytes: None,
             peak_reserved_bytes: None,
             non_releasable_bytes: None,

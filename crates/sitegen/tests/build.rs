@@ -238,3 +238,12 @@ fn duplicate_slugs_and_orders_fail() {
     assert!(err.contains("el slug «a» ya lo usa"), "{err}");
     assert!(err.contains("el orden 1 ya lo usa"), "{err}");
 }
+
+#[test]
+fn the_cli_links_to_this_sites_origin() {
+    // `vramlab explain` prints guide links as full URLs with oom's origin.
+    let text = fs::read_to_string(workspace().join("content").join("site.toml")).unwrap();
+    let config: toml::Value = toml::from_str(&text).unwrap();
+    let url = config["url"].as_str().unwrap().trim_end_matches('/');
+    assert_eq!(url, oom::diagnosis::SITE_ORIGIN);
+}

@@ -51,6 +51,9 @@ struct Report {
     search_index_gzip_bytes: u64,
     /// The model importer (Hub fetches, weights-file headers), loaded on the first import.
     import_bundle_gzip_bytes: u64,
+    /// The diagnostics worker (its loader, glue and wasm), started on the first file a
+    /// reader opens in the snapshot viewer or the allocator lab.
+    worker_bundle_gzip_bytes: u64,
     /// The embeddable widget: `embed/vram-estimador.js` plus its glue and wasm.
     embed_bundle_gzip_bytes: u64,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
@@ -133,6 +136,12 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
             .map(|f| f.gzip_bytes)
             .sum(),
         import_bundle_gzip_bytes: bundle(&files, &["import_web", "import_web_bg"]),
+        worker_bundle_gzip_bytes: bundle(&files, &["worker_web", "worker_web_bg"])
+            + files
+                .iter()
+                .filter(|f| f.file.starts_with("assets/worker."))
+                .map(|f| f.gzip_bytes)
+                .sum::<u64>(),
         embed_bundle_gzip_bytes: bundle(&files, &["embed", "embed_bg"])
             + files
                 .iter()
@@ -175,6 +184,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
          GPU bundle (loaded on demand), gzipped: {} bytes.\n\
          Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n\
          Model importer (loaded on the estimator's first import), gzipped: {} bytes.\n\
+         Diagnostics worker (loader + glue + wasm; started on the first file opened), gzipped: {} bytes.\n\
          Embeddable widget (loader + glue + wasm), gzipped: {} bytes ({} the {} byte budget).\n",
         report.hydrate_bundle_gzip_bytes,
         verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
@@ -192,6 +202,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         report.search_bundle_gzip_bytes,
         report.search_index_gzip_bytes,
         report.import_bundle_gzip_bytes,
+        report.worker_bundle_gzip_bytes,
         report.embed_bundle_gzip_bytes,
         verdict(report.embed_bundle_gzip_bytes, EMBED_BUDGET),
         EMBED_BUDGET

@@ -8,6 +8,7 @@
 
 mod allocator;
 mod others;
+mod runtimes;
 mod summary;
 
 use serde::{Deserialize, Serialize};
@@ -53,6 +54,8 @@ pub enum CauseId {
     NoPressure,
     /// The host ran out of RAM, not the GPU.
     CpuRam,
+    /// llama.cpp's ggml could not allocate a weights, KV-cache or compute buffer.
+    GgmlBuffer,
     /// The text is not a message this crate knows.
     Unrecognized,
 }
@@ -71,12 +74,23 @@ pub struct Cause {
     pub guide: String,
 }
 
+impl Cause {
+    /// The guide section as a full URL of the published site.
+    pub fn guide_url(&self) -> String {
+        format!("{SITE_ORIGIN}{}", self.guide)
+    }
+}
+
 /// Causes, best first, and caveats.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnosis {
     pub causes: Vec<Cause>,
     pub notes: Vec<String>,
 }
+
+/// The published site the guide paths belong to (`content/site.toml`'s `url`; sitegen's
+/// build checks they agree), for output read outside the site, like the CLI's.
+pub const SITE_ORIGIN: &str = "https://vramlab.dev";
 
 pub(crate) const GUIDE_FRAGMENTATION: &str = "/memoria-reservada/#fragmentacion";
 pub(crate) const GUIDE_RESERVED: &str = "/memoria-reservada/";
@@ -165,10 +179,13 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::DriverOom => others::driver(d, &mut r),
         Kind::CublasOom | Kind::CudnnOom => others::library(d, &mut r),
         Kind::VllmKvCache => others::vllm(d, &mut r),
+        Kind::GgmlOom => runtimes::ggml(d, &mut r),
+        Kind::HostOom => runtimes::host(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),
     }
+    // The block-rounding note is about PyTorch's CUDA caching allocator only.
     if let Some(req) = d.requested_bytes
-        && d.kind != Kind::MpsOom
+        && !matches!(d.kind, Kind::MpsOom | Kind::GgmlOom | Kind::HostOom)
     {
         r.note(rounding_note(req));
     }

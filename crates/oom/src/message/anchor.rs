@@ -24,6 +24,16 @@ pub(crate) enum Anchor {
     VllmNoCacheMemory,
     /// "PyTorch CUDA memory summary, device ID N".
     SummaryHeader,
+    /// PyTorch's host allocator: "DefaultCPUAllocator: not enough memory: you tried to
+    /// allocate N bytes".
+    DefaultCpuAllocator,
+    /// Ollama: "model requires more system memory (X) than is available (Y)".
+    OllamaSystemMemory,
+    /// ggml: "failed to allocate CUDA0 buffer of size N", "failed to allocate buffer for
+    /// kv cache", "failed to allocate compute buffers" (only when a buffer follows).
+    FailedToAllocate,
+    /// llama.cpp: "unable to allocate CUDA0 buffer" (only when a buffer follows).
+    UnableToAllocate,
 }
 
 const ANCHORS: &[(&[u8], Anchor)] = &[
@@ -45,6 +55,13 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
         Anchor::VllmNoCacheMemory,
     ),
     (b"memory summary, device id", Anchor::SummaryHeader),
+    (b"defaultcpuallocator", Anchor::DefaultCpuAllocator),
+    (
+        b"model requires more system memory",
+        Anchor::OllamaSystemMemory,
+    ),
+    (b"failed to allocate ", Anchor::FailedToAllocate),
+    (b"unable to allocate ", Anchor::UnableToAllocate),
 ];
 
 /// An anchor found at `start..end`.
@@ -61,7 +78,10 @@ pub(crate) fn next(t: &Text, from: usize, end: usize) -> Option<Hit> {
     let mut i = from;
     // `b | 0x20` lowercases ASCII letters and maps no other byte onto these.
     while let Some(at) = t.position(i, end, |b| {
-        matches!(b | 0x20, b'o' | b't' | b'c' | b'u' | b'm' | b'n')
+        matches!(
+            b | 0x20,
+            b'o' | b't' | b'c' | b'u' | b'm' | b'n' | b'd' | b'f'
+        )
     }) {
         let b = t.at(at)?.to_ascii_lowercase();
         let starts_word = !(at > 0 && t.at(at - 1).is_some_and(|p| p.is_ascii_alphanumeric()));
@@ -142,6 +162,16 @@ mod tests {
                 "PyTorch CUDA memory summary, device ID 0",
                 Anchor::SummaryHeader,
             ),
+            (
+                "DefaultCPUAllocator: not enough memory",
+                Anchor::DefaultCpuAllocator,
+            ),
+            (
+                "Error: model requires more system memory (4 GiB)",
+                Anchor::OllamaSystemMemory,
+            ),
+            ("failed to allocate CUDA0 buffer", Anchor::FailedToAllocate),
+            ("unable to allocate CUDA0 buffer", Anchor::UnableToAllocate),
         ] {
             let t = Text::new(text);
             assert_eq!(

@@ -13,6 +13,7 @@
 mod allocator;
 mod anchor;
 mod others;
+mod runtimes;
 
 use crate::model::{Decoded, Kind};
 use crate::scan::Text;
@@ -111,6 +112,9 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::VllmMaxSeqLen => others::vllm_max_seq_len(t, span)?,
         Anchor::VllmNoCacheMemory => others::bare(Kind::VllmKvCache, span),
         Anchor::SummaryHeader => crate::summary::parse(t, span.hit.end)?,
+        Anchor::DefaultCpuAllocator => runtimes::default_cpu_allocator(t, span),
+        Anchor::OllamaSystemMemory => runtimes::ollama_system_memory(t, span),
+        Anchor::FailedToAllocate | Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
     };
     if d.exception.is_none() {
         d.exception = exception_name(t, span);
@@ -129,6 +133,10 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         || before.contains("runtimeerror(2)");
     if driver {
         return Some(others::bare(Kind::DriverOom, span));
+    }
+    // llama.cpp's ggml backends: "… on device 1: cudaMalloc failed: out of memory".
+    if before.ends_with("cudamallocfailed:") || before.ends_with("hipmallocfailed:") {
+        return Some(runtimes::cuda_malloc_failed(t, span));
     }
     if before.ends_with("allowedmemory.(") {
         return Some(allocator::malloc_async(t, span));

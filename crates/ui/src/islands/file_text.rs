@@ -21,6 +21,7 @@ fn read_error(e: &gloo_file::FileReadError) -> String {
 }
 
 /// The first file of an `<input type=file>` change event.
+// Raw web_sys: the File comes from the <input type=file>; gloo-file wraps one but cannot get it.
 pub fn first_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
     ev.target()
         .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())

@@ -13,21 +13,6 @@ use oom::{Decoded, Explanation, Kind, explain};
 /// Largest paste or file explained (a 10 MB log is fine; beyond this, ask for less).
 pub const MAX_TEXT_BYTES: usize = 16 << 20;
 
-fn kind_label(k: Kind) -> &'static str {
-    match k {
-        Kind::PytorchOom => "Error de memoria del asignador de PyTorch (CUDA)",
-        Kind::DriverOom => "CUDA sin memoria (fuera del asignador de PyTorch)",
-        Kind::MemorySummary => "Tabla de torch.cuda.memory_summary()",
-        Kind::MpsOom => "Error de memoria de MPS (Apple)",
-        Kind::HipOom => "Error de memoria de HIP (ROCm, AMD)",
-        Kind::XpuOom => "Error de memoria de XPU (Intel)",
-        Kind::CublasOom => "cuBLAS no pudo reservar memoria",
-        Kind::CudnnOom => "cuDNN no pudo reservar su espacio de trabajo",
-        Kind::VllmKvCache => "vLLM: la caché KV no alcanza para una petición",
-        Kind::Unknown => "No reconozco este texto",
-    }
-}
-
 /// (label, value) rows for every number the message gave.
 fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
@@ -36,9 +21,26 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
             out.push((label, oom::format::both(b)));
         }
     };
-    bytes("Se pidió (bloque redondeado)", d.requested_bytes);
+    // Only PyTorch's caching allocator rounds requests into blocks; the host and
+    // llama.cpp messages print what was asked, and free host memory is RAM.
+    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
+    bytes(
+        if outside {
+            "Se pidió"
+        } else {
+            "Se pidió (bloque redondeado)"
+        },
+        d.requested_bytes,
+    );
     bytes("Capacidad total de la GPU", d.total_bytes);
-    bytes("Libre en la GPU", d.free_bytes);
+    bytes(
+        if d.kind == Kind::HostOom {
+            "RAM disponible"
+        } else {
+            "Libre en la GPU"
+        },
+        d.free_bytes,
+    );
     bytes(
         "En uso por este proceso (todo incluido)",
         d.process_in_use_bytes,
@@ -66,6 +68,15 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
     }
     if let Some(i) = d.gpu_index {
         out.push(("GPU", i.to_string()));
+    }
+    if let Some(b) = &d.backend {
+        out.push(("Dispositivo del búfer", b.clone()));
+    }
+    if let Some(b) = d.buffer.as_deref() {
+        out.push((
+            "Para qué era el búfer",
+            oom::format::buffer_purpose(b).to_owned(),
+        ));
     }
     for p in &d.other_processes {
         let who = if p.likely_self {
@@ -134,7 +145,7 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
         view! { <p class="calc-hint">{format!("Hay {} mensajes más en el texto; se explica el más completo.", e.messages.len())}</p> }
     });
     view! {
-        <p class="oom-kind" data-kind=format!("{:?}", d.kind)><strong>{kind_label(d.kind)}</strong></p>
+        <p class="oom-kind" data-kind=format!("{:?}", d.kind)><strong>{Kind::title(d.kind)}</strong></p>
         {era}
         {truncated}
         {others}
@@ -224,7 +235,7 @@ mod tests {
         );
         assert_eq!(e.diagnosis.first().unwrap().id, oom::CauseId::Fragmentation);
         assert_eq!(
-            kind_label(explain("hola").primary.kind),
+            Kind::title(explain("hola").primary.kind),
             "No reconozco este texto"
         );
     }

@@ -164,6 +164,7 @@ pub fn sync(
         if first.is_none() {
             return;
         }
+        // Raw web_sys: gloo has no API to build a URL query string.
         let Ok(params) = web_sys::UrlSearchParams::new() else {
             return;
         };
@@ -182,6 +183,7 @@ pub fn sync(
         }
         let query = String::from(params.to_string());
         note(remembered::save_query(&query));
+        // Raw web_sys: gloo has no `history.replaceState` (gloo-history is not used).
         if let Some(w) = web_sys::window()
             && let Ok(history) = w.history()
         {

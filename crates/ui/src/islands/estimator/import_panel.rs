@@ -138,6 +138,7 @@ impl State {
 
     /// Reads a chosen or dropped file through the importer bundle.
     #[cfg(target_arch = "wasm32")]
+    // Raw web_sys::File: it comes from the input or a drop and goes as is to the importer bundle.
     fn read(self, file: web_sys::File) {
         let name: String = file.name().chars().take(120).collect();
         self.error.set(None);

@@ -1,0 +1,156 @@
+//! Rules for llama.cpp/Ollama buffers and for host RAM: what the buffer was for decides
+//! the flag to change, and the numbers the message printed are cited.
+
+use super::{CauseId, GUIDE_ESTIMATOR, GUIDE_OTHER_PROCESS, GUIDE_STRATEGIES, Ranking};
+use crate::format::binary as b;
+use crate::model::Decoded;
+
+/// What to change in llama.cpp (and Ollama) for each buffer.
+const FIX_WEIGHTS: &str = "Pon menos capas en la GPU (llama.cpp: -ngl / --n-gpu-layers con un número menor; \
+     Ollama: el parámetro num_gpu), usa una cuantización más pequeña (Q4_K_M en lugar de Q8_0), \
+     reparte entre GPUs con --tensor-split, y en modelos MoE deja los expertos en la CPU con \
+     --n-cpu-moe N. El estimador (runtime llama.cpp, «capas en la GPU») dice cuántas caben.";
+const FIX_KV: &str = "Baja el contexto (-c / --ctx-size; Ollama: num_ctx u OLLAMA_CONTEXT_LENGTH), cuantiza \
+     la caché (-fa con --cache-type-k q8_0 --cache-type-v q8_0; Ollama: OLLAMA_FLASH_ATTENTION=1 \
+     y OLLAMA_KV_CACHE_TYPE=q8_0) o reduce las peticiones en paralelo (--parallel; Ollama: \
+     OLLAMA_NUM_PARALLEL=1), que multiplican la caché.";
+const FIX_COMPUTE: &str = "Baja el micro-lote (-ub 256 o 128) y el lote (-b), activa flash attention (-fa) o deja \
+     una capa menos en la GPU para hacer sitio al búfer de cómputo.";
+
+pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
+    let device = d
+        .gpu_index
+        .map_or_else(String::new, |i| format!(" en la GPU {i}"));
+    let size = d
+        .requested_bytes
+        .map_or_else(String::new, |n| format!(" de {}", b(n)));
+    let (what, fix) = match d.buffer.as_deref() {
+        Some("weights") => ("los pesos del modelo", FIX_WEIGHTS.to_owned()),
+        Some("kv-cache") => ("la caché KV", FIX_KV.to_owned()),
+        Some("compute") => ("el búfer de cómputo", FIX_COMPUTE.to_owned()),
+        _ => (
+            "un búfer (pesos, caché KV o cómputo)",
+            format!("Según lo que estuviera cargando: {FIX_WEIGHTS} Para la caché: {FIX_KV}"),
+        ),
+    };
+    r.add(
+        85,
+        CauseId::GgmlBuffer,
+        "llama.cpp no pudo reservar memoria en la GPU",
+        format!(
+            "El motor de llama.cpp (ggml, también dentro de Ollama y LM Studio) pidió un búfer{size}{device} \
+             para {what} y la GPU no lo tenía libre. Estos búferes se reservan de una vez al cargar \
+             el modelo o al crear el contexto: lo que no cabe es la configuración completa, no un \
+             pico pasajero."
+        ),
+        fix,
+        GUIDE_ESTIMATOR,
+    );
+    r.add(
+        40,
+        CauseId::OtherProcess,
+        "Otro proceso puede estar ocupando la GPU",
+        "Otro programa (u otra instancia de llama.cpp u Ollama con un modelo ya cargado) reduce \
+         lo que queda libre."
+            .to_owned(),
+        "Comprueba con nvidia-smi qué ocupa la GPU; en Ollama, `ollama ps` muestra los modelos \
+         cargados y `ollama stop MODELO` los descarga."
+            .to_owned(),
+        GUIDE_OTHER_PROCESS,
+    );
+}
+
+pub(super) fn host(d: &Decoded, r: &mut Ranking) {
+    let asked = d
+        .requested_bytes
+        .map_or_else(String::new, |n| format!(" Se pidieron {}", b(n)));
+    let free = match (d.requested_bytes, d.free_bytes) {
+        (Some(_), Some(f)) => format!(" y había {} disponibles.", b(f)),
+        (Some(_), None) => ".".to_owned(),
+        _ => String::new(),
+    };
+    let backend = d.backend.as_deref().unwrap_or("CPU");
+    let (why, fix) = if backend.to_ascii_lowercase().ends_with("_host") {
+        (
+            "llama.cpp no pudo reservar memoria fijada (pinned) en la RAM del equipo para copiar \
+             datos a la GPU.",
+            "Libera RAM (cierra otros programas), añade swap, o desactiva la memoria fijada con \
+             GGML_CUDA_NO_PINNED=1; con mmap (el valor por defecto, sin --no-mmap) los pesos no \
+             ocupan RAM propia.",
+        )
+    } else if d.excerpt.to_ascii_lowercase().contains("system memory") {
+        (
+            "Ollama comprobó antes de cargar el modelo que la RAM libre del equipo no alcanza \
+             para la parte del modelo que no va a la GPU (o para todo, si no hay GPU).",
+            "Usa una cuantización o un modelo más pequeño (ollama pull con la etiqueta q4_K_M), \
+             cierra otros programas, baja num_ctx y OLLAMA_NUM_PARALLEL; si tienes GPU, comprueba \
+             con `ollama ps` que el modelo se está cargando en ella.",
+        )
+    } else {
+        (
+            "El mensaje es del asignador de CPU de PyTorch (DefaultCPUAllocator): lo que faltó \
+             es RAM del equipo. Suele pasar al cargar un modelo entero en la CPU antes de moverlo \
+             a la GPU, o con muchos procesos del DataLoader.",
+            "Carga el modelo directamente en la GPU o por partes (en Transformers, \
+             device_map=\"auto\" y low_cpu_mem_usage=True; pesos en safetensors, que se leen con \
+             mmap), baja num_workers del DataLoader, o añade swap o RAM.",
+        )
+    };
+    r.add(
+        90,
+        CauseId::CpuRam,
+        "Se agotó la RAM del sistema, no la memoria de la GPU",
+        format!("{why}{asked}{free}"),
+        fix.to_owned(),
+        GUIDE_STRATEGIES,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnosis::CauseId;
+    use crate::explain;
+
+    #[test]
+    fn ggml_fix_follows_the_buffer() {
+        let e = explain(
+            "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+        );
+        assert_eq!(e.diagnosis[0].id, CauseId::GgmlBuffer);
+        assert!(
+            e.diagnosis[0].fix.contains("--cache-type-k q8_0"),
+            "{}",
+            e.diagnosis[0].fix
+        );
+        let e = explain("alloc_tensor_range: failed to allocate CUDA0 buffer of size 10345254912");
+        assert!(
+            e.diagnosis[0]
+                .explanation
+                .contains("9,63 GiB en la GPU 0 para los pesos"),
+            "{}",
+            e.diagnosis[0].explanation
+        );
+        assert!(e.diagnosis[0].fix.contains("-ngl"));
+    }
+
+    #[test]
+    fn host_ram_cites_what_was_asked_and_available() {
+        let e = explain(
+            "Error: model requires more system memory (44.0 GiB) than is available (7.6 GiB)",
+        );
+        let c = &e.diagnosis[0];
+        assert_eq!(c.id, CauseId::CpuRam);
+        assert!(
+            c.explanation
+                .contains("Se pidieron 44,00 GiB y había 7,60 GiB disponibles."),
+            "{}",
+            c.explanation
+        );
+        assert!(c.fix.contains("OLLAMA_NUM_PARALLEL"));
+        let e = explain(
+            "DefaultCPUAllocator: not enough memory: you tried to allocate 34359738368 bytes.",
+        );
+        assert!(e.diagnosis[0].fix.contains("low_cpu_mem_usage=True"));
+        assert_eq!(e.diagnosis.len(), 1);
+    }
+}

@@ -1,0 +1,278 @@
+//! Out-of-memory messages of the runtimes outside PyTorch's allocator: llama.cpp's ggml
+//! backends (which Ollama, LM Studio and llama-cpp-python print too) and the host-RAM
+//! failures (PyTorch's CPU allocator, Ollama's system-memory check).
+//!
+//! Formats, from the sources:
+//! - ggml-cuda `ggml_backend_cuda_buffer_type_alloc_buffer`: `"%s: allocating %.2f MiB
+//!   on device %d: cudaMalloc failed: %s"`.
+//! - ggml-backend `alloc_tensor_range` (model weights) and ggml-alloc
+//!   `ggml_gallocr_reserve_n` (compute graph): `"%s: failed to allocate %s buffer of size
+//!   %zu"`, the buffer type's name (`CUDA0`, `CUDA_Host`, `Vulkan1`, `CPU`) and bytes.
+//! - llama.cpp: `unable to allocate CUDA0 buffer` (loading the model), `failed to allocate
+//!   buffer for kv cache`, `failed to allocate compute buffers`.
+//! - PyTorch `c10/core/impl/alloc_cpu.cpp`: `DefaultCPUAllocator: not enough memory: you
+//!   tried to allocate N bytes.` (older: `can't allocate memory: … Error code 12`).
+//! - Ollama `llm/server.go`: `model requires more system memory (X) than is available
+//!   (Y)`, sizes from `format.HumanBytes2` (binary units).
+
+use super::Span;
+use crate::model::{Decoded, Kind};
+use crate::scan::Text;
+use crate::size::SiPrefixes;
+
+/// The longest backend name read ("CUDA_Host", "Vulkan12", "ROCm0").
+const MAX_BACKEND: usize = 24;
+/// How far before its anchor a ggml line's head is searched (the function name and the
+/// size come first on the line, which a paste may have wrapped).
+const HEAD: usize = 160;
+
+/// Where the head of the anchor's line may start: [`HEAD`] bytes back, never before the
+/// previous message.
+fn head(span: Span) -> usize {
+    span.floor.max(span.hit.start.saturating_sub(HEAD))
+}
+
+/// "… allocating X MiB on device N: cudaMalloc failed: out of memory" (the anchor is the
+/// final "out of memory"; the numbers are before it on its line).
+pub(super) fn cuda_malloc_failed(t: &Text, span: Span) -> (Decoded, usize) {
+    let mut d = Decoded::new(Kind::GgmlOom);
+    let line = head(span);
+    if let Some((_, e)) = t.find(line, span.hit.start, b"allocating ") {
+        d.requested_bytes = t
+            .size_after(e, span.hit.start, SiPrefixes::Binary)
+            .map(|(v, _)| v);
+    }
+    if let Some((_, e)) = t.find(line, span.hit.start, b"on device ") {
+        d.gpu_index = t
+            .int_after(e, span.hit.start)
+            .and_then(|(n, _)| u32::try_from(n).ok());
+    }
+    d.backend = Some(
+        if t.find(line, span.hit.start, b"hipmalloc").is_some() {
+            "ROCm"
+        } else {
+            "CUDA"
+        }
+        .to_owned(),
+    );
+    (d, span.hit.end)
+}
+
+/// "failed to allocate CUDA0 buffer of size N", "unable to allocate CUDA0 buffer",
+/// "failed to allocate buffer for kv cache", "failed to allocate compute buffers".
+/// Anything else that fails to allocate is not a ggml message.
+pub(super) fn ggml_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let end = span.hit.end.saturating_add(80).min(span.end);
+    let at = t.skip_ws(span.hit.end, end);
+    // "buffer for kv cache" / "compute buffers": no backend named.
+    for (phrase, buffer) in [
+        (&b"buffer for kv cache"[..], "kv-cache"),
+        (b"compute buffers", "compute"),
+        (b"compute buffer", "compute"),
+    ] {
+        if let Some(e) = t.match_at(at, end, phrase) {
+            let mut d = Decoded::new(Kind::GgmlOom);
+            d.buffer = Some(buffer.to_owned());
+            return Some((d, e));
+        }
+    }
+    // "<backend> buffer": a name of letters, digits and '_' (a hard wrap may split it),
+    // then " buffer". A name starts with a letter ("Failed to allocate 3 buffers" has none).
+    if !t.at(at).is_some_and(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let mut backend = String::new();
+    let mut name_end = at;
+    while backend.len() <= MAX_BACKEND {
+        let v = if name_end > at {
+            t.visible(name_end)
+        } else {
+            name_end
+        };
+        // A wrap right before " buffer" loses its space when the paste is cleaned:
+        // "CUDA0\nbuffer" is the name, then the word.
+        if v != name_end && t.match_at(v, end, b"buffer").is_some() {
+            break;
+        }
+        match t.at(v) {
+            Some(b) if v < end && (b.is_ascii_alphanumeric() || b == b'_') => {
+                backend.push(char::from(b));
+                name_end = v + 1;
+            }
+            _ => break,
+        }
+    }
+    let after_name = t.match_at(name_end, end, b" buffer")?;
+    let host =
+        backend.eq_ignore_ascii_case("cpu") || backend.to_ascii_lowercase().ends_with("_host");
+    let mut d = Decoded::new(if host { Kind::HostOom } else { Kind::GgmlOom });
+    let mut consumed = after_name;
+    if let Some(e) = t.match_at(after_name, end, b" of size ")
+        && let Some((n, e)) = t.int_after(e, end)
+    {
+        d.requested_bytes = Some(n);
+        consumed = e;
+    }
+    d.gpu_index = device_index(&backend);
+    // Which buffer: the function that printed it, earlier on the line.
+    let line = head(span);
+    d.buffer = [
+        (&b"alloc_tensor_range"[..], "weights"),
+        (b"llama_model_load", "weights"),
+        (b"load_tensors", "weights"),
+        (b"ggml_gallocr_reserve", "compute"),
+        (b"kv_cache", "kv-cache"),
+    ]
+    .iter()
+    .find(|(f, _)| t.find(line, span.hit.start, f).is_some())
+    .map(|(_, b)| (*b).to_owned());
+    d.backend = Some(backend);
+    Some((d, consumed))
+}
+
+/// The device number at the end of a GPU backend's name ("CUDA1" → 1); none for host
+/// buffers.
+fn device_index(backend: &str) -> Option<u32> {
+    if backend.to_ascii_lowercase().ends_with("_host") {
+        return None;
+    }
+    let digits = backend.len() - backend.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    backend.get(backend.len() - digits..)?.parse().ok()
+}
+
+/// PyTorch's CPU allocator: "you tried to allocate N bytes".
+pub(super) fn default_cpu_allocator(t: &Text, span: Span) -> (Decoded, usize) {
+    let mut d = Decoded::new(Kind::HostOom);
+    let end = span.hit.end.saturating_add(200).min(span.end);
+    let mut consumed = span.hit.end;
+    if let Some((_, e)) = t.find(span.hit.end, end, b"tried to allocate")
+        && let Some((n, e)) = t.int_after(e, end)
+    {
+        d.requested_bytes = Some(n);
+        consumed = t.match_at(e, end, b" bytes").unwrap_or(e);
+        if let Some((_, e)) = t.find(consumed, end, b"(cannot allocate memory)") {
+            consumed = e;
+        }
+    } else {
+        d.truncated = true;
+    }
+    d.backend = Some("CPU".to_owned());
+    (d, consumed)
+}
+
+/// Ollama: "model requires more system memory (X) than is available (Y)".
+pub(super) fn ollama_system_memory(t: &Text, span: Span) -> (Decoded, usize) {
+    let mut d = Decoded::new(Kind::HostOom);
+    let end = span.hit.end.saturating_add(120).min(span.end);
+    let mut consumed = span.hit.end;
+    let at = t.skip_ws(span.hit.end, end);
+    if let Some(e) = t.match_at(at, end, b"(")
+        && let Some((v, e)) = t.size_after(e, end, SiPrefixes::Binary)
+    {
+        d.requested_bytes = Some(v);
+        consumed = e;
+    }
+    if let Some((_, e)) = t.find(consumed, end, b"than is available~(")
+        && let Some((v, e)) = t.size_after(e, end, SiPrefixes::Binary)
+    {
+        d.free_bytes = Some(v);
+        consumed = t.match_at(e, end, b")").unwrap_or(e);
+    }
+    d.backend = Some("CPU".to_owned());
+    (d, consumed)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::message::find_all;
+    use crate::model::Kind;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn ggml_cuda_malloc_names_size_and_device() {
+        let m = &find_all(
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: \
+             cudaMalloc failed: out of memory\n\
+             alloc_tensor_range: failed to allocate CUDA1 buffer of size 10345254912\n\
+             llama_model_load: error loading model: unable to allocate CUDA1 buffer",
+        )
+        .messages;
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert_eq!(m[0].kind, Kind::GgmlOom);
+        assert_eq!(m[0].requested_bytes, Some(9866 * MIB));
+        assert_eq!(m[0].gpu_index, Some(1));
+        assert_eq!(m[1].requested_bytes, Some(10_345_254_912));
+        assert_eq!(m[1].backend.as_deref(), Some("CUDA1"));
+        assert_eq!(m[1].buffer.as_deref(), Some("weights"));
+        assert_eq!(m[2].gpu_index, Some(1));
+        assert_eq!(m[2].requested_bytes, None);
+    }
+
+    #[test]
+    fn ggml_buffers_by_purpose_and_host_buffers() {
+        let m =
+            &find_all("ggml_gallocr_reserve_n: failed to allocate ROCm0 buffer of size 2147483648")
+                .messages[0];
+        assert_eq!(
+            (m.kind, m.buffer.as_deref(), m.gpu_index),
+            (Kind::GgmlOom, Some("compute"), Some(0))
+        );
+        let m = &find_all("llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache").messages[0];
+        assert_eq!(
+            (m.kind, m.buffer.as_deref()),
+            (Kind::GgmlOom, Some("kv-cache"))
+        );
+        let m =
+            &find_all("alloc_tensor_range: failed to allocate CUDA_Host buffer of size 4294967296")
+                .messages[0];
+        assert_eq!((m.kind, m.gpu_index), (Kind::HostOom, None));
+        assert_eq!(m.requested_bytes, Some(4 << 30));
+    }
+
+    #[test]
+    fn other_failures_to_allocate_are_not_ggml() {
+        for text in [
+            "failed to allocate memory for the page table",
+            "unable to allocate a new session",
+            "Failed to allocate 3 buffers",
+        ] {
+            assert!(find_all(text).messages.is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn host_ram_messages() {
+        let m = &find_all(
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not \
+             enough memory: you tried to allocate 34359738368 bytes.",
+        )
+        .messages;
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(
+            (m[0].kind, m[0].requested_bytes),
+            (Kind::HostOom, Some(32 << 30))
+        );
+        let m = &find_all(
+            "RuntimeError: [enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: can't \
+             allocate memory: you tried to allocate 1073741824 bytes. Error code 12 (Cannot \
+             allocate memory)",
+        )
+        .messages;
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(m[0].requested_bytes, Some(1 << 30));
+        assert!(
+            m[0].excerpt.ends_with("(Cannot allocate memory)"),
+            "{}",
+            m[0].excerpt
+        );
+        let m = &find_all(
+            "Error: model requires more system memory (44.0 GiB) than is available (7.6 GiB)",
+        )
+        .messages[0];
+        assert_eq!(m.kind, Kind::HostOom);
+        assert_eq!(m.requested_bytes, Some(44 << 30));
+        assert_eq!(m.free_bytes, Some(8_160_437_862));
+    }
+}
