@@ -69,10 +69,17 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   assert.match(await box.locator(".oom-cause").first().innerText(), /-ngl/);
   await screenshot(page, "explicador-llamacpp");
 
-  await box.locator("textarea[name=oom]").fill("Error: model requires more system memory (44.0 GiB) than is available (7.6 GiB)");
+  // Opened from a file, the text replaces what the box showed.
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const log = join(mkdtempSync(join(tmpdir(), "vramlab-ollama-")), "ollama.log");
+  writeFileSync(log, "Error: model requires more system memory (44.0 GiB) than is available (7.6 GiB)\n");
+  await box.locator("input[name=oom-archivo]").setInputFiles(log);
   await box.locator(".oom-kind", { hasText: "RAM del equipo" }).waitFor();
   assert.match(await box.locator(".oom-numbers").innerText(), /RAM disponible\s+7,60 GiB/);
   assert.match(await box.locator(".oom-cause").first().innerText(), /OLLAMA_NUM_PARALLEL/);
+  assert.match(await box.locator("textarea[name=oom]").inputValue(), /^Error: model requires more system memory/);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -163,7 +163,7 @@ mod tests {
         assert!(
             e.diagnosis[0]
                 .explanation
-                .starts_with("No reconozco este mensaje")
+                .starts_with("No encontré ningún error de memoria")
         );
     }
 

@@ -69,7 +69,7 @@ pub(super) fn reduce_fix() -> String {
      gradientes para conservar el lote efectivo), secuencias más cortas, pesos en bf16 o \
      cuantizados a 8 o 4 bits, gradient checkpointing, un optimizador de 8 bits, LoRA o QLoRA \
      en lugar de un ajuste completo, o repartir el modelo entre varias GPU (FSDP, ZeRO). El \
-     estimador (/estimador/) calcula qué cabe antes de probar."
+     estimador de VRAM de la guía calcula qué cabe antes de probar."
         .to_owned()
 }
 

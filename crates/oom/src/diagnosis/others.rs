@@ -275,8 +275,8 @@ pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
         );
     }
     let mut why = String::from(
-        "No reconozco este mensaje: no encontré ningún error de memoria de GPU conocido \
-         (PyTorch con CUDA, ROCm, MPS o XPU; CUDA, cuBLAS, cuDNN; vLLM) ni una tabla de \
+        "No encontré ningún error de memoria conocido (PyTorch con CUDA, ROCm, MPS, XPU o \
+         NPU; CUDA, cuBLAS, cuDNN; vLLM; llama.cpp y Ollama; RAM del equipo) ni una tabla de \
          torch.cuda.memory_summary().",
     );
     if has(b"resource_exhausted") || has(b"resourceexhaustederror") {
@@ -293,7 +293,7 @@ pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
     r.add(
         if r.has(CauseId::CpuRam) { 20 } else { 50 },
         CauseId::Unrecognized,
-        "No reconozco este mensaje",
+        "Falta el mensaje de error",
         why,
         "Pega el error completo, desde la línea «Traceback» hasta el final (la última línea es \
          la que importa), o la salida de print(torch.cuda.memory_summary()) justo después del \

@@ -53,8 +53,8 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
         "Otro programa (u otra instancia de llama.cpp u Ollama con un modelo ya cargado) reduce \
          lo que queda libre."
             .to_owned(),
-        "Comprueba con nvidia-smi qué ocupa la GPU; en Ollama, `ollama ps` muestra los modelos \
-         cargados y `ollama stop MODELO` los descarga."
+        "Comprueba con nvidia-smi qué ocupa la GPU; en Ollama, «ollama ps» muestra los modelos \
+         cargados y «ollama stop MODELO» los descarga."
             .to_owned(),
         GUIDE_OTHER_PROCESS,
     );
@@ -84,7 +84,7 @@ pub(super) fn host(d: &Decoded, r: &mut Ranking) {
              para la parte del modelo que no va a la GPU (o para todo, si no hay GPU).",
             "Usa una cuantización o un modelo más pequeño (ollama pull con la etiqueta q4_K_M), \
              cierra otros programas, baja num_ctx y OLLAMA_NUM_PARALLEL; si tienes GPU, comprueba \
-             con `ollama ps` que el modelo se está cargando en ella.",
+             con «ollama ps» que el modelo se está cargando en ella.",
         )
     } else {
         (

@@ -141,14 +141,10 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
         };
         view! { <p class="calc-hint">{text}</p> }
     });
-    let others = (!e.messages.is_empty()).then(|| {
-        view! { <p class="calc-hint">{format!("Hay {} mensajes más en el texto; se explica el más completo.", e.messages.len())}</p> }
-    });
     view! {
         <p class="oom-kind" data-kind=format!("{:?}", d.kind)><strong>{Kind::title(d.kind)}</strong></p>
         {era}
         {truncated}
-        {others}
         {has_numbers.then(|| view! {
             <table class="calc-table oom-numbers"><caption>"Las cifras del mensaje"</caption><tbody>{table}</tbody></table>
         })}
@@ -185,6 +181,8 @@ pub fn OomExplainer(
             <p class="calc-hint">"Pega el error completo (con el traceback si quieres), un registro o la salida de torch.cuda.memory_summary(). Se analiza en tu navegador; no se envía a ningún sitio."</p>
             <label><span>"Mensaje de error o memory_summary"</span>
                 <textarea name="oom" rows="7" spellcheck="false"
+                    // An opened file replaces what the box shows, not only what is explained.
+                    prop:value=move || text.get()
                     on:input=move |ev| {
                         let t = event_target_value(&ev);
                         if t.len() > MAX_TEXT_BYTES {
