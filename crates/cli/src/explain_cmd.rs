@@ -55,11 +55,17 @@ fn human(e: &Explanation) -> String {
     if d.truncated {
         out.push_str("Aviso: el texto parece cortado; lo que falta no es cero, es desconocido.\n");
     }
-    let numbers = match d.kind {
+    let mut numbers = match d.kind {
         Kind::MemorySummary => summary_table(d),
         Kind::VllmKvCache => kv_cache(d),
         _ => message_numbers(d),
     };
+    if let Some(m) = &d.vllm_memory {
+        numbers.push_str("Reparto de vLLM al arrancar\n");
+        for (label, value) in oom::format::vllm_rows(m) {
+            numbers.push_str(&format!("  {label}: {value}\n"));
+        }
+    }
     if !numbers.is_empty() {
         out.push('\n');
         out.push_str(&numbers);

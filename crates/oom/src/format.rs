@@ -28,6 +28,44 @@ pub fn buffer_purpose(buffer: &str) -> &'static str {
     }
 }
 
+/// vLLM's start-up report as (label, value) rows, for the page and the CLI.
+pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let bytes = [
+        ("Memoria total de la GPU (según vLLM)", m.total_gpu_bytes),
+        (
+            "Para esta instancia (gpu_memory_utilization)",
+            m.budget_bytes,
+        ),
+        ("Pesos", m.weights_bytes),
+        (
+            "Activaciones (pico de la pasada de prueba)",
+            m.activation_peak_bytes,
+        ),
+        ("Fuera de PyTorch", m.non_torch_bytes),
+        ("Todo menos la caché KV", m.non_kv_bytes),
+        ("Caché KV", m.kv_cache_bytes),
+    ];
+    for (label, v) in bytes {
+        if let Some(v) = v {
+            out.push((label, both(v)));
+        }
+    }
+    if let Some(p) = m.utilization_percent {
+        out.push(("gpu_memory_utilization", format!("{p}\u{a0}%")));
+    }
+    if let Some(t) = m.kv_cache_tokens {
+        out.push(("Tokens en la caché KV", count(t)));
+    }
+    if let (Some(t), Some(x)) = (m.concurrency_tokens, m.concurrency_x100) {
+        out.push((
+            "Peticiones completas a la vez",
+            format!("{},{:02} (de {} tokens)", x / 100, x % 100, count(t)),
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

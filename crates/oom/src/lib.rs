@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{Cause, CauseId, Diagnosis, diagnose};
 pub use message::MAX_MESSAGES;
-pub use model::{Allocator, Decoded, Era, Kind, KvCacheShortfall, ProcessUse};
+pub use model::{Allocator, Decoded, Era, Kind, KvCacheShortfall, ProcessUse, VllmMemory};
 pub use size::{SiPrefixes, SizeError, parse_size, parse_size_as};
 pub use summary::{Cells, Metric, RowUnit, SummaryRow, SummaryTable};
 
@@ -62,7 +62,7 @@ pub struct Explanation {
 pub fn explain(text: &str) -> Explanation {
     let cleaned = clean::clean(text);
     let found = message::find_all(&cleaned);
-    let mut messages = found.messages;
+    let mut messages = merge_vllm_reports(found.messages);
     let Some(best) = best_index(&messages) else {
         let Diagnosis { causes, notes } = diagnosis::unrecognized(&cleaned);
         let mut primary = Decoded::new(Kind::Unknown);
@@ -76,6 +76,7 @@ pub fn explain(text: &str) -> Explanation {
     };
     let mut primary = messages.remove(best);
     ggml_buffer_from_caller(&mut primary, messages.get(best..).unwrap_or_default());
+    vllm_report_for_error(&mut primary, &messages);
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
         notes.push(format!(
@@ -108,6 +109,7 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
     let rank = |d: &Decoded| match d.kind {
         Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::MpsOom | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
+        Kind::VllmProfile => 0,
         Kind::GgmlOom | Kind::HostOom => 2,
         Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
         Kind::Unknown => 0,
@@ -120,6 +122,45 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
         }
     }
     best.map(|(i, _)| i)
+}
+
+/// vLLM logs its start-up report over several lines, some of which open a message of
+/// their own ("Available KV cache memory: …" after "Memory profiling takes …"): each run
+/// of report messages becomes one, with every number any of them gave.
+fn merge_vllm_reports(messages: Vec<Decoded>) -> Vec<Decoded> {
+    let mut out: Vec<Decoded> = Vec::with_capacity(messages.len());
+    for m in messages {
+        if m.kind == Kind::VllmProfile
+            && let Some(last) = out.last_mut()
+            && last.kind == Kind::VllmProfile
+            && let (Some(into), Some(from)) = (last.vllm_memory.as_mut(), m.vllm_memory.as_ref())
+        {
+            // A second worker's report (tensor parallelism) starts over: keep it apart.
+            let repeats = from.weights_bytes.is_some() && into.weights_bytes.is_some();
+            if !repeats {
+                into.fill_from(from);
+                if last.excerpt.len() < 4000 {
+                    last.excerpt.push('\n');
+                    last.excerpt.push_str(&m.excerpt);
+                }
+                continue;
+            }
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// A vLLM error explains itself better with the start-up report printed before it.
+fn vllm_report_for_error(primary: &mut Decoded, others: &[Decoded]) {
+    if primary.kind != Kind::VllmKvCache || primary.vllm_memory.is_some() {
+        return;
+    }
+    primary.vllm_memory = others
+        .iter()
+        .rev()
+        .find(|m| m.kind == Kind::VllmProfile)
+        .and_then(|m| m.vllm_memory.clone());
 }
 
 /// ggml prints a failed allocation twice: the backend's line ("allocating 9866.00 MiB on

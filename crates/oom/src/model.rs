@@ -32,6 +32,9 @@ pub enum Kind {
     CudnnOom,
     /// vLLM cannot fit one request of `max_model_len` tokens in its KV cache.
     VllmKvCache,
+    /// vLLM's start-up memory report ("Memory profiling takes …", "Available KV cache
+    /// memory: …"): not an error, the numbers behind one.
+    VllmProfile,
     /// llama.cpp's ggml backends (also inside Ollama, LM Studio, llama-cpp-python) could
     /// not allocate a device buffer.
     GgmlOom,
@@ -55,6 +58,7 @@ impl Kind {
             Kind::CublasOom => "cuBLAS no pudo reservar memoria",
             Kind::CudnnOom => "cuDNN no pudo reservar su espacio de trabajo",
             Kind::VllmKvCache => "vLLM: la caché KV no alcanza para una petición",
+            Kind::VllmProfile => "vLLM: reparto de la memoria al arrancar",
             Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
             Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
             Kind::Unknown => "No reconozco este texto",
@@ -113,6 +117,75 @@ pub struct KvCacheShortfall {
     pub estimated_max_len: Option<u64>,
 }
 
+/// vLLM's start-up memory report, as its worker logs it (`gpu_worker.py`,
+/// `kv_cache_utils.py`). Sizes are vLLM's `GiB` (2^30 bytes, two decimals).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VllmMemory {
+    /// "total_gpu_memory (79.11GiB)".
+    pub total_gpu_bytes: Option<u64>,
+    /// "gpu_memory_utilization (0.90)", in percent.
+    pub utilization_percent: Option<u32>,
+    /// "= 71.20GiB": what this instance may use.
+    pub budget_bytes: Option<u64>,
+    /// "model weights take" / "weights memory:".
+    pub weights_bytes: Option<u64>,
+    /// "non_torch_memory takes" / "non-torch forward increase memory:".
+    pub non_torch_bytes: Option<u64>,
+    /// "PyTorch activation peak memory takes" / "torch peak memory increase:".
+    pub activation_peak_bytes: Option<u64>,
+    /// "Total non KV cache memory:" (vLLM ≥ 0.9).
+    pub non_kv_bytes: Option<u64>,
+    /// "the rest of the memory reserved for KV Cache is" / "Available KV cache memory:".
+    pub kv_cache_bytes: Option<u64>,
+    /// "GPU KV cache size: N tokens".
+    pub kv_cache_tokens: Option<u64>,
+    /// "Maximum concurrency for T tokens per request": T.
+    pub concurrency_tokens: Option<u64>,
+    /// "… : 13.64x", in hundredths (1364).
+    pub concurrency_x100: Option<u64>,
+}
+
+impl VllmMemory {
+    /// Fills what this report lacks from `other` (the report is spread over lines).
+    pub(crate) fn fill_from(&mut self, other: &VllmMemory) {
+        macro_rules! fill {
+            ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = other.$f; } )* };
+        }
+        fill!(
+            total_gpu_bytes,
+            utilization_percent,
+            budget_bytes,
+            weights_bytes,
+            non_torch_bytes,
+            activation_peak_bytes,
+            non_kv_bytes,
+            kv_cache_bytes,
+            kv_cache_tokens,
+            concurrency_tokens,
+            concurrency_x100
+        );
+    }
+
+    fn count(&self) -> usize {
+        [
+            self.total_gpu_bytes,
+            self.utilization_percent.map(u64::from),
+            self.budget_bytes,
+            self.weights_bytes,
+            self.non_torch_bytes,
+            self.activation_peak_bytes,
+            self.non_kv_bytes,
+            self.kv_cache_bytes,
+            self.kv_cache_tokens,
+            self.concurrency_tokens,
+            self.concurrency_x100,
+        ]
+        .iter()
+        .flatten()
+        .count()
+    }
+}
+
 /// One message (or table) decoded. See the module documentation for the rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decoded {
@@ -148,6 +221,9 @@ pub struct Decoded {
     pub pool: Option<String>,
     /// vLLM's KV-cache check.
     pub kv_cache: Option<KvCacheShortfall>,
+    /// vLLM's start-up memory report (its own message, or merged into a vLLM error of
+    /// the same paste).
+    pub vllm_memory: Option<VllmMemory>,
     /// ggml: the backend buffer type that failed, as printed ("CUDA0", "CUDA_Host",
     /// "Vulkan0", "CPU").
     pub backend: Option<String>,
@@ -194,6 +270,7 @@ impl Decoded {
             other_processes: Vec::new(),
             pool: None,
             kv_cache: None,
+            vllm_memory: None,
             backend: None,
             buffer: None,
             peak_allocated_bytes: None,
@@ -242,6 +319,7 @@ impl Decoded {
         .flatten()
         .count()
             + kv
+            + self.vllm_memory.as_ref().map_or(0, VllmMemory::count)
             + self.other_processes.len()
     }
 

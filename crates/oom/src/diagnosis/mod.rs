@@ -179,6 +179,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::DriverOom => others::driver(d, &mut r),
         Kind::CublasOom | Kind::CudnnOom => others::library(d, &mut r),
         Kind::VllmKvCache => others::vllm(d, &mut r),
+        Kind::VllmProfile => runtimes::vllm_report(d, &mut r),
         Kind::GgmlOom => runtimes::ggml(d, &mut r),
         Kind::HostOom => runtimes::host(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),

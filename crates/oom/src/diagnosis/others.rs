@@ -187,17 +187,29 @@ pub(super) fn vllm(d: &Decoded, r: &mut Ranking) {
                     para vLLM); --kv-cache-dtype fp8 reduce la caché a la mitad; reparte entre \
                     GPU con --tensor-parallel-size; pesos cuantizados dejan más sitio a la caché; \
                     --enforce-eager ahorra la memoria de los CUDA Graphs.";
+    // The start-up report printed before the error, when the paste has it.
+    let report = d.vllm_memory.as_ref();
+    let report_why = report
+        .and_then(super::runtimes::vllm_report_sentence)
+        .map_or_else(String::new, |s| format!(" {s}"));
+    let report_fix = if report.is_some_and(super::runtimes::activations_dominate) {
+        super::runtimes::FIX_ACTIVATIONS
+    } else {
+        ""
+    };
     let Some(kv) = &d.kv_cache else {
         r.add(
             90,
             CauseId::KvCacheBudget,
             "No queda memoria para la caché KV de vLLM",
-            "vLLM carga los pesos, mide el pico de activaciones y dedica a la caché KV lo que \
-             queda hasta gpu_memory_utilization. Aquí no quedó nada: ni un bloque de caché."
-                .to_owned(),
             format!(
-                "Usa un modelo más pequeño o cuantizado, o más GPU; además, {fix_tail} Bajar \
-                 --max-num-batched-tokens reduce el pico de activaciones medido."
+                "vLLM carga los pesos, mide el pico de activaciones y dedica a la caché KV lo \
+                 que queda hasta gpu_memory_utilization. Aquí no quedó nada: ni un bloque de \
+                 caché.{report_why}"
+            ),
+            format!(
+                "{report_fix}Usa un modelo más pequeño o cuantizado, o más GPU; además, {fix_tail} \
+                 Bajar --max-num-batched-tokens reduce el pico de activaciones medido."
             ),
             GUIDE_ESTIMATOR,
         );
@@ -235,6 +247,7 @@ pub(super) fn vllm(d: &Decoded, r: &mut Ranking) {
             }
         }
     }
+    why.push_str(&report_why);
     let first = match suggested {
         Some(m) => format!(
             "Si no necesitas todo el contexto, arranca con --max-model-len {m} (o menos); si lo \
@@ -249,7 +262,7 @@ pub(super) fn vllm(d: &Decoded, r: &mut Ranking) {
         CauseId::KvCacheBudget,
         "La caché KV de vLLM no admite ni una petición completa",
         why,
-        format!("{first}{fix_tail}"),
+        format!("{report_fix}{first}{fix_tail}"),
         GUIDE_ESTIMATOR,
     );
 }

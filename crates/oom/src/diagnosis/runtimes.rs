@@ -2,8 +2,8 @@
 //! the flag to change, and the numbers the message printed are cited.
 
 use super::{CauseId, GUIDE_ESTIMATOR, GUIDE_OTHER_PROCESS, GUIDE_STRATEGIES, Ranking};
-use crate::format::binary as b;
-use crate::model::Decoded;
+use crate::format::{binary as b, count};
+use crate::model::{Decoded, VllmMemory};
 
 /// What to change in llama.cpp (and Ollama) for each buffer.
 const FIX_WEIGHTS: &str = "Pon menos capas en la GPU (llama.cpp: -ngl / --n-gpu-layers con un número menor; \
@@ -57,6 +57,93 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
          cargados y «ollama stop MODELO» los descarga."
             .to_owned(),
         GUIDE_OTHER_PROCESS,
+    );
+}
+
+/// vLLM's start-up report in one Spanish sentence, with every number it gave.
+pub(super) fn vllm_report_sentence(m: &VllmMemory) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(w) = m.weights_bytes {
+        parts.push(format!("{} de pesos", b(w)));
+    }
+    if let Some(a) = m.activation_peak_bytes {
+        parts.push(format!(
+            "{} de activaciones (el pico de una pasada de prueba con --max-num-batched-tokens)",
+            b(a)
+        ));
+    }
+    if let Some(n) = m.non_torch_bytes {
+        parts.push(format!(
+            "{} fuera de PyTorch (NCCL, cuBLAS, el contexto)",
+            b(n)
+        ));
+    }
+    if let Some(k) = m.kv_cache_bytes {
+        let tokens = m
+            .kv_cache_tokens
+            .map_or_else(String::new, |t| format!(", {} tokens", count(t)));
+        parts.push(format!("{} para la caché KV{tokens}", b(k)));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let budget = match (m.budget_bytes, m.utilization_percent, m.total_gpu_bytes) {
+        (Some(budget), Some(pct), Some(total)) => {
+            format!(" {} (el {pct} % de {})", b(budget), b(total))
+        }
+        (Some(budget), _, _) => format!(" {}", b(budget)),
+        _ => String::new(),
+    };
+    let last = parts.pop().unwrap_or_default();
+    let list = if parts.is_empty() {
+        last
+    } else {
+        format!("{} y {last}", parts.join(", "))
+    };
+    let mut out = format!("Al arrancar, vLLM repartió{budget}: {list}.");
+    if let (Some(t), Some(x)) = (m.concurrency_tokens, m.concurrency_x100) {
+        out.push_str(&format!(
+            " Caben {},{:02} peticiones de {} tokens a la vez.",
+            x / 100,
+            x % 100,
+            count(t)
+        ));
+    }
+    Some(out)
+}
+
+/// Whether the profile's activation peak, not the weights, squeezed the KV cache: it
+/// is larger than what was left for the cache.
+pub(super) fn activations_dominate(m: &VllmMemory) -> bool {
+    matches!((m.activation_peak_bytes, m.kv_cache_bytes), (Some(a), Some(k)) if a > k)
+}
+
+pub(super) const FIX_ACTIVATIONS: &str = "Las activaciones de la pasada de prueba ocupan más que la caché: baja \
+     --max-num-batched-tokens (por ejemplo a 8192 o 4096) y --max-num-seqs, que fijan su \
+     tamaño. ";
+
+/// A report with no error after it: how the memory was shared.
+pub(super) fn vllm_report(d: &Decoded, r: &mut Ranking) {
+    let Some(m) = &d.vllm_memory else { return };
+    let why = vllm_report_sentence(m).unwrap_or_else(|| {
+        "El registro de arranque de vLLM no trae cifras que pueda leer.".to_owned()
+    });
+    let first = if activations_dominate(m) {
+        FIX_ACTIVATIONS
+    } else {
+        ""
+    };
+    r.add(
+        40,
+        CauseId::KvCacheBudget,
+        "Cómo repartió vLLM la memoria al arrancar",
+        why,
+        format!(
+            "{first}Para más caché (más peticiones a la vez o contextos más largos): sube \
+             --gpu-memory-utilization si la GPU es solo para vLLM, usa --kv-cache-dtype fp8, \
+             pesos cuantizados o --tensor-parallel-size; para menos, baja --max-model-len."
+        ),
+        GUIDE_ESTIMATOR,
     );
 }
 

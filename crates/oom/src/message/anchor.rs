@@ -34,6 +34,9 @@ pub(crate) enum Anchor {
     FailedToAllocate,
     /// llama.cpp: "unable to allocate CUDA0 buffer" (only when a buffer follows).
     UnableToAllocate,
+    /// vLLM's start-up report: "Memory profiling takes", "Available KV cache memory:",
+    /// "GPU KV cache size:".
+    VllmReport,
 }
 
 const ANCHORS: &[(&[u8], Anchor)] = &[
@@ -62,6 +65,9 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     ),
     (b"failed to allocate ", Anchor::FailedToAllocate),
     (b"unable to allocate ", Anchor::UnableToAllocate),
+    (b"memory profiling takes", Anchor::VllmReport),
+    (b"available kv cache memory:", Anchor::VllmReport),
+    (b"gpu kv cache size:", Anchor::VllmReport),
 ];
 
 /// An anchor found at `start..end`.

@@ -14,6 +14,7 @@ mod allocator;
 mod anchor;
 mod others;
 mod runtimes;
+mod vllm_report;
 
 use crate::model::{Decoded, Kind};
 use crate::scan::Text;
@@ -115,6 +116,7 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::DefaultCpuAllocator => runtimes::default_cpu_allocator(t, span),
         Anchor::OllamaSystemMemory => runtimes::ollama_system_memory(t, span),
         Anchor::FailedToAllocate | Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
+        Anchor::VllmReport => vllm_report::report(t, span),
     };
     if d.exception.is_none() {
         d.exception = exception_name(t, span);

@@ -69,6 +69,9 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
     if let Some(i) = d.gpu_index {
         out.push(("GPU", i.to_string()));
     }
+    if let Some(m) = &d.vllm_memory {
+        out.extend(oom::format::vllm_rows(m));
+    }
     if let Some(b) = &d.backend {
         out.push(("Dispositivo del búfer", b.clone()));
     }

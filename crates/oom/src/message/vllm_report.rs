@@ -1,0 +1,202 @@
+//! vLLM's start-up memory report: the numbers behind "No available memory for the cache
+//! blocks" and the max-seq-len refusal, and what a server that started is working with.
+//!
+//! Wordings, from vLLM's worker (`Worker.determine_num_available_blocks`, then
+//! `gpu_worker.py`) and `kv_cache_utils.py`:
+//! - 0.6–0.8: `Memory profiling takes S seconds` / `the current vLLM instance can use
+//!   total_gpu_memory (79.11GiB) x gpu_memory_utilization (0.90) = 71.20GiB` / `model
+//!   weights take 14.99GiB; non_torch_memory takes 0.35GiB; PyTorch activation peak
+//!   memory takes 1.24GiB; the rest of the memory reserved for KV Cache is 54.62GiB.`
+//! - 0.9 and later: `Memory profiling takes S seconds. Total non KV cache memory: 16.51GiB;
+//!   torch peak memory increase: 1.21GiB; non-torch forward increase memory: 0.21GiB;
+//!   weights memory: 14.99GiB.` / `Available KV cache memory: 55.05 GiB` / `GPU KV cache
+//!   size: 447,088 tokens` / `Maximum concurrency for 32,768 tokens per request: 13.64x`.
+//!
+//! Sizes are `x / GiB_bytes` printed with two decimals: binary units.
+
+use super::Span;
+use crate::model::{Decoded, Kind, VllmMemory};
+use crate::scan::Text;
+use crate::size::SiPrefixes;
+
+/// How far after its anchor a report's fields are searched.
+const REACH: usize = 1200;
+
+pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
+    const SI: SiPrefixes = SiPrefixes::Binary;
+    let (from, end) = (
+        span.hit.start,
+        span.hit.start.saturating_add(REACH).min(span.end),
+    );
+    let mut consumed = span.hit.end;
+    let mut m = VllmMemory::default();
+    let mut size = |phrase: &[u8]| -> Option<u64> {
+        let (_, e) = t.find(from, end, phrase)?;
+        let (v, e) = t.size_after(e, end, SI)?;
+        consumed = consumed.max(e);
+        Some(v)
+    };
+    m.total_gpu_bytes = size(b"total_gpu_memory~(");
+    m.weights_bytes = size(b"model weights take").or_else(|| size(b"weights memory:"));
+    m.non_torch_bytes =
+        size(b"non_torch_memory takes").or_else(|| size(b"non-torch forward increase memory:"));
+    m.activation_peak_bytes = size(b"pytorch activation peak memory takes")
+        .or_else(|| size(b"torch peak memory increase:"));
+    m.non_kv_bytes = size(b"total non kv cache memory:");
+    m.kv_cache_bytes =
+        size(b"reserved for kv cache is").or_else(|| size(b"available kv cache memory:"));
+    if let Some((_, e)) = t.find(from, end, b"gpu_memory_utilization~(")
+        && let Some((pct, e)) = hundredths(t, e, end)
+    {
+        m.utilization_percent = u32::try_from(pct).ok();
+        consumed = consumed.max(e);
+        if let Some(e) = t.match_at(t.skip_ws(e, end), end, b")~=")
+            && let Some((v, e)) = t.size_after(e, end, SI)
+        {
+            m.budget_bytes = Some(v);
+            consumed = consumed.max(e);
+        }
+    }
+    if let Some((_, e)) = t.find(from, end, b"gpu kv cache size:")
+        && let Some((n, e)) = grouped_int(t, e, end)
+    {
+        m.kv_cache_tokens = Some(n);
+        consumed = consumed.max(t.match_at(e, end, b" tokens").unwrap_or(e));
+    }
+    if let Some((_, e)) = t.find(from, end, b"maximum concurrency for")
+        && let Some((n, e)) = grouped_int(t, e, end)
+    {
+        m.concurrency_tokens = Some(n);
+        consumed = consumed.max(e);
+        if let Some(e) = t.match_at(e, end, b" tokens per request:")
+            && let Some((x, e)) = hundredths(t, e, end)
+        {
+            m.concurrency_x100 = Some(x);
+            consumed = consumed.max(t.match_at(e, end, b"x").unwrap_or(e));
+        }
+    }
+    let mut d = Decoded::new(Kind::VllmProfile);
+    d.vllm_memory = Some(m);
+    (d, consumed)
+}
+
+/// A decimal integer that may group thousands with commas ("447,088").
+fn grouped_int(t: &Text, i: usize, end: usize) -> Option<(u64, usize)> {
+    let (mut value, mut j) = t.int_after(i, end)?;
+    while t.at(j) == Some(b',') && j < end && t.at(j + 1).is_some_and(|b| b.is_ascii_digit()) {
+        let (group, e) = t.int_after(j + 1, end)?;
+        if e - (j + 1) != 3 {
+            break;
+        }
+        value = value.checked_mul(1000)?.checked_add(group)?;
+        j = e;
+    }
+    Some((value, j))
+}
+
+/// "0.90" or "13.64" in hundredths (90, 1364); one decimal counts as tenths.
+fn hundredths(t: &Text, i: usize, end: usize) -> Option<(u64, usize)> {
+    let (whole, j) = t.int_after(i, end)?;
+    let whole = whole.checked_mul(100)?;
+    if t.at(j) != Some(b'.') || j + 1 >= end {
+        return Some((whole, j));
+    }
+    let start = j + 1;
+    let mut frac = 0u64;
+    let mut k = start;
+    while k < end && k - start < 2 && t.at(k).is_some_and(|b| b.is_ascii_digit()) {
+        frac = frac * 10 + u64::from(t.at(k).unwrap_or(b'0') - b'0');
+        k += 1;
+    }
+    let frac = match k - start {
+        0 => return Some((whole, j)),
+        1 => frac * 10,
+        _ => frac,
+    };
+    // Further decimals are skipped, not rounded (vLLM prints two).
+    while k < end && t.at(k).is_some_and(|b| b.is_ascii_digit()) {
+        k += 1;
+    }
+    Some((whole.checked_add(frac)?, k))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::explain;
+    use crate::model::Kind;
+
+    const GIB: f64 = (1u64 << 30) as f64;
+    fn gib(x: f64) -> u64 {
+        (x * GIB).round() as u64
+    }
+
+    #[test]
+    fn old_report_every_number() {
+        let e = explain(
+            "INFO 03-14 09:13:07 [gpu_worker.py:227] Memory profiling takes 11.85 seconds\n\
+             the current vLLM instance can use total_gpu_memory (79.11GiB) x gpu_memory_utilization (0.90) = 71.20GiB\n\
+             model weights take 14.99GiB; non_torch_memory takes 0.35GiB; PyTorch activation peak memory takes 1.24GiB;\n\
+             the rest of the memory reserved for KV Cache is 54.62GiB.\n\
+             INFO 03-14 09:13:08 [kv_cache_utils.py:566] GPU KV cache size: 447,088 tokens\n\
+             INFO 03-14 09:13:08 [kv_cache_utils.py:570] Maximum concurrency for 32,768 tokens per request: 13.64x",
+        );
+        assert_eq!(e.primary.kind, Kind::VllmProfile);
+        let m = e.primary.vllm_memory.unwrap();
+        assert_eq!(m.total_gpu_bytes, Some(gib(79.11)));
+        assert_eq!(m.utilization_percent, Some(90));
+        assert_eq!(m.budget_bytes, Some(gib(71.20)));
+        assert_eq!(m.weights_bytes, Some(gib(14.99)));
+        assert_eq!(m.non_torch_bytes, Some(gib(0.35)));
+        assert_eq!(m.activation_peak_bytes, Some(gib(1.24)));
+        assert_eq!(m.kv_cache_bytes, Some(gib(54.62)));
+        assert_eq!(m.kv_cache_tokens, Some(447_088));
+        assert_eq!(
+            (m.concurrency_tokens, m.concurrency_x100),
+            (Some(32_768), Some(1364))
+        );
+    }
+
+    #[test]
+    fn new_report_spread_over_lines_is_one_message() {
+        let e = explain(
+            "DEBUG Memory profiling takes 1.21 seconds. Total non KV cache memory: 11.76GiB; \
+             torch peak memory increase: 0.71GiB; non-torch forward increase memory: 0.21GiB; \
+             weights memory: 10.84GiB.\n\
+             INFO Available KV cache memory: 16.46 GiB\n\
+             INFO GPU KV cache size: 119,856 tokens",
+        );
+        assert!(e.messages.is_empty(), "{:?}", e.messages);
+        let m = e.primary.vllm_memory.unwrap();
+        assert_eq!(m.non_kv_bytes, Some(gib(11.76)));
+        assert_eq!(m.activation_peak_bytes, Some(gib(0.71)));
+        assert_eq!(m.non_torch_bytes, Some(gib(0.21)));
+        assert_eq!(m.weights_bytes, Some(gib(10.84)));
+        assert_eq!(m.kv_cache_bytes, Some(gib(16.46)));
+        assert_eq!(m.kv_cache_tokens, Some(119_856));
+    }
+
+    #[test]
+    fn an_error_takes_the_report_printed_before_it() {
+        let e = explain(
+            "INFO worker.py:241] Memory profiling takes 129.95 seconds\n\
+             INFO worker.py:241] the current vLLM instance can use total_gpu_memory (44.39GiB) x gpu_memory_utilization (0.92) = 40.84GiB\n\
+             INFO worker.py:241] model weights take 21.67GiB; non_torch_memory takes 0.36GiB; PyTorch activation peak memory takes 15.73GiB; the rest of the memory reserved for KV Cache is 3.09GiB.\n\
+             ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV cache (25280). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        );
+        assert_eq!(e.primary.kind, Kind::VllmKvCache);
+        let m = e.primary.vllm_memory.as_ref().unwrap();
+        assert_eq!(m.activation_peak_bytes, Some(gib(15.73)));
+        let cause = &e.diagnosis[0];
+        assert!(
+            cause.explanation.contains("15,73 GiB de activaciones"),
+            "{}",
+            cause.explanation
+        );
+        assert!(
+            cause.fix.contains("--max-num-batched-tokens"),
+            "{}",
+            cause.fix
+        );
+    }
+}
