@@ -67,6 +67,11 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   assert.match(numbers, /9,63 GiB/);
   assert.match(numbers, /los pesos del modelo/);
   assert.match(await box.locator(".oom-cause").first().innerText(), /-ngl/);
+  // The other lines of the same failure are listed with their own numbers.
+  const others = box.locator(".oom-others");
+  assert.match(await others.locator("summary").innerText(), /\(2\)/);
+  await others.locator("summary").click();
+  assert.match(await others.innerText(), /GPU 1, pidió 9,63 GiB/);
   await screenshot(page, "explicador-llamacpp");
 
   // Opened from a file, the text replaces what the box showed.

@@ -84,9 +84,14 @@ fn human(e: &Explanation) -> String {
         }
     }
     if !e.messages.is_empty() {
-        out.push_str("\nOtros mensajes del texto (usa --json para ver sus cifras):\n");
+        out.push_str("\nOtros mensajes del texto (usa --json para ver todas sus cifras):\n");
         for m in &e.messages {
-            out.push_str(&format!("- {}\n", headline(m)));
+            let numbers = oom::format::key_numbers(m);
+            if numbers.is_empty() {
+                out.push_str(&format!("- {}\n", headline(m)));
+            } else {
+                out.push_str(&format!("- {}: {numbers}\n", headline(m)));
+            }
         }
     }
     out

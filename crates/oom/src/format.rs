@@ -28,6 +28,28 @@ pub fn buffer_purpose(buffer: &str) -> &'static str {
     }
 }
 
+/// The numbers that tell one message from another of the same paste (every rank of a
+/// multi-GPU log prints its own): device, request, free and in-use memory, in one line.
+pub fn key_numbers(d: &crate::Decoded) -> String {
+    let mut parts = Vec::new();
+    if let Some(g) = d.gpu_index {
+        parts.push(format!("GPU {g}"));
+    }
+    if let Some(r) = d.requested_bytes {
+        parts.push(format!("pidió {}", binary(r)));
+    }
+    if let Some(f) = d.free_bytes {
+        parts.push(format!("libre {}", binary(f)));
+    }
+    if let Some(a) = d.allocated_bytes {
+        parts.push(format!("asignada {}", binary(a)));
+    }
+    if let Some(r) = d.reserved_total_bytes {
+        parts.push(format!("reservada {}", binary(r)));
+    }
+    parts.join(", ")
+}
+
 /// vLLM's start-up report as (label, value) rows, for the page and the CLI.
 pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();

@@ -133,6 +133,28 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
         .into_iter()
         .map(|n| view! { <li>{n}</li> })
         .collect_view();
+    // Every other message of the paste (each rank of a multi-GPU log), one line each.
+    let others = (!e.messages.is_empty()).then(|| {
+        let items = e
+            .messages
+            .iter()
+            .map(|m| {
+                let numbers = oom::format::key_numbers(m);
+                let line = if numbers.is_empty() {
+                    m.kind.title().to_owned()
+                } else {
+                    format!("{}: {numbers}", m.kind.title())
+                };
+                view! { <li>{line}</li> }
+            })
+            .collect_view();
+        view! {
+            <details class="oom-others">
+                <summary>{format!("Los otros mensajes del texto ({})", e.messages.len())}</summary>
+                <ul>{items}</ul>
+            </details>
+        }
+    });
     let truncated = d.truncated.then(|| {
         view! { <p class="calc-hint">"El texto parece cortado: las cifras que faltan pueden estar en la parte que no se pegó."</p> }
     });
@@ -153,6 +175,7 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
         })}
         <ol class="oom-causes">{causes}</ol>
         <ul class="est-notes">{notes}</ul>
+        {others}
     }
 }
 
