@@ -64,10 +64,15 @@ pub(super) fn library(d: &Decoded, r: &mut Ranking) {
             "cuDNN pide un espacio de trabajo para cada convolución (el tamaño depende del \
              algoritmo elegido) y no hubo memoria para él.",
         );
-        if d.excerpt
-            .to_ascii_lowercase()
-            .contains("unable to find a valid cudnn algorithm")
-        {
+        let excerpt = d.excerpt.to_ascii_lowercase();
+        if excerpt.contains("cudnn_status_not_initialized") {
+            why = String::from(
+                "cuDNN no pudo crear su handle: necesita memoria de la GPU para inicializarse y, \
+                 cuando aparece después de un OOM o con la GPU llena, es que no la encontró. \
+                 También sale con un cuDNN que no corresponde a la versión de CUDA de PyTorch.",
+            );
+        }
+        if excerpt.contains("unable to find a valid cudnn algorithm") {
             why.push_str(
                 " «Unable to find a valid cuDNN algorithm» suele deberse a eso, aunque también \
                  aparece con versiones de cuDNN incompatibles.",

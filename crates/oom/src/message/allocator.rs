@@ -124,7 +124,12 @@ fn body(r: &mut Reader, d: &mut Decoded) {
 fn old_list(r: &mut Reader, d: &mut Decoded) -> bool {
     let t = r.t;
     let near = r.from.saturating_add(24).min(r.end);
-    let Some((_, e)) = t.find(r.from, near, b"(gpu") else {
+    // Ascend's torch_npu keeps this layout with its own device word ("(NPU 3; …;
+    // 27.03 GiB current active; …)"); labels this reader does not know are skipped.
+    let Some((_, e)) = t
+        .find(r.from, near, b"(gpu")
+        .or_else(|| t.find(r.from, near, b"(npu"))
+    else {
         return false;
     };
     let mut j = e;

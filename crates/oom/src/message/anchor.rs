@@ -46,6 +46,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     (b"cublas_status_alloc_failed", Anchor::CublasAlloc),
     (b"cudnn_status_alloc_failed", Anchor::CudnnAlloc),
     (b"cudnn_status_not_supported", Anchor::CudnnNotSupported),
+    (b"cudnn_status_not_initialized", Anchor::CudnnAlloc),
     (
         b"unable to find a valid cudnn algorithm",
         Anchor::CudnnNoAlgorithm,
@@ -153,6 +154,7 @@ mod tests {
             ("Tried to allocate 2 MiB", Anchor::TriedToAllocate),
             ("CUBLAS_STATUS_ALLOC_FAILED when", Anchor::CublasAlloc),
             ("cuDNN error: CUDNN_STATUS_ALLOC_FAILED", Anchor::CudnnAlloc),
+            ("CUDNN_STATUS_NOT_INITIALIZED", Anchor::CudnnAlloc),
             ("CUDNN_STATUS_NOT_SUPPORTED.", Anchor::CudnnNotSupported),
             (
                 "Unable to find a valid cuDNN algorithm to run",

@@ -128,10 +128,15 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
 fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     // Compared without whitespace, so a line wrapped inside these words still matches.
     let before = span.compact_before(t, 60);
+    // NCCL: "Cuda failure 'out of memory'" and, newer, "Cuda failure 2 'out of memory'".
+    let nccl = before
+        .strip_suffix('\'')
+        .map(|b| b.trim_end_matches(|c: char| c.is_ascii_digit()))
+        .is_some_and(|b| b.ends_with("cudafailure"));
     let driver = before.ends_with("cudaerror:")
         || before.ends_with("cudadrivererror:")
         || before.ends_with("hiperror:")
-        || before.ends_with("cudafailure'")
+        || nccl
         || before.contains("runtimeerror(2)");
     if driver {
         return Some(others::bare(Kind::DriverOom, span));
