@@ -122,6 +122,22 @@ test("search filters the models and a pasted config.json is estimated like the C
   assert.ok(visible.length >= 3, visible.join(" | "));
   assert.ok(visible.every((t) => /Qwen3/.test(t)), visible.join(" | "));
 
+  // What people type: words in any order, sizes as words, Hub ids with a fine-tune
+  // suffix. The first match becomes the model.
+  for (const [query, pattern] of [["qwen 7b", /Qwen2\.5 7B/], ["llama 8b", /Llama 3(\.1)? 8B/], ["Qwen2.5-7B-Instruct", /Qwen2\.5 7B/]]) {
+    await est.locator("input[name=buscar]").fill(query);
+    const shown = await est.locator("select[name=modelo] option:not([hidden])").allInnerTexts();
+    assert.ok(shown.some((t) => pattern.test(t)), `${query}: ${shown.join(" | ")}`);
+    const chosen = await est.locator("select[name=modelo] option:checked").innerText();
+    assert.match(chosen, pattern, query);
+  }
+  await est.locator("input[name=buscar]").fill("zzz 9000b");
+  await est.locator(".est-search-empty", { hasText: "Sin resultados" }).waitFor();
+  await est.locator("input[name=buscar]").fill("mistralai/Mixtral-8x22B-v0.1");
+  assert.match(await est.locator("button[name=importar-busqueda]").innerText(), /Importar mistralai\/Mixtral-8x22B-v0\.1 del Hub/);
+  await screenshot(page, "estimador-busqueda-sin-resultados");
+  await est.locator("input[name=buscar]").fill("");
+
   const config = {
     model_type: "gpt2",
     n_embd: 768,

@@ -23,6 +23,7 @@ pub mod gguf_arch;
 pub mod hf_config;
 pub mod hub;
 pub mod import;
+pub mod model_search;
 pub mod quant;
 pub mod safetensors;
 pub mod serving;

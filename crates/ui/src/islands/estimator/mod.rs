@@ -21,6 +21,7 @@ mod remote;
 mod result;
 
 use leptos::prelude::*;
+use vram::model_search::ModelQuery;
 use vram::settings::{
     ATTENTIONS, Choice, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES, TASKS, Task,
     ZERO_STAGES,
@@ -207,17 +208,47 @@ pub fn Estimator(
 
     let training = move || inputs.with(Inputs::is_training);
     let task = move || inputs.with(|i| i.settings.task);
+    // Words in any order, sizes as whole words, fine-tune suffixes ignored
+    // (`vram::model_search`). Catalog names are ASCII: ASCII folding keeps Unicode case
+    // tables out of the bundle.
+    let query = Memo::new(move |_| filter.with(|f| ModelQuery::new(f)));
     let model_options = catalog::models()
         .iter()
         .map(|m| {
             let id = m.id.clone();
             let selected = move || inputs.with(|i| i.model == id);
-            // Catalog names are ASCII: ASCII folding keeps Unicode case tables out of the bundle.
-            let haystack = format!("{} {} {}", m.name, m.id, m.hf_repo).to_ascii_lowercase();
-            let hidden = move || filter.with(|f| !haystack.contains(f.trim().to_ascii_lowercase().as_str()));
+            let hidden = move || query.with(|q| !q.matches(m));
             view! { <option value=m.id.clone() selected=selected hidden=hidden>{m.name.clone()}</option> }
         })
         .collect_view();
+    let on_search = move |text: String| {
+        filter.set(text);
+        // The first match becomes the model when the current one is filtered out, so
+        // the picker never shows a hidden choice.
+        let q = query.get_untracked();
+        let current_hidden =
+            inputs.with_untracked(|i| catalog::model(&i.model).is_some_and(|m| !q.matches(m)));
+        if current_hidden && let Some(first) = catalog::models().iter().find(|m| q.matches(m)) {
+            inputs.update(|i| i.model = first.id.clone());
+        }
+    };
+    // Nothing in the catalog: say so, and offer the Hub when the text is an id.
+    let no_match = move || {
+        let q = query.get();
+        if q.is_empty() || catalog::models().iter().any(|m| q.matches(m)) {
+            return None;
+        }
+        let hub = q.hub_id().map(str::to_owned);
+        Some(view! {
+            <p class="calc-hint est-search-empty" role="status">
+                "Sin resultados en el catálogo. "
+                {hub.map(|id| {
+                    let label = format!("Importar {id} del Hub");
+                    view! { <button type="button" name="importar-busqueda" on:click=move |_| panel.import_repo(id.clone())>{label}</button> }
+                })}
+            </p>
+        })
+    };
     let custom_option = view! {
         <option value=CUSTOM
             hidden=move || imported.with(|m| m.arch.is_none())
@@ -246,8 +277,9 @@ pub fn Estimator(
             <div class="calc-fields">
                 <label><span>"Buscar modelo"</span>
                     <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
-                        on:input=move |ev| filter.set(event_target_value(&ev).chars().take(64).collect()) />
+                        on:input=move |ev| on_search(event_target_value(&ev).chars().take(120).collect()) />
                 </label>
+                {no_match}
                 <label><span>"Modelo"</span>
                     <select name=vram::settings::MODEL_KEY on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.model = v); }>{model_options}{custom_option}</select>
                 </label>
