@@ -278,8 +278,20 @@ test("the docs page's shared-architecture widget needs no network and matches th
   if (gpt2) assert.equal(await strong.innerText(), gib(gpt2.per_gpu_bytes));
   assert.match(await page.locator("#widget-propio .vw-title").innerText(), /^Mi GPT-2 en/);
   assert.equal(await importerLoaded(page), false);
-  // The snippets, written by shortcodes, get the copy buttons too.
+  // The snippets, written by shortcodes, get the copy buttons too, above the code.
   assert.ok((await page.locator("div.code button.copy").count()) >= 5);
+  const overlap = await page.locator("div.code").first().evaluate((block) => {
+    const button = block.querySelector("button.copy").getBoundingClientRect();
+    const line = block.querySelector("pre code").getBoundingClientRect();
+    return button.bottom > line.top + 2;
+  });
+  assert.equal(overlap, false, "el botón Copiar tapa la primera línea");
+  // Opened on its own, the widget's page names its icon (no request for a missing
+  // /favicon.ico), and the icon is there.
+  await page.goto(url("embed/"));
+  const icon = await page.locator("link[rel=icon]").getAttribute("href");
+  const iconUrl = new URL(icon, page.url()).href;
+  assert.equal((await page.request.get(iconUrl)).status(), 200, iconUrl);
   assert.deepEqual(problems, []);
   await context.close();
 });

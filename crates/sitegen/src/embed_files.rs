@@ -56,13 +56,23 @@ pub fn write(out: &Path, base: &str, manifest: &Manifest, csp: &str) -> Result<b
         FRAME_JS.replace("__ATTRS__", &attrs_js()),
     )?;
     fs::write(dir.join("marco.css"), FRAME_CSS)?;
+    // Without an icon link the browser asks for /favicon.ico, which the site has not.
+    let icon = manifest
+        .url("favicon.svg")
+        .map(|u| {
+            format!(
+                "<link rel=\"icon\" href=\"{}\" type=\"image/svg+xml\">\n",
+                relative(u)
+            )
+        })
+        .unwrap_or_default();
     let page = format!(
         "<!DOCTYPE html>\n<html lang=\"es\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
          <meta name=\"robots\" content=\"noindex\">\n\
          <title>Estimador de VRAM · vramlab</title>\n\
-         <link rel=\"stylesheet\" href=\"marco.css\">\n\
+         {icon}<link rel=\"stylesheet\" href=\"marco.css\">\n\
          <script type=\"module\" src=\"vram-estimador.js\"></script>\n\
          <script type=\"module\" src=\"marco.js\"></script>\n\
          </head>\n<body>\n<vram-estimador></vram-estimador>\n</body>\n</html>\n"
