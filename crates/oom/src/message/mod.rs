@@ -170,8 +170,9 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
 /// The exception type printed before a message on its line: "torch.OutOfMemoryError".
 fn exception_name(t: &Text, span: Span) -> Option<String> {
     let line = t.slice_lossy(span.start(t), span.hit.start);
+    // "RuntimeError:CUDA out of memory" (no space) names its exception too.
     line.split(' ')
-        .filter_map(|tok| tok.strip_suffix(':'))
+        .filter_map(|tok| tok.split_once(':').map(|(name, _)| name))
         .find(|tok| {
             tok.len() > 5
                 && (tok.ends_with("Error") || tok.ends_with("Exception"))
@@ -213,6 +214,8 @@ mod tests {
         );
         let found = find_all("RuntimeError: CUDA error: out of memory");
         assert_eq!(found.messages[0].kind, Kind::DriverOom);
+        assert_eq!(found.messages[0].exception.as_deref(), Some("RuntimeError"));
+        let found = find_all("RuntimeError:CUDA out of memory. Tried to allocate 20.00 MiB");
         assert_eq!(found.messages[0].exception.as_deref(), Some("RuntimeError"));
     }
 
