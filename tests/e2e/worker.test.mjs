@@ -126,3 +126,26 @@ test("a worker that crashes or cannot load is a Spanish message, and the page go
   assert.deepEqual(problems2.filter(expected), []);
   await context.close();
 });
+
+test("the lab drops a file still being read when the reader picks a scenario", async () => {
+  const context = await shared.browser.newContext();
+  await context.route(BUNDLE_JS, (route) => route.fulfill({ contentType: "text/javascript", body: SILENT }));
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url("memoria-reservada/"));
+  await waitForIslands(page);
+  const lab = page.locator(".alloc-lab");
+  const trace = join(dir, "traza.jsonl");
+  writeFileSync(trace, '{"op":"alloc","id":1,"bytes":1048576}\n{"op":"free","id":1}\n');
+  const started = page.waitForEvent("worker");
+  await lab.locator("input[name=traza]").setInputFiles(trace);
+  const worker = await started;
+  await lab.locator(".calc-busy", { hasText: "Leyendo traza.jsonl" }).waitFor();
+  const closed = new Promise((resolve) => worker.on("close", resolve));
+  await lab.locator("select[name=escenario]").selectOption({ index: 1 });
+  await closed;
+  await lab.locator(".calc-busy").waitFor({ state: "detached" });
+  assert.doesNotMatch(await lab.locator(".calc-hint").first().innerText(), /traza\.jsonl/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

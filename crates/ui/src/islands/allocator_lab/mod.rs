@@ -74,16 +74,6 @@ pub fn AllocatorLab(
             view! { <option value=id selected=move || chosen.with(|c| c == id)>{s.title()}</option> }
         })
         .collect_view();
-    let on_scenario = move |ev| {
-        let s = scenario(&event_target_value(&ev));
-        playing.set(false);
-        custom.set(None);
-        chosen.set(s.id().to_owned());
-        let text = ByteSize(s.demo_capacity()).binary();
-        capacity_text.set(text.clone());
-        applied_text.set(text);
-        step.set(0);
-    };
     let go_to_oom = move |_| {
         let Ok(cap) = applied.get_untracked() else {
             return;
@@ -153,6 +143,18 @@ pub fn AllocatorLab(
         #[cfg(target_arch = "wasm32")]
         jobs.update_value(|j| j.cancel());
         reading.set(None);
+    };
+    let on_scenario = move |ev| {
+        let s = scenario(&event_target_value(&ev));
+        // A file still being read is dropped: the reader moved on.
+        cancel();
+        playing.set(false);
+        custom.set(None);
+        chosen.set(s.id().to_owned());
+        let text = ByteSize(s.demo_capacity()).binary();
+        capacity_text.set(text.clone());
+        applied_text.set(text);
+        step.set(0);
     };
     view! {
         <div class="calc alloc-lab" role="group" aria-label="Laboratorio del asignador de memoria">
