@@ -36,6 +36,7 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
     return m && m[1] === m[2];
   });
   assert.equal(await stat("CUDA OOMs").innerText(), "0");
+  assert.match(await lab.locator(".alloc-done").innerText(), /La traza terminó sin OOM/);
   assert.match(await lab.locator(".alloc-segments").innerText(), /expandible/);
 
   // Playback from the start stops by itself at the first OOM of the default allocator.

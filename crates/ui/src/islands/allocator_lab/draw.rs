@@ -180,6 +180,13 @@ pub fn frame_view(f: &Frame) -> impl IntoView + use<> {
                 <pre><code>{msg}</code></pre>
             </div>
         })}
+        {(f.total > 0 && f.step >= f.total && st.ooms == 0).then(|| view! {
+            <p class="alloc-done" role="status">{format!(
+                "La traza terminó sin OOM: los {} eventos caben en esta capacidad (pico reservado {}).",
+                f.total,
+                ByteSize(st.peak_reserved_bytes).binary()
+            )}</p>
+        })}
         <ul class="alloc-segments">{rows}</ul>
         {(hidden > 0).then(|| view! { <p class="calc-hint">{format!("… y {hidden} segmentos más pequeños.")}</p> })}
     }

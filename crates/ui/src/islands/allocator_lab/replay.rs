@@ -6,7 +6,14 @@
 //! replays in well under a frame.
 
 use allocator::scenarios::Scenario;
-use allocator::{AllocError, Allocator, Config, SegmentInfo, Stats, Trace, TraceOp, format_size};
+use allocator::{AllocError, Allocator, Config, SegmentInfo, Stats, Trace, TraceOp};
+use vram::ByteSize;
+
+/// Sizes as the rest of the page writes them ("9,79 GiB"); only PyTorch's own OOM
+/// message keeps its English "488.00 MiB".
+fn size(bytes: u64) -> String {
+    ByteSize(bytes).binary()
+}
 
 /// What the page shows after `step` events.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,8 +51,8 @@ pub fn replay(trace: &Trace, config: &Config, step: usize) -> Result<Frame, Stri
                 Ok(b) => format!(
                     "Paso {}: el tensor {id} pide {} y recibe un bloque de {} en el segmento {}.",
                     i + 1,
-                    format_size(bytes),
-                    format_size(b.size),
+                    size(bytes),
+                    size(b.size),
                     b.segment
                 ),
                 Err(AllocError::OutOfMemory(o)) => {
@@ -53,7 +60,7 @@ pub fn replay(trace: &Trace, config: &Config, step: usize) -> Result<Frame, Stri
                     format!(
                         "Paso {}: el tensor {id} pide {} y no cabe: OutOfMemoryError.",
                         i + 1,
-                        format_size(bytes)
+                        size(bytes)
                     )
                 }
                 Err(other) => format!("Paso {}: {other}.", i + 1),
