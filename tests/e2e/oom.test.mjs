@@ -157,6 +157,10 @@ pickle.dump({"segments": [], "device_traces": [T] * 1000}, open(sys.argv[3], "wb
   assert.match(await viewer.locator(".snap-top tbody tr").first().innerText(), /512,00 MiB[\s\S]*train\.py:42 en forward/);
   assert.match(await viewer.locator(".snap-traces").innerText(), /1 OOM/);
   assert.ok((await viewer.locator(".alloc-segments rect.blk-cached").count()) >= 3);
+  // Live memory by call site, the fragmentation in words, and the recorded OOM.
+  assert.match(await viewer.locator(".snap-sites tbody tr").first().innerText(), /518,00 MiB\s+4\s+train\.py:42 en forward/);
+  assert.match(await viewer.locator(".snap-frag").innerText(), /La caché guarda 6,00 MiB libres, pero su mayor hueco es de 2,00 MiB/);
+  assert.match(await viewer.locator(".snap-ooms").innerText(), /pidió 1,00 GiB con 12,00 MiB libres en la GPU; lo pidió train\.py:42 en forward/);
   await screenshot(page, "visor-snapshot");
 
   await viewer.locator("input[name=snapshot]").setInputFiles(evil);

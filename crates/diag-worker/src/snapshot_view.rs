@@ -31,7 +31,38 @@ pub struct SnapshotView {
     /// Segments not drawn (the smaller ones).
     pub hidden_segments: usize,
     pub allocations: Vec<AllocationRow>,
+    /// Live memory grouped by the line of the reader's code that allocated it (as
+    /// PyTorch's memory_viz groups it), largest first.
+    pub sites: Vec<SiteRow>,
+    /// What the fragmentation figure means for the next request, in Spanish.
+    pub fragmentation_text: Option<String>,
     pub traces: Vec<TraceRow>,
+    /// The recorded OOMs, first ones first (at most [`OOMS_SHOWN`]).
+    pub ooms: Vec<OomRow>,
+}
+
+/// Call sites listed.
+pub const SITES: usize = 10;
+/// Recorded OOMs listed.
+pub const OOMS_SHOWN: usize = 3;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SiteRow {
+    /// `file:line en function` of the innermost user frame, or "(sin pila)".
+    pub site: String,
+    pub blocks: usize,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OomRow {
+    pub device: usize,
+    /// Position of the `oom` entry in its device's trace.
+    pub index: usize,
+    pub size: Option<u64>,
+    pub device_free: Option<u64>,
+    /// Where it was asked for, user code first.
+    pub frames: Vec<String>,
 }
 
 /// One drawn segment. Geometry is in percent of the widest segment's width.
@@ -112,14 +143,20 @@ pub fn view(name: &str, s: &Snapshot) -> SnapshotView {
         .iter()
         .map(|a| AllocationRow {
             size: a.size,
-            frames: a
-                .frames
-                .iter()
-                .map(|f| {
-                    let line = f.line.map_or_else(|| "?".to_owned(), |l| l.to_string());
-                    format!("{}:{line} en {}", f.filename, f.name)
-                })
-                .collect(),
+            frames: a.frames.iter().map(frame_text).collect(),
+        })
+        .collect();
+    let ooms = analysis
+        .traces
+        .iter()
+        .flat_map(|t| t.ooms.iter().map(move |o| (t.device, o)))
+        .take(OOMS_SHOWN)
+        .map(|(device, o)| OomRow {
+            device,
+            index: o.index,
+            size: o.size,
+            device_free: o.device_free,
+            frames: o.frames.iter().map(frame_text).collect(),
         })
         .collect();
     let traces = analysis
@@ -133,14 +170,71 @@ pub fn view(name: &str, s: &Snapshot) -> SnapshotView {
             peak_rise_bytes: t.peak_rise_bytes,
         })
         .collect();
+    let fragmentation_text = fragmentation_text(&analysis.totals);
     SnapshotView {
         name: name.to_owned(),
+        sites: sites(s),
+        fragmentation_text,
+        ooms,
         totals: analysis.totals,
         segments,
         hidden_segments: s.segments.len().saturating_sub(SEGMENTS_DRAWN),
         allocations,
         traces,
     }
+}
+
+fn frame_text(f: &snapshot::Frame) -> String {
+    let line = f.line.map_or_else(|| "?".to_owned(), |l| l.to_string());
+    format!("{}:{line} en {}", f.filename, f.name)
+}
+
+/// Live blocks grouped by their innermost user frame.
+fn sites(s: &Snapshot) -> Vec<SiteRow> {
+    let mut by_site: std::collections::HashMap<String, (usize, u64)> = Default::default();
+    for b in s.segments.iter().flat_map(|g| g.blocks.iter()) {
+        if b.state != BlockState::ActiveAllocated {
+            continue;
+        }
+        let site = snapshot::analysis::user_frames(&b.frames)
+            .first()
+            .map_or_else(|| "(sin pila)".to_owned(), frame_text);
+        let entry = by_site.entry(site).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1.saturating_add(b.size);
+    }
+    let mut rows: Vec<SiteRow> = by_site
+        .into_iter()
+        .map(|(site, (blocks, bytes))| SiteRow {
+            site,
+            blocks,
+            bytes,
+        })
+        .collect();
+    rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+    rows.truncate(SITES);
+    rows
+}
+
+/// What the fragmentation means: the largest request the cache can still serve.
+fn fragmentation_text(t: &Totals) -> Option<String> {
+    if t.inactive_bytes == 0 {
+        return None;
+    }
+    let b = |n: u64| vram::ByteSize(n).binary();
+    let mut text = format!(
+        "La caché guarda {} libres, pero su mayor hueco es de {}: una petición mayor no cabe \
+         en ella y obliga a pedir memoria nueva a CUDA (o falla si no queda).",
+        b(t.inactive_bytes),
+        b(t.largest_inactive_block_bytes)
+    );
+    if t.fragmentation >= 0.5 {
+        text.push_str(
+            " Con la memoria tan troceada, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
+             suele recuperar esos huecos.",
+        );
+    }
+    Some(text)
 }
 
 /// A run of bytes in one state: (kind, offset in the segment, length).
@@ -270,6 +364,40 @@ mod tests {
         // JSON in and out: the page receives exactly this.
         let text = serde_json::to_string(&v).unwrap();
         assert_eq!(serde_json::from_str::<SnapshotView>(&text).unwrap(), v);
+    }
+
+    #[test]
+    fn sites_group_live_memory_and_fragmentation_is_explained() {
+        let json = r#"{"segments": [{"address": 0, "total_size": 10485760, "blocks": [
+            {"address": 0, "size": 2097152, "state": "active_allocated",
+             "frames": [{"filename": "/x/torch/nn/functional.py", "line": 9, "name": "linear"},
+                        {"filename": "train.py", "line": 42, "name": "forward"}]},
+            {"address": 2097152, "size": 1048576, "state": "inactive"},
+            {"address": 3145728, "size": 4194304, "state": "active_allocated",
+             "frames": [{"filename": "train.py", "line": 42, "name": "forward"}]},
+            {"address": 7340032, "size": 3145728, "state": "inactive"}]}],
+            "device_traces": [[{"action": "oom", "addr": 0, "size": 8388608, "device_free": 1048576,
+               "frames": [{"filename": "train.py", "line": 50, "name": "step"}]}]]}"#;
+        let v = open("s.json", json.as_bytes()).unwrap();
+        assert_eq!(
+            v.sites,
+            [SiteRow {
+                site: "train.py:42 en forward".into(),
+                blocks: 2,
+                bytes: 6 << 20
+            }]
+        );
+        let text = v.fragmentation_text.unwrap();
+        assert!(
+            text.contains("4,00 MiB libres") && text.contains("3,00 MiB"),
+            "{text}"
+        );
+        assert_eq!(v.ooms.len(), 1);
+        assert_eq!(
+            (v.ooms[0].size, v.ooms[0].device_free),
+            (Some(8 << 20), Some(1 << 20))
+        );
+        assert_eq!(v.ooms[0].frames, ["train.py:50 en step"]);
     }
 
     #[test]

@@ -96,6 +96,34 @@ fn opened_view(v: &SnapshotView) -> impl IntoView + use<> {
             view! { <li>{text}</li> }
         })
         .collect_view();
+    let sites = v
+        .sites
+        .iter()
+        .map(|site| {
+            view! {
+                <tr>
+                    <td>{ByteSize(site.bytes).binary()}</td>
+                    <td>{site.blocks.to_string()}</td>
+                    <td><code>{site.site.clone()}</code></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let ooms = v
+        .ooms
+        .iter()
+        .map(|o| {
+            let size = o.size.map_or_else(|| "un tamaño que no consta".to_owned(), |b| ByteSize(b).binary());
+            let free = o
+                .device_free
+                .map_or_else(String::new, |b| format!(" con {} libres en la GPU", ByteSize(b).binary()));
+            let at = o
+                .frames
+                .first()
+                .map_or_else(String::new, |f| format!("; lo pidió {f}"));
+            view! { <li>{format!("GPU {}, entrada {} de la traza: pidió {size}{free}{at}.", o.device, o.index)}</li> }
+        })
+        .collect_view();
     view! {
         <p class="snap-name"><strong>{v.name.clone()}</strong></p>
         <dl class="alloc-stats">
@@ -112,12 +140,26 @@ fn opened_view(v: &SnapshotView) -> impl IntoView + use<> {
             <span class="key blk-pending"></span>"Liberado, esperando a un stream "
             <span class="key blk-cached"></span>"En caché (inactivo)"
         </p>
+        {v.fragmentation_text.clone().map(|t| view! { <p class="snap-frag">{t}</p> })}
+        {(!v.ooms.is_empty()).then(|| view! {
+            <div class="alloc-oom snap-ooms" role="status">
+                <p><strong>"El OOM que grabó la traza"</strong></p>
+                <ul>{ooms}</ul>
+            </div>
+        })}
         {segments_view(v)}
         <table class="calc-table snap-top">
             <caption>"Las asignaciones vivas más grandes"</caption>
             <thead><tr><th scope="col">"Tamaño"</th><th scope="col">"Dónde se creó (tu código primero)"</th></tr></thead>
             <tbody>{allocations}</tbody>
         </table>
+        {(!v.sites.is_empty()).then(|| view! {
+            <table class="calc-table snap-sites">
+                <caption>"Memoria viva por línea de tu código"</caption>
+                <thead><tr><th scope="col">"Total"</th><th scope="col">"Bloques"</th><th scope="col">"Dónde"</th></tr></thead>
+                <tbody>{sites}</tbody>
+            </table>
+        })}
         {(!v.traces.is_empty()).then(|| view! { <ul class="est-notes snap-traces">{traces}</ul> })}
     }
 }
