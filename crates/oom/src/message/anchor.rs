@@ -34,9 +34,12 @@ pub(crate) enum Anchor {
     FailedToAllocate,
     /// llama.cpp: "unable to allocate CUDA0 buffer" (only when a buffer follows).
     UnableToAllocate,
-    /// vLLM's start-up report: "Memory profiling takes", "Available KV cache memory:",
-    /// "GPU KV cache size:".
+    /// vLLM's start-up report: "Memory profiling takes", "Memory profiling results",
+    /// "the current vLLM instance can use", "Available KV cache memory:", "GPU KV cache
+    /// size:".
     VllmReport,
+    /// ggml-vulkan: "Device memory allocation of size N failed."
+    DeviceMemoryAllocation,
 }
 
 const ANCHORS: &[(&[u8], Anchor)] = &[
@@ -67,9 +70,29 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     (b"failed to allocate ", Anchor::FailedToAllocate),
     (b"unable to allocate ", Anchor::UnableToAllocate),
     (b"memory profiling takes", Anchor::VllmReport),
+    (b"memory profiling results", Anchor::VllmReport),
+    (b"the current vllm instance can use", Anchor::VllmReport),
+    (
+        b"device memory allocation of size",
+        Anchor::DeviceMemoryAllocation,
+    ),
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),
 ];
+
+/// The bytes an anchor can start with, either case: the scan skips every other byte.
+/// Derived from [`ANCHORS`], so a new anchor is never skipped.
+const FIRST: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < ANCHORS.len() {
+        let first = ANCHORS[i].0[0];
+        table[first as usize] = true;
+        table[first.to_ascii_uppercase() as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// An anchor found at `start..end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,13 +106,7 @@ pub(crate) struct Hit {
 /// letter or digit ("timeout of memory" is not "out of memory").
 pub(crate) fn next(t: &Text, from: usize, end: usize) -> Option<Hit> {
     let mut i = from;
-    // `b | 0x20` lowercases ASCII letters and maps no other byte onto these.
-    while let Some(at) = t.position(i, end, |b| {
-        matches!(
-            b | 0x20,
-            b'o' | b't' | b'c' | b'u' | b'm' | b'n' | b'd' | b'f'
-        )
-    }) {
+    while let Some(at) = t.position(i, end, |b| FIRST[usize::from(b)]) {
         let b = t.at(at)?.to_ascii_lowercase();
         let starts_word = !(at > 0 && t.at(at - 1).is_some_and(|p| p.is_ascii_alphanumeric()));
         if starts_word {

@@ -106,8 +106,10 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::OutOfMemory => out_of_memory(t, span)?,
         Anchor::TriedToAllocate => allocator::headless(t, span)?,
         Anchor::ErrorName => others::error_name_only(t, span)?,
-        Anchor::CublasAlloc => others::bare(Kind::CublasOom, span),
-        Anchor::CudnnAlloc | Anchor::CudnnNoAlgorithm => others::bare(Kind::CudnnOom, span),
+        Anchor::CublasAlloc => others::with_gpu_field(t, others::bare(Kind::CublasOom, span), span),
+        Anchor::CudnnAlloc | Anchor::CudnnNoAlgorithm => {
+            others::with_gpu_field(t, others::bare(Kind::CudnnOom, span), span)
+        }
         Anchor::CudnnNotSupported => others::cudnn_not_supported(t, span)?,
         Anchor::CudaErrorCode => others::bare(Kind::DriverOom, span),
         Anchor::VllmMaxSeqLen => others::vllm_max_seq_len(t, span)?,
@@ -117,6 +119,7 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::OllamaSystemMemory => runtimes::ollama_system_memory(t, span),
         Anchor::FailedToAllocate | Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
         Anchor::VllmReport => vllm_report::report(t, span),
+        Anchor::DeviceMemoryAllocation => runtimes::vulkan_allocation(t, span)?,
     };
     if d.exception.is_none() {
         d.exception = exception_name(t, span);
@@ -138,8 +141,14 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         || before.ends_with("hiperror:")
         || nccl
         || before.contains("runtimeerror(2)");
-    if driver {
-        return Some(others::bare(Kind::DriverOom, span));
+    // ggml-cuda's older CUDA_CHECK: "CUDA error 2 at …/ggml-cuda.cu:5509: out of memory"
+    // then "current device: 1".
+    let cuda_error_at = before.rsplit_once("cudaerror").is_some_and(|(_, rest)| {
+        rest.trim_start_matches(|c: char| c.is_ascii_digit())
+            .starts_with("at")
+    });
+    if driver || cuda_error_at {
+        return Some(others::driver(t, span));
     }
     // llama.cpp's ggml backends: "… on device 1: cudaMalloc failed: out of memory".
     if before.ends_with("cudamallocfailed:") || before.ends_with("hipmallocfailed:") {
@@ -156,6 +165,12 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     } else if before.ends_with("xpu") {
         Kind::XpuOom
     } else if before.ends_with("cuda") {
+        // "If you encounter CUDA out of memory, try …" is advice, not a message: the
+        // allocator's sentence ends with a period.
+        let next = t.skip_ws(span.hit.end, span.end);
+        if t.at(next) == Some(b',') {
+            return None;
+        }
         Kind::PytorchOom
     } else {
         // Another device's copy of PyTorch's allocator ("NPU out of memory. Tried to

@@ -20,6 +20,46 @@ pub(super) fn bare(kind: Kind, span: Span) -> (Decoded, usize) {
     (Decoded::new(kind), span.hit.end)
 }
 
+/// A library error that names its device on the line ("CUBLAS_STATUS_ALLOC_FAILED ;
+/// GPU=0 ;", as CNTK prints it).
+pub(super) fn with_gpu_field(
+    t: &Text,
+    (mut d, consumed): (Decoded, usize),
+    span: Span,
+) -> (Decoded, usize) {
+    let end = t.line_end(span.hit.end, span.end);
+    if let Some((_, e)) = t.find(span.hit.end, end, b"gpu~=")
+        && let Some((n, _)) = t.int_after(e, end)
+    {
+        d.gpu_index = u32::try_from(n).ok();
+    }
+    (d, consumed)
+}
+
+/// CUDA itself out of memory. What may follow in the same log: the device
+/// ("current device: 1", ggml-cuda) and the size NCCL failed to get ("Failed to CUDA
+/// calloc N bytes").
+pub(super) fn driver(t: &Text, span: Span) -> (Decoded, usize) {
+    let (mut d, mut consumed) = bare(Kind::DriverOom, span);
+    let near = span.hit.end.saturating_add(400).min(span.end);
+    if let Some((_, e)) = t.find(span.hit.end, near, b"current device:")
+        && let Some((n, e)) = t.int_after(e, near)
+    {
+        d.gpu_index = u32::try_from(n).ok();
+        consumed = consumed.max(e);
+    }
+    for phrase in [&b"failed to cuda calloc"[..], b"failed to cuda malloc"] {
+        if let Some((_, e)) = t.find(span.hit.end, near, phrase)
+            && let Some((n, e)) = t.int_after(e, near)
+        {
+            d.requested_bytes = Some(n);
+            consumed = consumed.max(t.match_at(e, near, b" bytes").unwrap_or(e));
+            break;
+        }
+    }
+    (d, consumed)
+}
+
 /// "torch.OutOfMemoryError:" with no message we recognise after it (the rest was cut
 /// off, or it is a wording we do not know). Not in code (`except …OutOfMemoryError:`),
 /// not another runtime's class (`java.lang.OutOfMemoryError`).

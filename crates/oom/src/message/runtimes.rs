@@ -64,6 +64,15 @@ pub(super) fn cuda_malloc_failed(t: &Text, span: Span) -> (Decoded, usize) {
 pub(super) fn ggml_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     let end = span.hit.end.saturating_add(80).min(span.end);
     let at = t.skip_ws(span.hit.end, end);
+    // ggml-cuda's pinned host memory: "failed to allocate 349659.17 MiB of pinned memory".
+    if let Some((v, e)) = t.size_after(at, end, SiPrefixes::Binary)
+        && let Some(e) = t.match_at(e, end, b" of pinned memory")
+    {
+        let mut d = Decoded::new(Kind::HostOom);
+        d.requested_bytes = Some(v);
+        d.backend = Some("CUDA_Host".to_owned());
+        return Some((d, e));
+    }
     // "buffer for kv cache" / "compute buffers": no backend named.
     for (phrase, buffer) in [
         (&b"buffer for kv cache"[..], "kv-cache"),
@@ -128,6 +137,18 @@ pub(super) fn ggml_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     .map(|(_, b)| (*b).to_owned());
     d.backend = Some(backend);
     Some((d, consumed))
+}
+
+/// ggml-vulkan: "Device memory allocation of size N failed." (then
+/// "ErrorOutOfDeviceMemory").
+pub(super) fn vulkan_allocation(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let end = span.hit.end.saturating_add(60).min(span.end);
+    let (n, e) = t.int_after(span.hit.end, end)?;
+    let e = t.match_at(e, end, b" failed")?;
+    let mut d = Decoded::new(Kind::GgmlOom);
+    d.requested_bytes = Some(n);
+    d.backend = Some("Vulkan".to_owned());
+    Some((d, e))
 }
 
 /// The device number at the end of a GPU backend's name ("CUDA1" → 1); none for host

@@ -36,18 +36,36 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
         consumed = consumed.max(e);
         Some(v)
     };
-    m.total_gpu_bytes = size(b"total_gpu_memory~(");
+    // Three layouts name the same numbers: "name (X)" / "name takes X" (0.6–0.8),
+    // "name=X" (0.6's one-line "Memory profiling results"), and "name   X" (the table
+    // of later 0.6 builds); the first that reads is taken.
+    m.total_gpu_bytes = size(b"total_gpu_memory~(")
+        .or_else(|| size(b"total_gpu_memory~="))
+        .or_else(|| size(b"total_gpu_memory"));
     m.weights_bytes = size(b"model weights take").or_else(|| size(b"weights memory:"));
-    m.non_torch_bytes =
-        size(b"non_torch_memory takes").or_else(|| size(b"non-torch forward increase memory:"));
+    m.non_torch_bytes = size(b"non_torch_memory takes")
+        .or_else(|| size(b"non_torch_memory~="))
+        .or_else(|| size(b"non_torch_memory"))
+        .or_else(|| size(b"non-torch forward increase memory:"));
     m.activation_peak_bytes = size(b"pytorch activation peak memory takes")
+        .or_else(|| size(b"pytorch activation peak memory"))
         .or_else(|| size(b"torch peak memory increase:"));
     m.non_kv_bytes = size(b"total non kv cache memory:");
-    m.kv_cache_bytes =
-        size(b"reserved for kv cache is").or_else(|| size(b"available kv cache memory:"));
-    if let Some((_, e)) = t.find(from, end, b"gpu_memory_utilization~(")
-        && let Some((pct, e)) = hundredths(t, e, end)
-    {
+    m.kv_cache_bytes = size(b"reserved for kv cache is")
+        .or_else(|| size(b"available kv cache memory:"))
+        .or_else(|| size(b"available_kv_cache_memory"))
+        .or_else(|| size(b"kv_cache_size~="));
+    let utilization = [
+        &b"gpu_memory_utilization~("[..],
+        b"gpu_memory_utilization~=",
+        b"gpu_memory_utilization",
+    ]
+    .iter()
+    .find_map(|p| {
+        let (_, e) = t.find(from, end, p)?;
+        hundredths(t, e, end)
+    });
+    if let Some((pct, e)) = utilization {
         m.utilization_percent = u32::try_from(pct).ok();
         consumed = consumed.max(e);
         if let Some(e) = t.match_at(t.skip_ws(e, end), end, b")~=")
@@ -56,6 +74,13 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
             m.budget_bytes = Some(v);
             consumed = consumed.max(e);
         }
+    }
+    if m.budget_bytes.is_none()
+        && let Some((_, e)) = t.find(from, end, b"the current vllm instance can use")
+        && let Some((v, e)) = t.size_after(e, end, SI)
+    {
+        m.budget_bytes = Some(v);
+        consumed = consumed.max(e);
     }
     if let Some((_, e)) = t.find(from, end, b"gpu kv cache size:")
         && let Some((n, e)) = grouped_int(t, e, end)
