@@ -65,6 +65,10 @@ fn human(e: &Explanation) -> String {
         for (label, value) in oom::format::vllm_rows(m) {
             numbers.push_str(&format!("  {label}: {value}\n"));
         }
+        if let Some(text) = crate::explain_vllm::reconciliation(m) {
+            numbers.push('\n');
+            numbers.push_str(&text);
+        }
     }
     if !numbers.is_empty() {
         out.push('\n');

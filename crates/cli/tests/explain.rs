@@ -194,3 +194,26 @@ fn help_is_spanish() {
         "{text}"
     );
 }
+
+#[test]
+fn a_vllm_log_is_set_against_the_estimator() {
+    // The corpus's real vLLM 0.6 table log names its model on the command line.
+    let out = vramlab(
+        &[
+            "explain",
+            corpus("corpus/gh_rt_29_vllm_report_table_format.txt")
+                .to_str()
+                .unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "Frente al estimador (vLLM, Llama 3.1 8B en bf16, 79,22 GiB, gpu_memory_utilization 90 %)",
+        "Pesos: registro 14,96 GiB, vramlab 14,96 GiB",
+        "Caché KV: registro 53,29 GiB, vramlab",
+    ] {
+        assert!(text.contains(needle), "falta «{needle}»:\n{text}");
+    }
+}

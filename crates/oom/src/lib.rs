@@ -63,6 +63,13 @@ pub fn explain(text: &str) -> Explanation {
     let cleaned = clean::clean(text);
     let found = message::find_all(&cleaned);
     let mut messages = merge_vllm_reports(found.messages);
+    if let Some(name) = vllm_model_name(&cleaned) {
+        for m in &mut messages {
+            if let Some(v) = m.vllm_memory.as_mut() {
+                v.model.get_or_insert_with(|| name.clone());
+            }
+        }
+    }
     let Some(best) = best_index(&messages) else {
         let Diagnosis { causes, notes } = diagnosis::unrecognized(&cleaned);
         let mut primary = Decoded::new(Kind::Unknown);
@@ -149,6 +156,32 @@ fn merge_vllm_reports(messages: Vec<Decoded>) -> Vec<Decoded> {
         out.push(m);
     }
     out
+}
+
+/// The model a vLLM log names, wherever it does: "Starting to load model X…" (the
+/// worker), "model='X'" (the engine's config line), "vllm serve X" (the command).
+fn vllm_model_name(cleaned: &str) -> Option<String> {
+    let t = scan::Text::new(cleaned);
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b"._/-".contains(&b);
+    for (phrase, _) in [
+        (&b"starting to load model "[..], ()),
+        (b"model='", ()),
+        (b"vllm serve ", ()),
+    ] {
+        let Some((_, start)) = t.find(0, t.len(), phrase) else {
+            continue;
+        };
+        let mut end = start;
+        while end < t.len() && end - start < 200 && t.at(end).is_some_and(is_name) {
+            end += 1;
+        }
+        // "Starting to load model X..." ends with the ellipsis.
+        let name = t.slice_lossy(start, end).trim_end_matches('.').to_owned();
+        if name.len() >= 3 {
+            return Some(name);
+        }
+    }
+    None
 }
 
 /// A vLLM error explains itself better with the start-up report printed before it.

@@ -143,6 +143,8 @@ pub struct VllmMemory {
     pub concurrency_tokens: Option<u64>,
     /// "… : 13.64x", in hundredths (1364).
     pub concurrency_x100: Option<u64>,
+    /// The model the log names ("Starting to load model X", "model='X'", "vllm serve X").
+    pub model: Option<String>,
 }
 
 impl VllmMemory {
@@ -164,6 +166,9 @@ impl VllmMemory {
             concurrency_tokens,
             concurrency_x100
         );
+        if self.model.is_none() {
+            self.model.clone_from(&other.model);
+        }
     }
 
     fn count(&self) -> usize {

@@ -25,6 +25,7 @@ pub mod hub;
 pub mod import;
 pub mod model_search;
 pub mod quant;
+pub mod reconcile;
 pub mod safetensors;
 pub mod serving;
 pub mod settings;
