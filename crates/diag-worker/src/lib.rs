@@ -1,6 +1,6 @@
-//! `diag-worker` is what the diagnostics pages run in a Web Worker: decoding a memory
-//! snapshot for the viewer, or a trace (or snapshot with history) for the allocator
-//! lab. A reader's file can be hundreds of MiB, or forged to be slow or to expand;
+//! `diag-worker` is what the diagnostics pages run in a Web Worker: explaining an OOM
+//! paste (and setting a vLLM log against the estimator), decoding a memory snapshot for
+//! the viewer, or a trace (or snapshot with history) for the allocator lab. A reader's file can be hundreds of MiB, or forged to be slow or to expand;
 //! done on the page's thread that froze or killed the tab. In a worker the page stays
 //! responsive, a new file cancels the old work (the page terminates the worker), and
 //! a worker that dies is a Spanish message, not a dead page.
@@ -9,6 +9,7 @@
 //! The browser glue lives in `worker-web` (the worker's bundle) and in `ui` (the page
 //! side); both speak [`protocol`].
 
+pub mod explain;
 pub mod protocol;
 pub mod snapshot_view;
 pub mod trace_file;
@@ -26,6 +27,11 @@ pub fn run(request: &Request, bytes: &[u8]) -> Reply {
     }
     let id = request.id;
     match request.job {
+        // The page sends UTF-8; anything else is read as the CLI reads it.
+        Job::Explain => Reply::Explain {
+            id,
+            result: Box::new(explain::explain(&String::from_utf8_lossy(bytes))),
+        },
         Job::Snapshot => Reply::Snapshot {
             id,
             result: snapshot_view::open(&request.name, bytes),

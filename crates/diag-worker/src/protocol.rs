@@ -9,11 +9,14 @@ use allocator::Trace;
 use serde::{Deserialize, Serialize};
 
 use crate::SnapshotView;
+use crate::explain::ExplainView;
 
 /// What to do with the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Job {
+    /// Explain an OOM paste (UTF-8 text).
+    Explain,
     /// Decode and analyse a memory snapshot for the viewer.
     Snapshot,
     /// Read an allocator trace, or a snapshot's recorded history, for the lab.
@@ -35,6 +38,10 @@ pub struct Request {
 pub enum Reply {
     /// The module is loaded and listening: requests may be posted.
     Ready,
+    Explain {
+        id: u32,
+        result: Box<ExplainView>,
+    },
     Snapshot {
         id: u32,
         result: Result<SnapshotView, String>,
@@ -45,7 +52,10 @@ pub enum Reply {
     },
     /// The request could not be answered at all (a malformed message, a bundle that
     /// failed to load); Spanish.
-    Failed { id: Option<u32>, why: String },
+    Failed {
+        id: Option<u32>,
+        why: String,
+    },
 }
 
 impl Request {
@@ -81,7 +91,9 @@ impl Reply {
     pub fn id(&self) -> Option<u32> {
         match self {
             Reply::Ready => None,
-            Reply::Snapshot { id, .. } | Reply::Trace { id, .. } => Some(*id),
+            Reply::Explain { id, .. } | Reply::Snapshot { id, .. } | Reply::Trace { id, .. } => {
+                Some(*id)
+            }
             Reply::Failed { id, .. } => *id,
         }
     }

@@ -272,8 +272,13 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 }
             };
             let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
+            let worker = worker_urls(ctx)?;
+            // Explained now, so the page reads without JavaScript and hydrates as is.
+            let initial =
+                (!example.trim().is_empty()).then(|| diag_worker::explain::explain(&example));
             Ok(diag_island(render(move || {
-                view! { <OomExplainer example=example base=base pages=pages /> }.into_any()
+                view! { <OomExplainer example=example initial=initial base=base pages=pages worker=worker /> }
+                    .into_any()
             })))
         }
         "visor-snapshot" => {

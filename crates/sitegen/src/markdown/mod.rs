@@ -115,6 +115,11 @@ mod tests {
             gpu_wasm: "/pkg/g.wasm".into(),
             import_js: "/pkg/i.js".into(),
             import_wasm: "/pkg/i.wasm".into(),
+            worker: ui::islands::background::WorkerUrls {
+                loader: "/assets/w.js".into(),
+                js: "/pkg/w.js".into(),
+                wasm: "/pkg/w.wasm".into(),
+            },
             ..WidgetContext::default()
         }
     }

@@ -2,13 +2,19 @@
 //! `torch.cuda.memory_summary()` table (or open a text file) and read what each number
 //! means and what to change, ranked.
 //!
-//! Everything is `oom::explain`, the function behind `vramlab explain`; the text never
-//! leaves the browser. Links to the guide are built from the site's base path and only
-//! for pages that exist (sitegen passes their list), so a diagnosis that points at a
-//! chapter not written yet shows no dead link.
+//! Everything is `diag_worker::explain` (`oom::explain`, plus the estimator set against
+//! a vLLM log), the work behind `vramlab explain`, run in the diagnostics Web Worker so
+//! a 16 MiB log never blocks the page; the text never leaves the browser. The example
+//! shown before the reader pastes anything is explained at build time and arrives as a
+//! prop. Links to the guide are built from the site's base path and only for pages that
+//! exist (sitegen passes their list), so a diagnosis that points at a chapter not
+//! written yet shows no dead link.
 
+use diag_worker::explain::{ExplainView, Reconciliation};
 use leptos::prelude::*;
-use oom::{Decoded, Explanation, Kind, explain};
+use oom::{Decoded, Kind};
+
+use super::background::WorkerUrls;
 
 /// Largest paste or file explained (a 10 MB log is fine; beyond this, ask for less).
 pub const MAX_TEXT_BYTES: usize = 16 << 20;
@@ -104,7 +110,34 @@ pub fn guide_href(base: &str, pages: &[String], path: &str) -> Option<String> {
         .then(|| format!("{}{}", base.trim_end_matches('/'), path))
 }
 
-fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl IntoView {
+fn reconciliation_view(r: Reconciliation) -> impl IntoView {
+    let rows = r
+        .rows
+        .into_iter()
+        .map(|row| {
+            let why = row.why.map(|w| view! { <small>{w}</small> });
+            view! {
+                <tr>
+                    <th scope="row">{row.name}{why}</th>
+                    <td>{row.logged}</td>
+                    <td>{row.estimated}</td>
+                    <td>{row.difference}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="calc-table oom-reconcile">
+            <caption>{r.title}</caption>
+            <thead><tr><th scope="col">"Término"</th><th scope="col">"Registro"</th><th scope="col">"vramlab"</th><th scope="col">"Diferencia"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+fn explanation_view(v: ExplainView, base: String, pages: Vec<String>) -> impl IntoView {
+    let e = v.explanation;
+    let reconciliation = v.reconciliation.map(reconciliation_view);
     let d = &e.primary;
     let numbers = rows(d);
     let has_numbers = !numbers.is_empty();
@@ -173,6 +206,7 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
         {has_numbers.then(|| view! {
             <table class="calc-table oom-numbers"><caption>"Las cifras del mensaje"</caption><tbody>{table}</tbody></table>
         })}
+        {reconciliation}
         <ol class="oom-causes">{causes}</ol>
         <ul class="est-notes">{notes}</ul>
         {others}
@@ -181,26 +215,42 @@ fn explanation_view(e: Explanation, base: String, pages: Vec<String>) -> impl In
 
 #[island]
 pub fn OomExplainer(
-    /// Text shown (and explained) before the reader pastes anything.
+    /// Text shown before the reader pastes anything.
     example: String,
+    /// Its explanation, computed at build time (the page reads without JavaScript, and
+    /// hydration needs no worker).
+    initial: Option<ExplainView>,
     /// The site's base path ("/" or "/sub/").
     base: String,
     /// Paths of the site's pages ("/memoria-reservada/"), for guide links.
     pages: Vec<String>,
+    /// The diagnostics worker's scripts.
+    worker: WorkerUrls,
 ) -> impl IntoView {
-    let initial = example.clone();
+    let shown = example.clone();
     let text = RwSignal::new(example);
     let error: RwSignal<Option<String>> = RwSignal::new(None);
-    let result = Memo::new(move |_| text.with(|t| (!t.trim().is_empty()).then(|| explain(t))));
+    let result: RwSignal<Option<ExplainView>> = RwSignal::new(initial);
+    // The worker explains the latest text a moment after the reader stops typing; a
+    // newer text cancels an older one still being explained.
+    let explain = explain_in_background(text, result, error, worker);
     let on_file = move |ev: leptos::ev::Event| {
         #[cfg(target_arch = "wasm32")]
-        super::file_text::read_first(ev, MAX_TEXT_BYTES, move |t| text.set(t), error);
+        super::file_text::read_first(
+            ev,
+            MAX_TEXT_BYTES,
+            move |t| {
+                text.set(t);
+                explain();
+            },
+            error,
+        );
         #[cfg(not(target_arch = "wasm32"))]
         let _ = ev;
     };
     let output = move || {
         let (base, pages) = (base.clone(), pages.clone());
-        result.get().map(|e| explanation_view(e, base, pages))
+        result.get().map(|v| explanation_view(v, base, pages))
     };
     view! {
         <div class="calc oom-explainer" role="group" aria-label="Explicador de errores de memoria">
@@ -216,8 +266,9 @@ pub fn OomExplainer(
                         } else {
                             error.set(None);
                             text.set(t);
+                            explain();
                         }
-                    }>{initial}</textarea>
+                    }>{shown}</textarea>
             </label>
             <label><span>"O abre un archivo de texto"</span>
                 <input name="oom-archivo" type="file" accept=".txt,.log,text/plain" on:change=on_file />
@@ -225,6 +276,54 @@ pub fn OomExplainer(
             {move || error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
             <output aria-live="polite">{output}</output>
         </div>
+    }
+}
+
+/// How long the reader must pause before the text is explained.
+#[cfg(target_arch = "wasm32")]
+const PAUSE_MS: u32 = 150;
+
+/// A function that has the worker explain `text` (debounced) into `result`. On the
+/// server there is nothing to do: the example's explanation is a prop.
+fn explain_in_background(
+    text: RwSignal<String>,
+    result: RwSignal<Option<ExplainView>>,
+    error: RwSignal<Option<String>>,
+    worker: WorkerUrls,
+) -> impl Fn() + Copy + 'static {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use diag_worker::Reply;
+        let on_reply = move |reply: Reply| match reply {
+            Reply::Explain { result: view, .. } => result.set(Some(*view)),
+            Reply::Failed { why, .. } => error.set(Some(why)),
+            Reply::Ready | Reply::Snapshot { .. } | Reply::Trace { .. } => {}
+        };
+        // Disposed with the island: dropping them cancels the timer and terminates the
+        // worker.
+        let jobs = StoredValue::new_local(super::background::Background::new(worker, on_reply));
+        let pending: StoredValue<Option<gloo_timers::callback::Timeout>, LocalStorage> =
+            StoredValue::new_local(None);
+        move || {
+            let timer = gloo_timers::callback::Timeout::new(PAUSE_MS, move || {
+                let t = text.get_untracked();
+                if t.trim().is_empty() {
+                    result.set(None);
+                    return;
+                }
+                let bytes = js_sys::Uint8Array::from(t.as_bytes()).buffer();
+                jobs.update_value(|j| {
+                    j.send(diag_worker::Job::Explain, "texto".to_owned(), bytes);
+                });
+            });
+            // Replacing the stored timer drops (cancels) the previous one.
+            pending.set_value(Some(timer));
+        }
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (text, result, error, worker);
+        || {}
     }
 }
 
@@ -250,7 +349,7 @@ mod tests {
     #[test]
     fn a_real_message_gives_numbers_and_a_ranked_diagnosis() {
         let msg = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 22.41 GiB memory in use. Of the allocated memory 18.02 GiB is allocated by PyTorch, and 3.87 GiB is reserved by PyTorch but unallocated.";
-        let e = explain(msg);
+        let e = oom::explain(msg);
         let r = rows(&e.primary);
         assert!(
             r.iter()
@@ -259,7 +358,7 @@ mod tests {
         );
         assert_eq!(e.diagnosis.first().unwrap().id, oom::CauseId::Fragmentation);
         assert_eq!(
-            Kind::title(explain("hola").primary.kind),
+            Kind::title(oom::explain("hola").primary.kind),
             "No reconozco este texto"
         );
     }

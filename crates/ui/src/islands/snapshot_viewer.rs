@@ -181,7 +181,7 @@ pub fn SnapshotViewer(
             match reply {
                 Reply::Snapshot { result, .. } => opened.set(Some(result)),
                 Reply::Failed { why, .. } => opened.set(Some(Err(why))),
-                Reply::Ready | Reply::Trace { .. } => {}
+                Reply::Ready | Reply::Explain { .. } | Reply::Trace { .. } => {}
             }
         };
         // Disposed with the island: dropping it terminates the worker.

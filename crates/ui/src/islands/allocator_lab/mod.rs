@@ -115,7 +115,7 @@ pub fn AllocatorLab(
                 Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
                     load_error.set(Some(e))
                 }
-                Reply::Ready | Reply::Snapshot { .. } => {}
+                Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } => {}
             }
         };
         // Disposed with the island: dropping it terminates the worker.
