@@ -89,6 +89,30 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   await page.close();
 });
 
+test("a vLLM start-up log is set against the estimator, term by term", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("depurar-memoria/"));
+  await waitForIslands(page);
+  const box = page.locator(".oom-explainer");
+  const log = [
+    "$ vllm serve meta-llama/Llama-3.1-8B-Instruct",
+    "INFO worker.py:241] Memory profiling takes 11.85 seconds",
+    "the current vLLM instance can use total_gpu_memory (79.11GiB) x gpu_memory_utilization (0.90) = 71.20GiB",
+    "model weights take 14.99GiB; non_torch_memory takes 0.35GiB; PyTorch activation peak memory takes 1.24GiB;",
+    "the rest of the memory reserved for KV Cache is 54.62GiB.",
+    "INFO kv_cache_utils.py:566] GPU KV cache size: 447,488 tokens",
+  ].join("\n");
+  await box.locator("textarea[name=oom]").fill(log);
+  const table = box.locator(".oom-reconcile");
+  await table.waitFor();
+  assert.match(await table.locator("caption").innerText(), /Llama 3\.1 8B.*79,11 GiB/);
+  assert.match(await table.innerText(), /Bytes de caché por token\s+127,99 KiB\s+128,00 KiB/);
+  await screenshot(page, "explicador-vllm");
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("the debugging chapter reads a memory_summary table", async () => {
   const page = await shared.browser.newPage();
   const problems = watch(page);

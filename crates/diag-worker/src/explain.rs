@@ -2,18 +2,40 @@
 //! start-up log that names a catalog model, the estimator's serving plan set against it
 //! term by term (`vram::reconcile`). The page shows this; `vramlab explain` prints it.
 
-use oom::{Explanation, VllmMemory};
+use oom::{Decoded, Explanation, Kind, VllmMemory};
 use serde::{Deserialize, Serialize};
 use vram::estimate::ModelInput;
 use vram::reconcile::{Unit, VllmLog};
 use vram::settings::Runtime;
 use vram::{ByteSize, Model, Settings, Task};
 
-/// What the explainer shows for one paste.
+/// What the explainer shows for one paste, ready to draw: the page deserialises these
+/// strings, not `oom`'s model, so neither the parsers nor the model's decoders weigh on
+/// the page's bundle.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExplainView {
-    pub explanation: Explanation,
+    /// `Kind::title` of the main message, and the kind's name (for `data-kind`).
+    pub title: String,
+    pub kind: String,
+    /// "Formato de PyTorch 2.1 o posterior.", when the wording says.
+    pub era: Option<String>,
+    pub truncated: bool,
+    /// (label, value) for every number the main message gave.
+    pub numbers: Vec<(String, String)>,
+    pub causes: Vec<CauseView>,
+    pub notes: Vec<String>,
+    /// One line per other message of the paste (each rank of a multi-GPU log).
+    pub others: Vec<String>,
     pub reconciliation: Option<Reconciliation>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CauseView {
+    pub title: String,
+    pub explanation: String,
+    pub fix: String,
+    /// A path of the site ("/memoria-reservada/#fragmentacion").
+    pub guide: String,
 }
 
 /// The estimator beside a vLLM log.
@@ -38,12 +60,137 @@ pub struct ReconcileRow {
 
 /// Explains `text` (see the module docs).
 pub fn explain(text: &str) -> ExplainView {
-    let explanation = oom::explain(text);
-    let reconciliation = explanation.primary.vllm_memory.as_ref().and_then(reconcile);
+    view(oom::explain(text))
+}
+
+/// What the page draws for an explanation.
+pub fn view(e: Explanation) -> ExplainView {
+    let d = &e.primary;
+    let reconciliation = d.vllm_memory.as_ref().and_then(reconcile);
+    let others = e
+        .messages
+        .iter()
+        .map(|m| {
+            let numbers = oom::format::key_numbers(m);
+            if numbers.is_empty() {
+                m.kind.title().to_owned()
+            } else {
+                format!("{}: {numbers}", m.kind.title())
+            }
+        })
+        .collect();
     ExplainView {
-        explanation,
+        title: d.kind.title().to_owned(),
+        kind: format!("{:?}", d.kind),
+        era: d.pytorch_era.map(|era| {
+            match era {
+                oom::Era::V2018 => "Formato de PyTorch 1.0–1.3 (2018–2019).",
+                oom::Era::V14To20 => "Formato de PyTorch 1.4–2.0.",
+                oom::Era::V21Plus => "Formato de PyTorch 2.1 o posterior.",
+            }
+            .to_owned()
+        }),
+        truncated: d.truncated,
+        numbers: rows(d)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        causes: e
+            .diagnosis
+            .into_iter()
+            .map(|c| CauseView {
+                title: c.title,
+                explanation: c.explanation,
+                fix: c.fix,
+                guide: c.guide,
+            })
+            .collect(),
+        notes: e.notes,
+        others,
         reconciliation,
     }
+}
+
+/// (label, value) rows for every number the message gave.
+fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut bytes = |label: &'static str, v: Option<u64>| {
+        if let Some(b) = v {
+            out.push((label, oom::format::both(b)));
+        }
+    };
+    // Only PyTorch's caching allocator rounds requests into blocks; the host and
+    // llama.cpp messages print what was asked, and free host memory is RAM.
+    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
+    bytes(
+        if outside {
+            "Se pidió"
+        } else {
+            "Se pidió (bloque redondeado)"
+        },
+        d.requested_bytes,
+    );
+    bytes("Capacidad total de la GPU", d.total_bytes);
+    bytes(
+        if d.kind == Kind::HostOom {
+            "RAM disponible"
+        } else {
+            "Libre en la GPU"
+        },
+        d.free_bytes,
+    );
+    bytes(
+        "En uso por este proceso (todo incluido)",
+        d.process_in_use_bytes,
+    );
+    bytes("Asignada por PyTorch (tensores vivos)", d.allocated_bytes);
+    bytes(
+        "Reservada sin asignar (caché)",
+        d.reserved_unallocated_bytes,
+    );
+    bytes("Reservada en total por PyTorch", d.reserved_total_bytes);
+    bytes("En pools privados (CUDA Graphs)", d.private_pools_bytes);
+    bytes("Límite permitido al proceso", d.allowed_bytes);
+    bytes("Otras asignaciones (MPS)", d.other_allocations_bytes);
+    bytes("Pico de memoria asignada", d.peak_allocated_bytes);
+    bytes("Pico de memoria reservada", d.peak_reserved_bytes);
+    bytes(
+        "No liberable (huecos en bloques en caché)",
+        d.non_releasable_bytes,
+    );
+    if let Some(n) = d.cuda_malloc_retries {
+        out.push(("cudaMalloc retries", oom::format::count(n)));
+    }
+    if let Some(n) = d.cuda_ooms {
+        out.push(("CUDA OOMs", oom::format::count(n)));
+    }
+    if let Some(i) = d.gpu_index {
+        out.push(("GPU", i.to_string()));
+    }
+    if let Some(m) = &d.vllm_memory {
+        out.extend(oom::format::vllm_rows(m));
+    }
+    if let Some(b) = &d.backend {
+        out.push(("Dispositivo del búfer", b.clone()));
+    }
+    if let Some(b) = d.buffer.as_deref() {
+        out.push((
+            "Para qué era el búfer",
+            oom::format::buffer_purpose(b).to_owned(),
+        ));
+    }
+    for p in &d.other_processes {
+        let who = if p.likely_self {
+            "Proceso (probablemente este)"
+        } else {
+            "Otro proceso"
+        };
+        out.push((
+            who,
+            format!("PID {}: {}", p.pid, oom::format::both(p.bytes)),
+        ));
+    }
+    out
 }
 
 /// The comparison, or `None` when the log names no catalog model. The GPU is the one

@@ -12,94 +12,11 @@
 
 use diag_worker::explain::{ExplainView, Reconciliation};
 use leptos::prelude::*;
-use oom::{Decoded, Kind};
 
 use super::background::WorkerUrls;
 
 /// Largest paste or file explained (a 10 MB log is fine; beyond this, ask for less).
 pub const MAX_TEXT_BYTES: usize = 16 << 20;
-
-/// (label, value) rows for every number the message gave.
-fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
-    let mut out = Vec::new();
-    let mut bytes = |label: &'static str, v: Option<u64>| {
-        if let Some(b) = v {
-            out.push((label, oom::format::both(b)));
-        }
-    };
-    // Only PyTorch's caching allocator rounds requests into blocks; the host and
-    // llama.cpp messages print what was asked, and free host memory is RAM.
-    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
-    bytes(
-        if outside {
-            "Se pidió"
-        } else {
-            "Se pidió (bloque redondeado)"
-        },
-        d.requested_bytes,
-    );
-    bytes("Capacidad total de la GPU", d.total_bytes);
-    bytes(
-        if d.kind == Kind::HostOom {
-            "RAM disponible"
-        } else {
-            "Libre en la GPU"
-        },
-        d.free_bytes,
-    );
-    bytes(
-        "En uso por este proceso (todo incluido)",
-        d.process_in_use_bytes,
-    );
-    bytes("Asignada por PyTorch (tensores vivos)", d.allocated_bytes);
-    bytes(
-        "Reservada sin asignar (caché)",
-        d.reserved_unallocated_bytes,
-    );
-    bytes("Reservada en total por PyTorch", d.reserved_total_bytes);
-    bytes("En pools privados (CUDA Graphs)", d.private_pools_bytes);
-    bytes("Límite permitido al proceso", d.allowed_bytes);
-    bytes("Otras asignaciones (MPS)", d.other_allocations_bytes);
-    bytes("Pico de memoria asignada", d.peak_allocated_bytes);
-    bytes("Pico de memoria reservada", d.peak_reserved_bytes);
-    bytes(
-        "No liberable (huecos en bloques en caché)",
-        d.non_releasable_bytes,
-    );
-    if let Some(n) = d.cuda_malloc_retries {
-        out.push(("cudaMalloc retries", oom::format::count(n)));
-    }
-    if let Some(n) = d.cuda_ooms {
-        out.push(("CUDA OOMs", oom::format::count(n)));
-    }
-    if let Some(i) = d.gpu_index {
-        out.push(("GPU", i.to_string()));
-    }
-    if let Some(m) = &d.vllm_memory {
-        out.extend(oom::format::vllm_rows(m));
-    }
-    if let Some(b) = &d.backend {
-        out.push(("Dispositivo del búfer", b.clone()));
-    }
-    if let Some(b) = d.buffer.as_deref() {
-        out.push((
-            "Para qué era el búfer",
-            oom::format::buffer_purpose(b).to_owned(),
-        ));
-    }
-    for p in &d.other_processes {
-        let who = if p.likely_self {
-            "Proceso (probablemente este)"
-        } else {
-            "Otro proceso"
-        };
-        out.push((
-            who,
-            format!("PID {}: {}", p.pid, oom::format::both(p.bytes)),
-        ));
-    }
-    out
-}
 
 /// `path` ("/memoria-reservada/#fragmentacion") under `base`, if its page exists.
 pub fn guide_href(base: &str, pages: &[String], path: &str) -> Option<String> {
@@ -136,17 +53,15 @@ fn reconciliation_view(r: Reconciliation) -> impl IntoView {
 }
 
 fn explanation_view(v: ExplainView, base: String, pages: Vec<String>) -> impl IntoView {
-    let e = v.explanation;
     let reconciliation = v.reconciliation.map(reconciliation_view);
-    let d = &e.primary;
-    let numbers = rows(d);
-    let has_numbers = !numbers.is_empty();
-    let table = numbers
+    let has_numbers = !v.numbers.is_empty();
+    let table = v
+        .numbers
         .into_iter()
-        .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td>{v}</td></tr> })
+        .map(|(k, value)| view! { <tr><th scope="row">{k}</th><td>{value}</td></tr> })
         .collect_view();
-    let causes = e
-        .diagnosis
+    let causes = v
+        .causes
         .into_iter()
         .map(|c| {
             let link = guide_href(&base, &pages, &c.guide)
@@ -161,46 +76,32 @@ fn explanation_view(v: ExplainView, base: String, pages: Vec<String>) -> impl In
             }
         })
         .collect_view();
-    let notes = e
+    let notes = v
         .notes
         .into_iter()
         .map(|n| view! { <li>{n}</li> })
         .collect_view();
     // Every other message of the paste (each rank of a multi-GPU log), one line each.
-    let others = (!e.messages.is_empty()).then(|| {
-        let items = e
-            .messages
-            .iter()
-            .map(|m| {
-                let numbers = oom::format::key_numbers(m);
-                let line = if numbers.is_empty() {
-                    m.kind.title().to_owned()
-                } else {
-                    format!("{}: {numbers}", m.kind.title())
-                };
-                view! { <li>{line}</li> }
-            })
+    let count = v.others.len();
+    let others = (count > 0).then(|| {
+        let items = v
+            .others
+            .into_iter()
+            .map(|line| view! { <li>{line}</li> })
             .collect_view();
         view! {
             <details class="oom-others">
-                <summary>{format!("Los otros mensajes del texto ({})", e.messages.len())}</summary>
+                <summary>{format!("Los otros mensajes del texto ({count})")}</summary>
                 <ul>{items}</ul>
             </details>
         }
     });
-    let truncated = d.truncated.then(|| {
+    let truncated = v.truncated.then(|| {
         view! { <p class="calc-hint">"El texto parece cortado: las cifras que faltan pueden estar en la parte que no se pegó."</p> }
     });
-    let era = d.pytorch_era.map(|era| {
-        let text = match era {
-            oom::Era::V2018 => "Formato de PyTorch 1.0–1.3 (2018–2019).",
-            oom::Era::V14To20 => "Formato de PyTorch 1.4–2.0.",
-            oom::Era::V21Plus => "Formato de PyTorch 2.1 o posterior.",
-        };
-        view! { <p class="calc-hint">{text}</p> }
-    });
+    let era = v.era.map(|text| view! { <p class="calc-hint">{text}</p> });
     view! {
-        <p class="oom-kind" data-kind=format!("{:?}", d.kind)><strong>{Kind::title(d.kind)}</strong></p>
+        <p class="oom-kind" data-kind=v.kind><strong>{v.title}</strong></p>
         {era}
         {truncated}
         {has_numbers.then(|| view! {
@@ -349,17 +250,13 @@ mod tests {
     #[test]
     fn a_real_message_gives_numbers_and_a_ranked_diagnosis() {
         let msg = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 22.41 GiB memory in use. Of the allocated memory 18.02 GiB is allocated by PyTorch, and 3.87 GiB is reserved by PyTorch but unallocated.";
-        let e = oom::explain(msg);
-        let r = rows(&e.primary);
+        let v = diag_worker::explain::explain(msg);
+        let html = explanation_view(v, "/".into(), vec!["/memoria-reservada/".into()]).to_html();
         assert!(
-            r.iter()
-                .any(|(k, v)| k.starts_with("Reservada sin asignar") && v.contains("3,87 GiB")),
-            "{r:?}"
+            html.contains("Reservada sin asignar (caché)") && html.contains("3,87 GiB"),
+            "{html}"
         );
-        assert_eq!(e.diagnosis.first().unwrap().id, oom::CauseId::Fragmentation);
-        assert_eq!(
-            Kind::title(oom::explain("hola").primary.kind),
-            "No reconozco este texto"
-        );
+        assert!(html.contains("/memoria-reservada/#fragmentacion"), "{html}");
+        assert!(diag_worker::explain::explain("hola").title == "No reconozco este texto");
     }
 }
