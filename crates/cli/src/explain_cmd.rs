@@ -60,6 +60,12 @@ fn human(e: &Explanation) -> String {
         Kind::VllmKvCache => kv_cache(d),
         _ => message_numbers(d),
     };
+    if let Some(g) = &d.ggml_memory {
+        numbers.push_str("Reparto de llama.cpp al cargar\n");
+        for (label, value) in oom::format::ggml_rows(g) {
+            numbers.push_str(&format!("  {label}: {value}\n"));
+        }
+    }
     if let Some(m) = &d.vllm_memory {
         numbers.push_str("Reparto de vLLM al arrancar\n");
         for (label, value) in oom::format::vllm_rows(m) {

@@ -94,6 +94,7 @@ pub fn view(e: Explanation) -> ExplainView {
         numbers: rows(d)
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
+            .chain(d.ggml_memory.iter().flat_map(oom::format::ggml_rows))
             .collect(),
         causes: e
             .diagnosis

@@ -50,6 +50,74 @@ pub fn key_numbers(d: &crate::Decoded) -> String {
     parts.join(", ")
 }
 
+/// What a llama.cpp buffer holds, in Spanish.
+fn ggml_purpose(purpose: &str) -> &'static str {
+    match purpose {
+        "weights" => "pesos",
+        "kv-cache" => "caché KV",
+        "compute" => "cómputo",
+        "output" => "salida",
+        _ => "otro uso",
+    }
+}
+
+/// llama.cpp's load log as (label, value) rows, one per buffer, then its settings.
+pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = g
+        .buffers
+        .iter()
+        .map(|b| {
+            (
+                format!("{} · {}", b.device, ggml_purpose(&b.purpose)),
+                both(b.bytes),
+            )
+        })
+        .collect();
+    if let Some(n) = g.n_ctx {
+        out.push((
+            "Contexto (n_ctx)".to_owned(),
+            format!("{} tokens", count(n)),
+        ));
+    }
+    if let (Some(on), Some(total)) = (g.layers_on_gpu, g.layers_total) {
+        out.push(("Capas en la GPU".to_owned(), format!("{on} de {total}")));
+    }
+    if let Some(f) = &g.file_type {
+        out.push(("Cuantización".to_owned(), f.clone()));
+    }
+    if let Some(m) = &g.model {
+        out.push(("Modelo".to_owned(), m.clone()));
+    }
+    out
+}
+
+/// llama.cpp's load log in one sentence: what each device holds.
+pub fn ggml_sentence(g: &crate::GgmlMemory) -> Option<String> {
+    let mut devices: Vec<(&str, Vec<String>)> = Vec::new();
+    for b in &g.buffers {
+        let part = format!("{} de {}", binary(b.bytes), ggml_purpose(&b.purpose));
+        match devices.iter_mut().find(|(d, _)| *d == b.device) {
+            Some((_, parts)) => parts.push(part),
+            None => devices.push((&b.device, vec![part])),
+        }
+    }
+    if devices.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = devices
+        .iter()
+        .map(|(d, parts)| format!("{d}: {}", parts.join(", ")))
+        .collect();
+    let mut out = format!("llama.cpp reservó {}.", list.join("; "));
+    if let Some(n) = g.n_ctx {
+        out.push_str(&format!(" Contexto de {} tokens.", count(n)));
+    }
+    if let (Some(on), Some(total)) = (g.layers_on_gpu, g.layers_total) {
+        out.push_str(&format!(" {on} de {total} capas en la GPU."));
+    }
+    Some(out)
+}
+
 /// vLLM's start-up report as (label, value) rows, for the page and the CLI.
 pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();

@@ -37,7 +37,9 @@ use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{Cause, CauseId, Diagnosis, diagnose};
 pub use message::MAX_MESSAGES;
-pub use model::{Allocator, Decoded, Era, Kind, KvCacheShortfall, ProcessUse, VllmMemory};
+pub use model::{
+    Allocator, Decoded, Era, GgmlBuffer, GgmlMemory, Kind, KvCacheShortfall, ProcessUse, VllmMemory,
+};
 pub use size::{SiPrefixes, SizeError, parse_size, parse_size_as};
 pub use summary::{Cells, Metric, RowUnit, SummaryRow, SummaryTable};
 
@@ -62,7 +64,19 @@ pub struct Explanation {
 pub fn explain(text: &str) -> Explanation {
     let cleaned = clean::clean(text);
     let found = message::find_all(&cleaned);
-    let mut messages = merge_vllm_reports(found.messages);
+    let mut messages = merge_ggml_reports(merge_vllm_reports(found.messages));
+    if messages.iter().any(|m| m.ggml_memory.is_some()) {
+        let facts = ggml_facts(&cleaned);
+        for m in &mut messages {
+            if let Some(g) = m.ggml_memory.as_mut() {
+                g.n_ctx = g.n_ctx.or(facts.n_ctx);
+                g.layers_on_gpu = g.layers_on_gpu.or(facts.layers_on_gpu);
+                g.layers_total = g.layers_total.or(facts.layers_total);
+                g.file_type = g.file_type.take().or_else(|| facts.file_type.clone());
+                g.model = g.model.take().or_else(|| facts.model.clone());
+            }
+        }
+    }
     if let Some(name) = vllm_model_name(&cleaned) {
         for m in &mut messages {
             if let Some(v) = m.vllm_memory.as_mut() {
@@ -84,6 +98,13 @@ pub fn explain(text: &str) -> Explanation {
     let mut primary = messages.remove(best);
     ggml_buffer_from_caller(&mut primary, messages.get(best..).unwrap_or_default());
     vllm_report_for_error(&mut primary, &messages);
+    if primary.kind == Kind::GgmlOom && primary.ggml_memory.is_none() {
+        primary.ggml_memory = messages
+            .iter()
+            .rev()
+            .find(|m| m.kind == Kind::GgmlReport)
+            .and_then(|m| m.ggml_memory.clone());
+    }
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
         notes.push(format!(
@@ -116,7 +137,7 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
     let rank = |d: &Decoded| match d.kind {
         Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::MpsOom | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
-        Kind::VllmProfile => 0,
+        Kind::VllmProfile | Kind::GgmlReport => 0,
         Kind::GgmlOom | Kind::HostOom => 2,
         Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
         Kind::Unknown => 0,
@@ -182,6 +203,59 @@ fn vllm_model_name(cleaned: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A llama.cpp load log prints one line per buffer: consecutive buffer lines are one
+/// report.
+fn merge_ggml_reports(messages: Vec<Decoded>) -> Vec<Decoded> {
+    let mut out: Vec<Decoded> = Vec::with_capacity(messages.len());
+    for m in messages {
+        if m.kind == Kind::GgmlReport
+            && let Some(last) = out.last_mut()
+            && last.kind == Kind::GgmlReport
+            && let (Some(into), Some(from)) = (last.ggml_memory.as_mut(), m.ggml_memory.as_ref())
+        {
+            into.buffers.extend(from.buffers.iter().cloned());
+            if last.excerpt.len() < 4000 {
+                last.excerpt.push('\n');
+                last.excerpt.push_str(&m.excerpt);
+            }
+            continue;
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// What a llama.cpp log says once about the whole load.
+fn ggml_facts(cleaned: &str) -> GgmlMemory {
+    let t = scan::Text::new(cleaned);
+    let end = t.len();
+    let int_after = |phrase: &[u8]| {
+        let (_, e) = t.find(0, end, phrase)?;
+        t.int_after(e, end)
+    };
+    let rest_of_line = |phrase: &[u8]| {
+        let (_, e) = t.find(0, end, phrase)?;
+        let start = t.skip_ws(e, end);
+        let stop = t.line_end(start, start.saturating_add(120));
+        let text = t.slice_lossy(start, stop).trim().to_owned();
+        (!text.is_empty()).then_some(text)
+    };
+    let mut g = GgmlMemory {
+        n_ctx: int_after(b"n_ctx~=").map(|(n, _)| n),
+        file_type: rest_of_line(b"file type~=").or_else(|| rest_of_line(b"model ftype~=")),
+        model: rest_of_line(b"general.name str~="),
+        ..GgmlMemory::default()
+    };
+    if let Some((on, e)) = int_after(b"offloaded ")
+        && t.at(e) == Some(b'/')
+        && let Some((total, _)) = t.int_after(e + 1, end)
+    {
+        g.layers_on_gpu = Some(on);
+        g.layers_total = Some(total);
+    }
+    g
 }
 
 /// A vLLM error explains itself better with the start-up report printed before it.

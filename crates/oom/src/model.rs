@@ -35,6 +35,9 @@ pub enum Kind {
     /// vLLM's start-up memory report ("Memory profiling takes …", "Available KV cache
     /// memory: …"): not an error, the numbers behind one.
     VllmProfile,
+    /// llama.cpp's load log ("CUDA0 model buffer size = …", "KV buffer size", "compute
+    /// buffer size"): not an error, where the memory went.
+    GgmlReport,
     /// llama.cpp's ggml backends (also inside Ollama, LM Studio, llama-cpp-python) could
     /// not allocate a device buffer.
     GgmlOom,
@@ -59,6 +62,7 @@ impl Kind {
             Kind::CudnnOom => "cuDNN no pudo reservar su espacio de trabajo",
             Kind::VllmKvCache => "vLLM: la caché KV no alcanza para una petición",
             Kind::VllmProfile => "vLLM: reparto de la memoria al arrancar",
+            Kind::GgmlReport => "llama.cpp / Ollama: reparto de la memoria al cargar",
             Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
             Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
             Kind::Unknown => "No reconozco este texto",
@@ -191,6 +195,31 @@ impl VllmMemory {
     }
 }
 
+/// One buffer of a llama.cpp load log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GgmlBuffer {
+    /// The buffer type as printed: "CUDA0", "CPU_Mapped", "CUDA_Host".
+    pub device: String,
+    /// "weights", "kv-cache", "compute" or "output".
+    pub purpose: String,
+    pub bytes: u64,
+}
+
+/// llama.cpp's load log: the buffers it allocated and the settings that sized them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GgmlMemory {
+    pub buffers: Vec<GgmlBuffer>,
+    /// "n_ctx = 8192".
+    pub n_ctx: Option<u64>,
+    /// "offloaded 33/33 layers to GPU".
+    pub layers_on_gpu: Option<u64>,
+    pub layers_total: Option<u64>,
+    /// "file type = Q4_K - Medium" / "model ftype = …".
+    pub file_type: Option<String>,
+    /// "general.name str = …".
+    pub model: Option<String>,
+}
+
 /// One message (or table) decoded. See the module documentation for the rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decoded {
@@ -229,6 +258,9 @@ pub struct Decoded {
     /// vLLM's start-up memory report (its own message, or merged into a vLLM error of
     /// the same paste).
     pub vllm_memory: Option<VllmMemory>,
+    /// llama.cpp's load log (its own message, or merged into a ggml error of the same
+    /// paste).
+    pub ggml_memory: Option<GgmlMemory>,
     /// ggml: the backend buffer type that failed, as printed ("CUDA0", "CUDA_Host",
     /// "Vulkan0", "CPU").
     pub backend: Option<String>,
@@ -276,6 +308,7 @@ impl Decoded {
             pool: None,
             kv_cache: None,
             vllm_memory: None,
+            ggml_memory: None,
             backend: None,
             buffer: None,
             peak_allocated_bytes: None,
@@ -325,6 +358,7 @@ impl Decoded {
         .count()
             + kv
             + self.vllm_memory.as_ref().map_or(0, VllmMemory::count)
+            + self.ggml_memory.as_ref().map_or(0, |g| g.buffers.len())
             + self.other_processes.len()
     }
 

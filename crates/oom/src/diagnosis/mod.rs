@@ -181,12 +181,16 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::VllmKvCache => others::vllm(d, &mut r),
         Kind::VllmProfile => runtimes::vllm_report(d, &mut r),
         Kind::GgmlOom => runtimes::ggml(d, &mut r),
+        Kind::GgmlReport => runtimes::ggml_report(d, &mut r),
         Kind::HostOom => runtimes::host(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),
     }
     // The block-rounding note is about PyTorch's CUDA caching allocator only.
     if let Some(req) = d.requested_bytes
-        && !matches!(d.kind, Kind::MpsOom | Kind::GgmlOom | Kind::HostOom)
+        && !matches!(
+            d.kind,
+            Kind::MpsOom | Kind::GgmlOom | Kind::GgmlReport | Kind::HostOom
+        )
     {
         r.note(rounding_note(req));
     }

@@ -17,6 +17,32 @@ const FIX_KV: &str = "Baja el contexto (-c / --ctx-size; Ollama: num_ctx u OLLAM
 const FIX_COMPUTE: &str = "Baja el micro-lote (-ub 256 o 128) y el lote (-b), activa flash attention (-fa) o deja \
      una capa menos en la GPU para hacer sitio al búfer de cómputo.";
 
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_lowercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// A llama.cpp load log with no error after it: where the memory went.
+pub(super) fn ggml_report(d: &Decoded, r: &mut Ranking) {
+    let Some(why) = d
+        .ggml_memory
+        .as_ref()
+        .and_then(crate::format::ggml_sentence)
+    else {
+        return;
+    };
+    r.add(
+        40,
+        CauseId::GgmlBuffer,
+        "Cómo repartió llama.cpp la memoria al cargar",
+        why,
+        format!("Para que ocupe menos: {FIX_WEIGHTS} Para la caché: {FIX_KV} Para el cómputo: {FIX_COMPUTE}"),
+        GUIDE_ESTIMATOR,
+    );
+}
+
 pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
     let device = d
         .gpu_index
@@ -24,6 +50,13 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
     let size = d
         .requested_bytes
         .map_or_else(String::new, |n| format!(" de {}", b(n)));
+    let loaded = d
+        .ggml_memory
+        .as_ref()
+        .and_then(crate::format::ggml_sentence)
+        .map_or_else(String::new, |s| {
+            format!(" Antes del fallo, {}", lower_first(&s))
+        });
     let (what, fix) = match d.buffer.as_deref() {
         Some("weights") => ("los pesos del modelo", FIX_WEIGHTS.to_owned()),
         Some("kv-cache") => ("la caché KV", FIX_KV.to_owned()),
@@ -41,7 +74,7 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
             "El motor de llama.cpp (ggml, también dentro de Ollama y LM Studio) pidió un búfer{size}{device} \
              para {what} y la GPU no lo tenía libre. Estos búferes se reservan de una vez al cargar \
              el modelo o al crear el contexto: lo que no cabe es la configuración completa, no un \
-             pico pasajero."
+             pico pasajero.{loaded}"
         ),
         fix,
         GUIDE_ESTIMATOR,

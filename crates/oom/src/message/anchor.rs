@@ -40,6 +40,8 @@ pub(crate) enum Anchor {
     VllmReport,
     /// ggml-vulkan: "Device memory allocation of size N failed."
     DeviceMemoryAllocation,
+    /// llama.cpp's load log: "… buffer size = X MiB".
+    GgmlBufferSize,
 }
 
 const ANCHORS: &[(&[u8], Anchor)] = &[
@@ -76,6 +78,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
         b"device memory allocation of size",
         Anchor::DeviceMemoryAllocation,
     ),
+    (b"buffer size~=", Anchor::GgmlBufferSize),
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),
 ];

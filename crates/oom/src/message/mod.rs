@@ -120,6 +120,7 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::FailedToAllocate | Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
         Anchor::VllmReport => vllm_report::report(t, span),
         Anchor::DeviceMemoryAllocation => runtimes::vulkan_allocation(t, span)?,
+        Anchor::GgmlBufferSize => runtimes::load_buffer(t, span)?,
     };
     if d.exception.is_none() {
         d.exception = exception_name(t, span);

@@ -16,7 +16,7 @@
 //!   (Y)`, sizes from `format.HumanBytes2` (binary units).
 
 use super::Span;
-use crate::model::{Decoded, Kind};
+use crate::model::{Decoded, GgmlBuffer, GgmlMemory, Kind};
 use crate::scan::Text;
 use crate::size::SiPrefixes;
 
@@ -148,6 +148,63 @@ pub(super) fn vulkan_allocation(t: &Text, span: Span) -> Option<(Decoded, usize)
     let mut d = Decoded::new(Kind::GgmlOom);
     d.requested_bytes = Some(n);
     d.backend = Some("Vulkan".to_owned());
+    Some((d, e))
+}
+
+/// One line of a llama.cpp load log: "load_tensors: CUDA0 model buffer size = 4403.49
+/// MiB", "llama_kv_cache_init: CUDA0 KV buffer size = …", "llama_context: CUDA0 compute
+/// buffer size = …", "CUDA_Host output buffer size = …" (older builds: "CUDA0 buffer size"
+/// for the weights).
+pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let end = t.line_end(span.hit.end, span.end);
+    let (bytes, e) = t.size_after(span.hit.end, end, SiPrefixes::Binary)?;
+    // Backwards from the anchor: an optional purpose word, then the buffer type.
+    let line = t.line_start(span.hit.start, span.floor);
+    let head = t.slice_lossy(line, span.hit.start);
+    let mut words = head.split_whitespace().rev();
+    let mut word = words.next()?;
+    let purpose = match word.to_ascii_lowercase().as_str() {
+        "model" => "weights",
+        "kv" => "kv-cache",
+        "compute" => "compute",
+        "output" => "output",
+        _ => "",
+    };
+    if !purpose.is_empty() {
+        word = words.next()?;
+    }
+    let device = word.trim_end_matches(':');
+    if device.is_empty()
+        || device.len() > MAX_BACKEND
+        || !device
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || !device
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+    {
+        return None;
+    }
+    let purpose = if purpose.is_empty() {
+        // The older "llm_load_tensors: CUDA0 buffer size" line is the weights'.
+        if head.contains("load_tensors") {
+            "weights"
+        } else {
+            return None;
+        }
+    } else {
+        purpose
+    };
+    let mut d = Decoded::new(Kind::GgmlReport);
+    d.ggml_memory = Some(GgmlMemory {
+        buffers: vec![GgmlBuffer {
+            device: device.to_owned(),
+            purpose: purpose.to_owned(),
+            bytes,
+        }],
+        ..GgmlMemory::default()
+    });
     Some((d, e))
 }
 
@@ -296,4 +353,67 @@ mod tests {
         assert_eq!(m.requested_bytes, Some(44 << 30));
         assert_eq!(m.free_bytes, Some(8_160_437_862));
     }
+
+    #[test]
+    fn a_llamacpp_load_log_is_one_report_per_device() {
+        let e = crate::explain(LOAD_LOG);
+        assert_eq!(e.primary.kind, Kind::GgmlReport);
+        assert!(e.messages.is_empty(), "{:?}", e.messages);
+        let g = e.primary.ggml_memory.unwrap();
+        let got: Vec<(&str, &str, u64)> = g
+            .buffers
+            .iter()
+            .map(|b| (b.device.as_str(), b.purpose.as_str(), b.bytes))
+            .collect();
+        let mib = |x: f64| (x * MIB as f64).round() as u64;
+        assert_eq!(
+            got,
+            [
+                ("CPU", "weights", mib(281.81)),
+                ("CUDA0", "weights", mib(4403.49)),
+                ("CUDA0", "kv-cache", 1024 * MIB),
+                ("CUDA_Host", "output", mib(0.49)),
+                ("CUDA0", "compute", 560 * MIB),
+                ("CUDA_Host", "compute", mib(24.01)),
+            ]
+        );
+        assert_eq!(
+            (g.n_ctx, g.layers_on_gpu, g.layers_total),
+            (Some(8192), Some(33), Some(33))
+        );
+        assert_eq!(g.file_type.as_deref(), Some("Q4_K - Medium"));
+        assert_eq!(g.model.as_deref(), Some("Meta Llama 3.1 8B Instruct"));
+        let why = &e.diagnosis[0].explanation;
+        assert!(why.starts_with("llama.cpp reservó CPU: 281,81 MiB de pesos; CUDA0: 4,30 GiB de pesos, 1,00 GiB de caché KV, 560,00 MiB de cómputo"), "{why}");
+    }
+
+    #[test]
+    fn a_failure_after_a_load_log_cites_it() {
+        let text = format!(
+            "{LOAD_LOG}ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2048.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+        );
+        let e = crate::explain(&text);
+        assert_eq!(e.primary.kind, Kind::GgmlOom);
+        assert!(
+            e.diagnosis[0]
+                .explanation
+                .contains("Antes del fallo, llama.cpp reservó"),
+            "{}",
+            e.diagnosis[0].explanation
+        );
+    }
+
+    const LOAD_LOG: &str = "llama_model_loader: - kv   2:                               general.name str              = Meta Llama 3.1 8B Instruct\n\
+llm_load_print_meta: model ftype      = Q4_K - Medium\n\
+llm_load_tensors: offloading 32 repeating layers to GPU\n\
+llm_load_tensors: offloaded 33/33 layers to GPU\n\
+llm_load_tensors:        CPU buffer size =   281.81 MiB\n\
+llm_load_tensors:      CUDA0 buffer size =  4403.49 MiB\n\
+llama_new_context_with_model: n_ctx      = 8192\n\
+llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB\n\
+llama_new_context_with_model: KV self size  = 1024.00 MiB, K (f16):  512.00 MiB, V (f16):  512.00 MiB\n\
+llama_new_context_with_model:  CUDA_Host  output buffer size =     0.49 MiB\n\
+llama_new_context_with_model:      CUDA0 compute buffer size =   560.00 MiB\n\
+llama_new_context_with_model:  CUDA_Host compute buffer size =    24.01 MiB\n\
+";
 }
