@@ -74,6 +74,17 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   assert.match(await others.innerText(), /GPU 1, pidió 9,63 GiB/);
   await screenshot(page, "explicador-llamacpp");
 
+  // A load log that worked says where the memory went, per device.
+  await box.locator("textarea[name=oom]").fill([
+    "llm_load_tensors: offloaded 33/33 layers to GPU",
+    "llm_load_tensors:      CUDA0 buffer size =  4403.49 MiB",
+    "llama_new_context_with_model: n_ctx      = 8192",
+    "llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB",
+    "llama_new_context_with_model:      CUDA0 compute buffer size =   560.00 MiB",
+  ].join("\n"));
+  await box.locator(".oom-kind", { hasText: "reparto de la memoria al cargar" }).waitFor();
+  assert.match(await box.locator(".oom-numbers").innerText(), /CUDA0 · caché KV\s+1,00 GiB[\s\S]*Capas en la GPU\s+33 de 33/);
+
   // Opened from a file, the text replaces what the box showed.
   const { mkdtempSync, writeFileSync } = await import("node:fs");
   const { join } = await import("node:path");
