@@ -156,23 +156,37 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
 /// their own ("Available KV cache memory: …" after "Memory profiling takes …"): each run
 /// of report messages becomes one, with every number any of them gave.
 fn merge_vllm_reports(messages: Vec<Decoded>) -> Vec<Decoded> {
+    merge_runs(messages, Kind::VllmProfile, |into, from| {
+        match (into.vllm_memory.as_mut(), from.vllm_memory.as_ref()) {
+            // A second worker's report (tensor parallelism) starts over: keep it apart.
+            (Some(a), Some(b)) if !(a.weights_bytes.is_some() && b.weights_bytes.is_some()) => {
+                a.fill_from(b);
+                true
+            }
+            _ => false,
+        }
+    })
+}
+
+/// Runs of consecutive messages of `kind` folded into their first one by `merge`
+/// (which says `false` to start a new message instead).
+fn merge_runs(
+    messages: Vec<Decoded>,
+    kind: Kind,
+    merge: impl Fn(&mut Decoded, &Decoded) -> bool,
+) -> Vec<Decoded> {
     let mut out: Vec<Decoded> = Vec::with_capacity(messages.len());
     for m in messages {
-        if m.kind == Kind::VllmProfile
+        if m.kind == kind
             && let Some(last) = out.last_mut()
-            && last.kind == Kind::VllmProfile
-            && let (Some(into), Some(from)) = (last.vllm_memory.as_mut(), m.vllm_memory.as_ref())
+            && last.kind == kind
+            && merge(last, &m)
         {
-            // A second worker's report (tensor parallelism) starts over: keep it apart.
-            let repeats = from.weights_bytes.is_some() && into.weights_bytes.is_some();
-            if !repeats {
-                into.fill_from(from);
-                if last.excerpt.len() < 4000 {
-                    last.excerpt.push('\n');
-                    last.excerpt.push_str(&m.excerpt);
-                }
-                continue;
+            if last.excerpt.len() < 4000 {
+                last.excerpt.push('\n');
+                last.excerpt.push_str(&m.excerpt);
             }
+            continue;
         }
         out.push(m);
     }
@@ -208,23 +222,15 @@ fn vllm_model_name(cleaned: &str) -> Option<String> {
 /// A llama.cpp load log prints one line per buffer: consecutive buffer lines are one
 /// report.
 fn merge_ggml_reports(messages: Vec<Decoded>) -> Vec<Decoded> {
-    let mut out: Vec<Decoded> = Vec::with_capacity(messages.len());
-    for m in messages {
-        if m.kind == Kind::GgmlReport
-            && let Some(last) = out.last_mut()
-            && last.kind == Kind::GgmlReport
-            && let (Some(into), Some(from)) = (last.ggml_memory.as_mut(), m.ggml_memory.as_ref())
-        {
-            into.buffers.extend(from.buffers.iter().cloned());
-            if last.excerpt.len() < 4000 {
-                last.excerpt.push('\n');
-                last.excerpt.push_str(&m.excerpt);
+    merge_runs(messages, Kind::GgmlReport, |into, from| {
+        match (into.ggml_memory.as_mut(), from.ggml_memory.as_ref()) {
+            (Some(a), Some(b)) => {
+                a.buffers.extend(b.buffers.iter().cloned());
+                true
             }
-            continue;
+            _ => false,
         }
-        out.push(m);
-    }
-    out
+    })
 }
 
 /// What a llama.cpp log says once about the whole load.

@@ -41,6 +41,69 @@ pub fn busy_line(
     }
 }
 
+/// An island's file work in the worker: the handlers for an `<input type=file>` and a
+/// cancel button, and the name of the file being read (for [`busy_line`]). Replies go
+/// to the island's handler; on the server there is no worker and nothing happens.
+#[derive(Clone, Copy)]
+pub struct FileJobs {
+    job: diag_worker::Job,
+    reading: RwSignal<Option<String>>,
+    #[cfg(target_arch = "wasm32")]
+    jobs: StoredValue<Background, LocalStorage>,
+}
+
+impl FileJobs {
+    pub fn new(
+        job: diag_worker::Job,
+        worker: WorkerUrls,
+        reading: RwSignal<Option<String>>,
+        // Called with the file's name and the worker's reply.
+        on_reply: impl Fn(String, diag_worker::Reply) + 'static,
+    ) -> Self {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let on_reply = move |reply| {
+                let name = reading.get_untracked().unwrap_or_default();
+                reading.set(None);
+                on_reply(name, reply);
+            };
+            // Disposed with the island: dropping it terminates the worker.
+            let jobs = StoredValue::new_local(Background::new(worker, on_reply));
+            Self { job, reading, jobs }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = (worker, on_reply);
+            Self { job, reading }
+        }
+    }
+
+    /// Reads the chosen file and hands it to the worker; read errors go to `error`.
+    pub fn on_file(self, ev: leptos::ev::Event, error: RwSignal<Option<String>>) {
+        #[cfg(target_arch = "wasm32")]
+        super::file_text::read_first_buffer(
+            ev,
+            diag_worker::MAX_FILE_BYTES,
+            move |name, buffer| {
+                self.reading.set(Some(name.clone()));
+                self.jobs.update_value(|j| {
+                    j.send(self.job, name, buffer);
+                });
+            },
+            error,
+        );
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (ev, error, self.job);
+    }
+
+    /// Stops the work in progress (the worker is terminated).
+    pub fn cancel(self) {
+        #[cfg(target_arch = "wasm32")]
+        self.jobs.update_value(|j| j.cancel());
+        self.reading.set(None);
+    }
+}
+
 #[cfg(target_arch = "wasm32")]
 pub use client::Background;
 

@@ -12,8 +12,9 @@ use diag_worker::snapshot_view::BlockKind;
 use leptos::prelude::*;
 use vram::ByteSize;
 
-use super::background::WorkerUrls;
+use super::background::{FileJobs, WorkerUrls};
 use crate::numbers::fixed;
+use diag_worker::Job;
 
 fn block_class(kind: BlockKind) -> &'static str {
     match kind {
@@ -173,43 +174,17 @@ pub fn SnapshotViewer(
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     // The file being decoded, while the worker has it.
     let reading: RwSignal<Option<String>> = RwSignal::new(None);
-    #[cfg(target_arch = "wasm32")]
-    let jobs = {
+    let files = {
         use diag_worker::Reply;
-        let on_reply = move |reply: Reply| {
-            reading.set(None);
-            match reply {
-                Reply::Snapshot { result, .. } => opened.set(Some(result)),
-                Reply::Failed { why, .. } => opened.set(Some(Err(why))),
-                Reply::Ready | Reply::Explain { .. } | Reply::Trace { .. } => {}
-            }
+        let on_reply = move |_name: String, reply: Reply| match reply {
+            Reply::Snapshot { result, .. } => opened.set(Some(result)),
+            Reply::Failed { why, .. } => opened.set(Some(Err(why))),
+            Reply::Ready | Reply::Explain { .. } | Reply::Trace { .. } => {}
         };
-        // Disposed with the island: dropping it terminates the worker.
-        StoredValue::new_local(super::background::Background::new(worker, on_reply))
+        FileJobs::new(Job::Snapshot, worker, reading, on_reply)
     };
-    #[cfg(not(target_arch = "wasm32"))]
-    let _ = worker;
-    let on_file = move |ev: leptos::ev::Event| {
-        #[cfg(target_arch = "wasm32")]
-        super::file_text::read_first_buffer(
-            ev,
-            diag_worker::MAX_FILE_BYTES,
-            move |name, buffer| {
-                reading.set(Some(name.clone()));
-                jobs.update_value(|j| {
-                    j.send(diag_worker::Job::Snapshot, name, buffer);
-                });
-            },
-            error,
-        );
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = ev;
-    };
-    let cancel = move || {
-        #[cfg(target_arch = "wasm32")]
-        jobs.update_value(|j| j.cancel());
-        reading.set(None);
-    };
+    let on_file = move |ev: leptos::ev::Event| files.on_file(ev, error);
+    let cancel = move || files.cancel();
     view! {
         <div class="calc snapshot-viewer" role="group" aria-label="Visor de instantáneas de memoria">
             <p class="calc-hint">"Abre el archivo que escribió torch.cuda.memory._dump_snapshot() (pickle o JSON). Se lee en tu navegador, sin ejecutar nada de su contenido, y no se envía a ningún sitio."</p>

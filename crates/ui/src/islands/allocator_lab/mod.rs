@@ -12,7 +12,8 @@ use allocator::scenarios::Scenario;
 use leptos::prelude::*;
 use vram::ByteSize;
 
-use super::background::WorkerUrls;
+use super::background::{FileJobs, WorkerUrls};
+use diag_worker::Job;
 use replay::{Frame, config, next_oom, scenario, timeline};
 
 #[island]
@@ -99,51 +100,24 @@ pub fn AllocatorLab(
     // The reader's file is decoded in the diagnostics worker; this is its name while
     // the worker has it.
     let reading: RwSignal<Option<String>> = RwSignal::new(None);
-    #[cfg(target_arch = "wasm32")]
-    let jobs = {
+    let files = {
         use diag_worker::Reply;
-        let on_reply = move |reply: Reply| {
-            let name = reading.get_untracked().unwrap_or_default();
-            reading.set(None);
-            match reply {
-                Reply::Trace { result: Ok(t), .. } => {
-                    playing.set(false);
-                    load_error.set(None);
-                    custom.set(Some((name, t)));
-                    step.set(0);
-                }
-                Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
-                    load_error.set(Some(e))
-                }
-                Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } => {}
+        let on_reply = move |name: String, reply: Reply| match reply {
+            Reply::Trace { result: Ok(t), .. } => {
+                playing.set(false);
+                load_error.set(None);
+                custom.set(Some((name, t)));
+                step.set(0);
             }
+            Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
+                load_error.set(Some(e))
+            }
+            Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } => {}
         };
-        // Disposed with the island: dropping it terminates the worker.
-        StoredValue::new_local(super::background::Background::new(worker, on_reply))
+        FileJobs::new(Job::Trace, worker, reading, on_reply)
     };
-    #[cfg(not(target_arch = "wasm32"))]
-    let _ = worker;
-    let on_file = move |ev: leptos::ev::Event| {
-        #[cfg(target_arch = "wasm32")]
-        super::file_text::read_first_buffer(
-            ev,
-            diag_worker::MAX_FILE_BYTES,
-            move |name, buffer| {
-                reading.set(Some(name.clone()));
-                jobs.update_value(|j| {
-                    j.send(diag_worker::Job::Trace, name, buffer);
-                });
-            },
-            load_error,
-        );
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = ev;
-    };
-    let cancel = move || {
-        #[cfg(target_arch = "wasm32")]
-        jobs.update_value(|j| j.cancel());
-        reading.set(None);
-    };
+    let on_file = move |ev: leptos::ev::Event| files.on_file(ev, load_error);
+    let cancel = move || files.cancel();
     let on_scenario = move |ev| {
         let s = scenario(&event_target_value(&ev));
         // A file still being read is dropped: the reader moved on.
