@@ -77,7 +77,10 @@ pub fn explain(text: &str) -> Explanation {
             }
         }
     }
-    if let Some(name) = vllm_model_name(&cleaned) {
+    // The paste is searched for the model only when it holds a vLLM report.
+    if messages.iter().any(|m| m.vllm_memory.is_some())
+        && let Some(name) = vllm_model_name(&cleaned)
+    {
         for m in &mut messages {
             if let Some(v) = m.vllm_memory.as_mut() {
                 v.model.get_or_insert_with(|| name.clone());
@@ -198,11 +201,7 @@ fn merge_runs(
 fn vllm_model_name(cleaned: &str) -> Option<String> {
     let t = scan::Text::new(cleaned);
     let is_name = |b: u8| b.is_ascii_alphanumeric() || b"._/-".contains(&b);
-    for (phrase, _) in [
-        (&b"starting to load model "[..], ()),
-        (b"model='", ()),
-        (b"vllm serve ", ()),
-    ] {
+    for phrase in [&b"starting to load model "[..], b"model='", b"vllm serve "] {
         let Some((_, start)) = t.find(0, t.len(), phrase) else {
             continue;
         };
