@@ -100,7 +100,7 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   await page.close();
 });
 
-test("a vLLM start-up log is set against the estimator, term by term", async () => {
+test("vLLM and llama.cpp start-up logs are set against the estimator; Ollama's plan is read", async () => {
   const page = await shared.browser.newPage();
   const problems = watch(page);
   await page.goto(url("depurar-memoria/"));
@@ -120,6 +120,32 @@ test("a vLLM start-up log is set against the estimator, term by term", async () 
   assert.match(await table.locator("caption").innerText(), /Llama 3\.1 8B.*79,11 GiB/);
   assert.match(await table.innerText(), /Bytes de caché por token[\s\S]*?127,99 KiB\s+128,00 KiB/);
   await screenshot(page, "explicador-vllm");
+
+  // A llama.cpp load log is estimated with its own settings (n_ctx, -ngl, n_ubatch).
+  await box.locator("textarea[name=oom]").fill([
+    "llama_model_loader: - kv   2:                               general.name str              = mistralai_mistral-7b-instruct-v0.1",
+    "print_info: file type   = Q4_K - Medium",
+    "load_tensors: offloaded 20/33 layers to GPU",
+    "load_tensors:        CUDA0 model buffer size =  2495.31 MiB",
+    "llama_context: n_ctx         = 768",
+    "llama_context: n_ubatch      = 256",
+    "llama_context: flash_attn    = 1",
+    "llama_kv_cache:      CUDA0 KV buffer size =    60.00 MiB",
+    "llama_context:      CUDA0 compute buffer size =   137.79 MiB",
+  ].join("\n"));
+  await table.locator("caption", { hasText: "llama.cpp" }).waitFor();
+  assert.match(await table.locator("caption").innerText(), /Mistral 7B.*Q4_K_M.*-ngl 20.*micro-lote de 256/);
+  assert.match(await table.innerText(), /Búfer de cómputo de la GPU\s+137,79 MiB\s+137,79 MiB/);
+
+  // Ollama's offload line: its own estimate and how many layers it placed.
+  await box.locator("textarea[name=oom]").fill(
+    'time=2024-07-24T13:50:47.458+02:00 level=INFO source=memory.go:309 msg="offload to cuda" layers.requested=-1 layers.model=33 layers.offload=31 layers.split="" memory.available="[22.7 GiB]" memory.required.full="23.5 GiB" memory.required.partial="22.5 GiB" memory.required.kv="9.8 GiB" memory.graph.full="5.1 GiB" memory.graph.partial="5.4 GiB"',
+  );
+  await box.locator(".oom-kind", { hasText: "Ollama" }).waitFor();
+  assert.match(await box.locator(".oom-numbers").innerText(), /Ollama: capas en la GPU\s+31 de 33/);
+  assert.match(await box.locator(".oom-cause").first().innerText(), /num_ctx/);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, "explicador-ollama-390");
   assert.deepEqual(problems, []);
   await page.close();
 });

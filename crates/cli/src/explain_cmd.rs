@@ -66,15 +66,22 @@ fn human(e: &Explanation) -> String {
             numbers.push_str(&format!("  {label}: {value}\n"));
         }
     }
+    if let Some(m) = &d.ollama_memory {
+        numbers.push_str("Cálculo de Ollama al cargar\n");
+        for (label, value) in oom::format::ollama_rows(m) {
+            let label = label.strip_prefix("Ollama: ").unwrap_or(&label);
+            numbers.push_str(&format!("  {label}: {value}\n"));
+        }
+    }
     if let Some(m) = &d.vllm_memory {
         numbers.push_str("Reparto de vLLM al arrancar\n");
         for (label, value) in oom::format::vllm_rows(m) {
             numbers.push_str(&format!("  {label}: {value}\n"));
         }
-        if let Some(text) = crate::explain_vllm::reconciliation(m) {
-            numbers.push('\n');
-            numbers.push_str(&text);
-        }
+    }
+    if let Some(text) = crate::explain_reconcile::reconciliation(d) {
+        numbers.push('\n');
+        numbers.push_str(&text);
     }
     if !numbers.is_empty() {
         out.push('\n');

@@ -9,7 +9,7 @@ mod catalog_cmd;
 mod errors;
 mod estimate_cmd;
 mod explain_cmd;
-mod explain_vllm;
+mod explain_reconcile;
 mod input;
 mod inspect_cmd;
 mod simulate_cmd;

@@ -1,13 +1,12 @@
-//! The OOM explainer's work: `oom::explain` on the reader's paste, and, for a vLLM
-//! start-up log that names a catalog model, the estimator's serving plan set against it
-//! term by term (`vram::reconcile`). The page shows this; `vramlab explain` prints it.
+//! The OOM explainer's work: `oom::explain` on the reader's paste, and, for a vLLM or
+//! llama.cpp start-up log that names a catalog model, the estimate of the same run set
+//! against it term by term ([`crate::reconcile`]). The page shows this; `vramlab
+//! explain` prints it.
 
-use oom::{Decoded, Explanation, Kind, VllmMemory};
+use oom::{Decoded, Explanation, Kind};
 use serde::{Deserialize, Serialize};
-use vram::estimate::ModelInput;
-use vram::reconcile::{Unit, VllmLog};
-use vram::settings::Runtime;
-use vram::{ByteSize, Model, Settings, Task};
+
+pub use crate::reconcile::{ReconcileRow, Reconciliation};
 
 /// What the explainer shows for one paste, ready to draw: the page deserialises these
 /// strings, not `oom`'s model, so neither the parsers nor the model's decoders weigh on
@@ -38,26 +37,6 @@ pub struct CauseView {
     pub guide: String,
 }
 
-/// The estimator beside a vLLM log.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Reconciliation {
-    /// "Frente al estimador (vLLM, Llama 3.1 8B en bf16, 79,22 GiB, …)".
-    pub title: String,
-    pub rows: Vec<ReconcileRow>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReconcileRow {
-    pub name: String,
-    /// The log's value and vramlab's, formatted ("14,96 GiB", "447 488").
-    pub logged: String,
-    pub estimated: String,
-    /// "+1,5 %", or empty.
-    pub difference: String,
-    /// Why the two are not the same quantity, when they are not.
-    pub why: Option<String>,
-}
-
 /// Explains `text` (see the module docs).
 pub fn explain(text: &str) -> ExplainView {
     view(oom::explain(text))
@@ -66,7 +45,7 @@ pub fn explain(text: &str) -> ExplainView {
 /// What the page draws for an explanation.
 pub fn view(e: Explanation) -> ExplainView {
     let d = &e.primary;
-    let reconciliation = d.vllm_memory.as_ref().and_then(reconcile);
+    let reconciliation = crate::reconcile::of(d);
     let others = e
         .messages
         .iter()
@@ -95,6 +74,7 @@ pub fn view(e: Explanation) -> ExplainView {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
             .chain(d.ggml_memory.iter().flat_map(oom::format::ggml_rows))
+            .chain(d.ollama_memory.iter().flat_map(oom::format::ollama_rows))
             .collect(),
         causes: e
             .diagnosis
@@ -192,80 +172,6 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
         ));
     }
     out
-}
-
-/// The comparison, or `None` when the log names no catalog model. The GPU is the one
-/// the log measured ("total_gpu_memory"); without it only the terms that do not depend
-/// on the card are compared.
-pub fn reconcile(m: &VllmMemory) -> Option<Reconciliation> {
-    let name = m.model.as_deref()?;
-    let query = vram::model_search::ModelQuery::new(name);
-    let preset = vram::catalog::models().iter().find(|p| query.matches(p))?;
-    let mut s = Settings::defaults(Task::Inference, Runtime::Vllm);
-    s.gpu_memory = Some(m.total_gpu_bytes.unwrap_or(80 * ByteSize::GIB));
-    if let Some(p) = m.utilization_percent.and_then(|p| u8::try_from(p).ok()) {
-        s.utilization = p.clamp(1, 100);
-    }
-    let model = Model::new(ModelInput::Arch {
-        arch: Box::new(preset.arch.clone()),
-        total_params: None,
-    });
-    let e = vram::evaluate(&model, &s).ok()?;
-    let card_known = m.total_gpu_bytes.is_some();
-    let log = VllmLog {
-        weights: m.weights_bytes,
-        activation_peak: m.activation_peak_bytes,
-        non_torch: m.non_torch_bytes,
-        kv_cache: m.kv_cache_bytes.filter(|_| card_known),
-        kv_tokens: m.kv_cache_tokens.filter(|_| card_known),
-    };
-    let mut terms = vram::reconcile::vllm(&e, &log);
-    // The per-token size needs only the log's own two numbers.
-    if !card_known
-        && let (Some(bytes), Some(tokens)) = (m.kv_cache_bytes, m.kv_cache_tokens)
-        && let Some(plan) = &e.serving
-        && tokens > 0
-    {
-        terms.push(vram::reconcile::Term {
-            name: "Bytes de caché por token",
-            unit: Unit::Bytes,
-            logged: bytes / tokens,
-            estimated: plan.kv_bytes_per_token,
-            why: None,
-        });
-    }
-    if terms.is_empty() {
-        return None;
-    }
-    let card = m.total_gpu_bytes.map_or_else(
-        || "GPU sin tamaño en el registro".to_owned(),
-        |t| ByteSize(t).binary(),
-    );
-    let rows = terms
-        .iter()
-        .map(|t| {
-            let show = |v: u64| match t.unit {
-                Unit::Bytes => ByteSize(v).binary(),
-                Unit::Tokens => vram::group_digits(v),
-            };
-            ReconcileRow {
-                name: t.name.to_owned(),
-                logged: show(t.logged),
-                estimated: show(t.estimated),
-                difference: t.error_percent().map_or_else(String::new, |p| {
-                    format!("{} %", format!("{p:+.1}").replace('.', ","))
-                }),
-                why: t.why.map(str::to_owned),
-            }
-        })
-        .collect();
-    Some(Reconciliation {
-        title: format!(
-            "Frente al estimador (vLLM, {} en bf16, {card}, gpu_memory_utilization {} %)",
-            preset.name, s.utilization
-        ),
-        rows,
-    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 pub mod explain;
 pub mod protocol;
+pub mod reconcile;
 pub mod snapshot_view;
 pub mod trace_file;
 

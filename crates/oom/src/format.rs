@@ -79,6 +79,24 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
             format!("{} tokens", count(n)),
         ));
     }
+    if let Some(n) = g.n_seq_max {
+        out.push(("Secuencias a la vez (n_seq_max)".to_owned(), count(n)));
+    }
+    if let Some(n) = g.n_ubatch {
+        out.push((
+            "Micro-lote (n_ubatch)".to_owned(),
+            format!("{} tokens", count(n)),
+        ));
+    }
+    if let Some(on) = g.flash_attn {
+        out.push((
+            "Flash attention".to_owned(),
+            if on { "activada" } else { "desactivada" }.to_owned(),
+        ));
+    }
+    if let Some(k) = &g.kv_type {
+        out.push(("Tipo de la caché KV".to_owned(), k.clone()));
+    }
     if let (Some(on), Some(total)) = (g.layers_on_gpu, g.layers_total) {
         out.push(("Capas en la GPU".to_owned(), format!("{on} de {total}")));
     }
@@ -116,6 +134,82 @@ pub fn ggml_sentence(g: &crate::GgmlMemory) -> Option<String> {
         out.push_str(&format!(" {on} de {total} capas en la GPU."));
     }
     Some(out)
+}
+
+/// Ollama's offload line as (label, value) rows.
+pub fn ollama_rows(m: &crate::OllamaMemory) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let list = |v: &[u64]| v.iter().map(|b| both(*b)).collect::<Vec<_>>().join(" + ");
+    if let Some(l) = &m.library {
+        out.push(("Ollama: biblioteca".to_owned(), l.clone()));
+    }
+    if let (Some(on), Some(all)) = (m.layers_offload, m.layers_model) {
+        out.push((
+            "Ollama: capas en la GPU".to_owned(),
+            format!("{on} de {all}"),
+        ));
+    }
+    if let Some(split) = &m.layers_split {
+        out.push(("Ollama: capas por GPU".to_owned(), split.clone()));
+    }
+    if !m.available_bytes.is_empty() {
+        out.push((
+            "Ollama: libre en la GPU".to_owned(),
+            list(&m.available_bytes),
+        ));
+    }
+    let sizes = [
+        (
+            "Ollama: margen reservado (gpu_overhead)",
+            m.gpu_overhead_bytes,
+        ),
+        (
+            "Ollama: necesita entero (required.full)",
+            m.required_full_bytes,
+        ),
+        (
+            "Ollama: necesita lo que cargó (required.partial)",
+            m.required_partial_bytes,
+        ),
+        ("Ollama: caché KV (required.kv)", m.required_kv_bytes),
+        ("Ollama: pesos (weights.total)", m.weights_total_bytes),
+        (
+            "Ollama: pesos de las capas (weights.repeating)",
+            m.weights_repeating_bytes,
+        ),
+        (
+            "Ollama: pesos fuera de las capas (weights.nonrepeating)",
+            m.weights_nonrepeating_bytes,
+        ),
+        (
+            "Ollama: grafo entero en la GPU (graph.full)",
+            m.graph_full_bytes,
+        ),
+        (
+            "Ollama: grafo con parte en la CPU (graph.partial)",
+            m.graph_partial_bytes,
+        ),
+        (
+            "Ollama: pesos del proyector (projector.weights)",
+            m.projector_weights_bytes,
+        ),
+        (
+            "Ollama: grafo del proyector (projector.graph)",
+            m.projector_graph_bytes,
+        ),
+    ];
+    for (label, v) in sizes {
+        if let Some(v) = v {
+            out.push((label.to_owned(), both(v)));
+        }
+    }
+    if !m.allocations_bytes.is_empty() {
+        out.push((
+            "Ollama: reparto por GPU (allocations)".to_owned(),
+            list(&m.allocations_bytes),
+        ));
+    }
+    out
 }
 
 /// vLLM's start-up report as (label, value) rows, for the page and the CLI.

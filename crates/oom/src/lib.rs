@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 pub use diagnosis::{Cause, CauseId, Diagnosis, diagnose};
 pub use message::MAX_MESSAGES;
 pub use model::{
-    Allocator, Decoded, Era, GgmlBuffer, GgmlMemory, Kind, KvCacheShortfall, ProcessUse, VllmMemory,
+    Allocator, Decoded, Era, GgmlBuffer, GgmlMemory, Kind, KvCacheShortfall, OllamaMemory,
+    ProcessUse, VllmMemory,
 };
 pub use size::{SiPrefixes, SizeError, parse_size, parse_size_as};
 pub use summary::{Cells, Metric, RowUnit, SummaryRow, SummaryTable};
@@ -74,6 +75,10 @@ pub fn explain(text: &str) -> Explanation {
                 g.layers_total = g.layers_total.or(facts.layers_total);
                 g.file_type = g.file_type.take().or_else(|| facts.file_type.clone());
                 g.model = g.model.take().or_else(|| facts.model.clone());
+                g.n_ubatch = g.n_ubatch.or(facts.n_ubatch);
+                g.n_seq_max = g.n_seq_max.or(facts.n_seq_max);
+                g.flash_attn = g.flash_attn.or(facts.flash_attn);
+                g.kv_type = g.kv_type.take().or_else(|| facts.kv_type.clone());
             }
         }
     }
@@ -101,12 +106,25 @@ pub fn explain(text: &str) -> Explanation {
     let mut primary = messages.remove(best);
     ggml_buffer_from_caller(&mut primary, messages.get(best..).unwrap_or_default());
     vllm_report_for_error(&mut primary, &messages);
-    if primary.kind == Kind::GgmlOom && primary.ggml_memory.is_none() {
+    let llama_family = matches!(
+        primary.kind,
+        Kind::GgmlOom | Kind::GgmlReport | Kind::HostOom | Kind::OllamaOffload
+    );
+    // An Ollama log holds its scheduler's plan and the runner's (llama.cpp's) load log;
+    // a failure explains itself with both, and each report with the other.
+    if llama_family && primary.ggml_memory.is_none() {
         primary.ggml_memory = messages
             .iter()
             .rev()
             .find(|m| m.kind == Kind::GgmlReport)
             .and_then(|m| m.ggml_memory.clone());
+    }
+    if llama_family && primary.ollama_memory.is_none() {
+        primary.ollama_memory = messages
+            .iter()
+            .rev()
+            .find(|m| m.kind == Kind::OllamaOffload)
+            .and_then(|m| m.ollama_memory.clone());
     }
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
@@ -140,7 +158,7 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
     let rank = |d: &Decoded| match d.kind {
         Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::MpsOom | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
-        Kind::VllmProfile | Kind::GgmlReport => 0,
+        Kind::VllmProfile | Kind::GgmlReport | Kind::OllamaOffload => 0,
         Kind::GgmlOom | Kind::HostOom => 2,
         Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
         Kind::Unknown => 0,
@@ -247,10 +265,35 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
         let text = t.slice_lossy(start, stop).trim().to_owned();
         (!text.is_empty()).then_some(text)
     };
+    let word_after = |phrase: &[u8]| {
+        let (_, e) = t.find(0, end, phrase)?;
+        let start = t.skip_ws(e, end);
+        let mut stop = start;
+        while stop < end.min(start + 16)
+            && t.at(stop)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            stop += 1;
+        }
+        (stop > start).then(|| t.slice_lossy(start, stop).to_ascii_lowercase())
+    };
+    // "auto" resolves later in the log: "Flash Attention was auto, set to enabled".
+    let flash_attn = word_after(b"flash attention was auto, set to")
+        .or_else(|| word_after(b"flash_attn~="))
+        .and_then(|w| match w.as_str() {
+            "1" | "true" | "on" | "enabled" => Some(true),
+            "0" | "false" | "off" | "disabled" => Some(false),
+            _ => None,
+        });
     let mut g = GgmlMemory {
         n_ctx: int_after(b"n_ctx~=").map(|(n, _)| n),
         file_type: rest_of_line(b"file type~=").or_else(|| rest_of_line(b"model ftype~=")),
-        model: rest_of_line(b"general.name str~="),
+        model: rest_of_line(b"general.name str~=").or_else(|| rest_of_line(b"general.name~=")),
+        n_ubatch: int_after(b"n_ubatch~=").map(|(n, _)| n),
+        n_seq_max: int_after(b"n_seq_max~=").map(|(n, _)| n),
+        flash_attn,
+        // "…seqs), K (f16): …" (llama_kv_cache) or "KV self size = …, K (f16): …".
+        kv_type: word_after(b"), k (").or_else(|| word_after(b"mib, k (")),
         ..GgmlMemory::default()
     };
     if let Some((on, e)) = int_after(b"offloaded ")

@@ -41,6 +41,9 @@ pub enum Kind {
     /// llama.cpp's ggml backends (also inside Ollama, LM Studio, llama-cpp-python) could
     /// not allocate a device buffer.
     GgmlOom,
+    /// Ollama's scheduler line `msg="offload to cuda" … memory.required.full=…`: its own
+    /// estimate of the model and how many layers it put on the GPU. Not an error.
+    OllamaOffload,
     /// The host ran out of RAM: PyTorch's `DefaultCPUAllocator`, Ollama's system-memory
     /// check, a ggml host buffer.
     HostOom,
@@ -64,6 +67,7 @@ impl Kind {
             Kind::VllmProfile => "vLLM: reparto de la memoria al arrancar",
             Kind::GgmlReport => "llama.cpp / Ollama: reparto de la memoria al cargar",
             Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
+            Kind::OllamaOffload => "Ollama: su cálculo de memoria y las capas que puso en la GPU",
             Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
             Kind::Unknown => "No reconozco este texto",
         }
@@ -218,6 +222,76 @@ pub struct GgmlMemory {
     pub file_type: Option<String>,
     /// "general.name str = …".
     pub model: Option<String>,
+    /// "n_ubatch = 512": the micro-batch the compute buffer is sized for.
+    pub n_ubatch: Option<u64>,
+    /// "n_seq_max = 4": the slots sharing the context (llama-server's `-np`).
+    pub n_seq_max: Option<u64>,
+    /// "flash_attn = 1" / "= enabled", or "Flash Attention was auto, set to enabled".
+    pub flash_attn: Option<bool>,
+    /// The KV cache's type: "K (f16)" → "f16", "K (q8_0)" → "q8_0".
+    pub kv_type: Option<String>,
+}
+
+/// Ollama's offload line (`llm/memory.go` / `server.go`, sizes from
+/// `format.HumanBytes2`: binary units). Lists have one entry per GPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OllamaMemory {
+    /// "offload to cuda" / `library=cuda`: "cuda", "rocm", "metal", "cpu".
+    pub library: Option<String>,
+    /// `layers.model`: the model's layers plus the output layer.
+    pub layers_model: Option<u64>,
+    /// `layers.offload`: how many Ollama put on the GPUs.
+    pub layers_offload: Option<u64>,
+    /// `layers.split`: per GPU, as printed ("11,11,11,11").
+    pub layers_split: Option<String>,
+    /// `memory.available`: free memory of each GPU as Ollama saw it.
+    pub available_bytes: Vec<u64>,
+    /// `memory.gpu_overhead` (`OLLAMA_GPU_OVERHEAD`).
+    pub gpu_overhead_bytes: Option<u64>,
+    /// `memory.required.full`: everything on the GPU.
+    pub required_full_bytes: Option<u64>,
+    /// `memory.required.partial`: the layers it offloaded.
+    pub required_partial_bytes: Option<u64>,
+    /// `memory.required.kv`: the KV cache of `num_ctx` × parallel requests.
+    pub required_kv_bytes: Option<u64>,
+    /// `memory.required.allocations`: per GPU.
+    pub allocations_bytes: Vec<u64>,
+    pub weights_total_bytes: Option<u64>,
+    pub weights_repeating_bytes: Option<u64>,
+    pub weights_nonrepeating_bytes: Option<u64>,
+    /// `memory.graph.full` / `.partial`: the compute graph with every layer on the GPU
+    /// or with part of them.
+    pub graph_full_bytes: Option<u64>,
+    pub graph_partial_bytes: Option<u64>,
+    /// Vision models: `projector.weights`, `projector.graph`.
+    pub projector_weights_bytes: Option<u64>,
+    pub projector_graph_bytes: Option<u64>,
+}
+
+impl OllamaMemory {
+    /// How many numbers it holds.
+    pub fn count(&self) -> usize {
+        [
+            self.layers_model,
+            self.layers_offload,
+            self.gpu_overhead_bytes,
+            self.required_full_bytes,
+            self.required_partial_bytes,
+            self.required_kv_bytes,
+            self.weights_total_bytes,
+            self.weights_repeating_bytes,
+            self.weights_nonrepeating_bytes,
+            self.graph_full_bytes,
+            self.graph_partial_bytes,
+            self.projector_weights_bytes,
+            self.projector_graph_bytes,
+        ]
+        .iter()
+        .flatten()
+        .count()
+            + self.available_bytes.len()
+            + self.allocations_bytes.len()
+    }
 }
 
 /// One message (or table) decoded. See the module documentation for the rules.
@@ -261,6 +335,9 @@ pub struct Decoded {
     /// llama.cpp's load log (its own message, or merged into a ggml error of the same
     /// paste).
     pub ggml_memory: Option<GgmlMemory>,
+    /// Ollama's estimate and offload decision (its own message, or attached to a ggml
+    /// error or load log of the same paste).
+    pub ollama_memory: Option<OllamaMemory>,
     /// ggml: the backend buffer type that failed, as printed ("CUDA0", "CUDA_Host",
     /// "Vulkan0", "CPU").
     pub backend: Option<String>,
@@ -309,6 +386,7 @@ impl Decoded {
             kv_cache: None,
             vllm_memory: None,
             ggml_memory: None,
+            ollama_memory: None,
             backend: None,
             buffer: None,
             peak_allocated_bytes: None,
@@ -359,6 +437,7 @@ impl Decoded {
             + kv
             + self.vllm_memory.as_ref().map_or(0, VllmMemory::count)
             + self.ggml_memory.as_ref().map_or(0, |g| g.buffers.len())
+            + self.ollama_memory.as_ref().map_or(0, OllamaMemory::count)
             + self.other_processes.len()
     }
 

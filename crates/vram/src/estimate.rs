@@ -81,6 +81,10 @@ pub struct Estimate {
     /// layers and their KV cache left off the GPU, the output's compute buffer).
     #[serde(default)]
     pub host_bytes: u64,
+    /// llama.cpp: the weights among `host_bytes` (the input embeddings, the layers left
+    /// off the GPU and, below all layers, the output layer): its CPU model buffer.
+    #[serde(default)]
+    pub host_weights_bytes: u64,
 }
 
 /// Why a workload cannot be estimated. `Display` is Spanish.
@@ -755,8 +759,8 @@ pub fn ggml_output_bytes(
 /// `gpu_layers` layers on the GPU (`i_gpu_start = n_layer - n_gpu_layers` in
 /// src/llama-model.cpp), their KV cache with them, and the output layer only when
 /// `n_gpu_layers > n_layer`; without it the output's compute runs on the CPU too.
-/// Returns the host bytes, the input embeddings included.
-fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> u64 {
+/// Returns the host bytes, the input embeddings included, and the weights among them.
+fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> (u64, u64) {
     let n = u64::from(a.layers.max(1));
     let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
     let on_gpu = ngl.min(n);
@@ -782,14 +786,14 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     } else {
         phases.layers
     };
-    let host = (b.weights - gpu_weights)
-        .saturating_add(cpu_embeddings)
+    let host_weights = (b.weights - gpu_weights).saturating_add(cpu_embeddings);
+    let host = host_weights
         .saturating_add(b.kv_cache - gpu_kv)
         .saturating_add(if output_on_gpu { 0 } else { phases.output });
     b.weights = gpu_weights;
     b.kv_cache = gpu_kv;
     b.activations = gpu_compute;
-    host
+    (host, host_weights)
 }
 
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
@@ -815,9 +819,9 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
             2 * u128::from(a.kv_heads).div_ceil(u128::from(w.tp.max(1))) * u128::from(a.head_dim)
         }
     };
-    let bits =
-        layer_tokens * width * u128::from(w.kv_dtype.bits(w.compute_dtype())) * u128::from(w.batch);
-    u64::try_from(bits.div_ceil(8)).unwrap_or(u64::MAX)
+    let bits_per_32 = u128::from(w.kv_dtype.bits_per_32(w.compute_dtype(), w.engine));
+    let bits = layer_tokens * width * bits_per_32 * u128::from(w.batch);
+    u64::try_from(bits.div_ceil(8 * 32)).unwrap_or(u64::MAX)
 }
 
 /// Estimates `w` for `model`.
@@ -862,7 +866,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
-    let mut host_bytes = 0;
+    let (mut host_bytes, mut host_weights_bytes) = (0, 0);
     if let Some(a) = arch {
         let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
@@ -901,7 +905,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         }
         .div_ceil(u64::from(w.pp.max(1)));
         if ggml {
-            host_bytes = ggml_offload(a, &pc, w, &mut b);
+            (host_bytes, host_weights_bytes) = ggml_offload(a, &pc, w, &mut b);
         }
     }
     let dynamic = b
@@ -927,6 +931,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         gpus: w.gpus,
         offloaded_optimizer: if w.cpu_offload { optimizer } else { 0 },
         host_bytes,
+        host_weights_bytes,
     })
 }
 
@@ -988,6 +993,31 @@ mod tests {
             torch.breakdown.weights - e.breakdown.weights,
             embeddings_on_cpu(&pc, Some(&a), WeightFormat::parse("Q4_K_M").unwrap())
         );
+    }
+
+    #[test]
+    fn ggml_quantised_kv_cache_pays_one_scale_per_32_elements() {
+        // Llama 3.1 8B, 8192 cells: 32 layers × 8 KV heads × 128 × 2 (K and V) per cell.
+        let elements = 8192 * 32 * 8 * 128 * 2;
+        let m = preset("llama-3.1-8b");
+        let kv = |engine, kv_dtype| {
+            let w = Workload {
+                seq: 8192,
+                new_tokens: 0,
+                engine,
+                kv_dtype,
+                attention: Attention::Flash,
+                ..Workload::default()
+            };
+            estimate(&m, &w).unwrap().breakdown.kv_cache
+        };
+        use crate::workload::{Engine, KvDtype};
+        assert_eq!(kv(Engine::Ggml, KvDtype::Fp16), elements * 2);
+        // block_q8_0: 32 int8 values and an fp16 scale = 34 bytes.
+        assert_eq!(kv(Engine::Ggml, KvDtype::Int8), elements / 32 * 34);
+        // block_q4_0: 16 bytes of nibbles and an fp16 scale = 18 bytes.
+        assert_eq!(kv(Engine::Ggml, KvDtype::Int4), elements / 32 * 18);
+        assert_eq!(kv(Engine::Torch, KvDtype::Int8), elements);
     }
 
     #[test]

@@ -136,7 +136,7 @@ pub struct GgufMix {
     pub output: GgufType,
 }
 
-pub const GGUF_MIXES: [GgufMix; 8] = [
+pub const GGUF_MIXES: [GgufMix; 9] = [
     GgufMix {
         name: "Q8_0",
         base: GgufType::Q8_0,
@@ -183,6 +183,14 @@ pub const GGUF_MIXES: [GgufMix; 8] = [
         name: "Q2_K",
         base: GgufType::Q2K,
         boosted: GgufType::Q3K,
+        output: GgufType::Q6K,
+    },
+    // Ollama's default tags until 2024: `use_more_bits` boosts only the K-quant
+    // mixes, and `output.weight` goes to Q6_K as for every mix but Q8_0.
+    GgufMix {
+        name: "Q4_0",
+        base: GgufType::Q4_0,
+        boosted: GgufType::Q4_0,
         output: GgufType::Q6K,
     },
 ];
@@ -291,6 +299,27 @@ impl WeightFormat {
             .map_err(|_| err())
     }
 
+    /// The format of a llama.cpp load log's `file type` line (`llama_model_ftype_name`
+    /// in src/llama-model-loader.cpp: "Q4_K - Medium", "Q8_0", "F16"; older builds say
+    /// "mostly Q4_K - Medium" and may add " (guessed)"). `None` for a mix vramlab does
+    /// not model.
+    pub fn from_llama_ftype(name: &str) -> Option<WeightFormat> {
+        let s = name.trim().to_ascii_lowercase();
+        let s = s.strip_suffix("(guessed)").unwrap_or(&s).trim();
+        let s = s.strip_prefix("mostly ").unwrap_or(s).trim();
+        let s = s.strip_prefix("all ").unwrap_or(s);
+        let id = match s.split_once(" - ") {
+            // llama.cpp's Q2_K is its "Medium" mix; vramlab's Q2_K row models it.
+            Some(("q2_k", "medium")) => "q2_k".to_owned(),
+            Some((base, "medium")) => format!("{base}_m"),
+            Some((base, "small")) => format!("{base}_s"),
+            Some((base, "large")) => format!("{base}_l"),
+            Some(_) => return None,
+            None => s.to_owned(),
+        };
+        WeightFormat::parse(&id).ok()
+    }
+
     /// The id [`WeightFormat::parse`] reads back.
     pub fn id(self) -> String {
         match self {
@@ -325,6 +354,32 @@ impl fmt::Display for WeightFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn llama_cpp_file_types_map_to_formats() {
+        for (printed, id) in [
+            ("Q4_K - Medium", Some("Q4_K_M")),
+            ("mostly Q4_K - Medium", Some("Q4_K_M")),
+            ("Q5_K - Small", Some("Q5_K_S")),
+            ("Q8_0", Some("Q8_0")),
+            ("Q4_0", Some("Q4_0")),
+            ("Q6_K", Some("Q6_K")),
+            ("Q2_K - Medium", Some("Q2_K")),
+            ("F16", Some("fp16")),
+            ("BF16", Some("bf16")),
+            ("all F32", Some("fp32")),
+            ("mostly F16 (guessed)", Some("fp16")),
+            ("Q3_K - Large", None),
+            ("IQ4_XS - 4.25 bpw", None),
+            ("", None),
+        ] {
+            assert_eq!(
+                WeightFormat::from_llama_ftype(printed).map(WeightFormat::id),
+                id.map(str::to_owned),
+                "{printed}"
+            );
+        }
+    }
 
     #[test]
     fn gguf_block_sizes_from_ggml() {

@@ -6,10 +6,19 @@
 //! peak, memory outside PyTorch, and what is left for the KV cache with its size in
 //! tokens). Each of those is a term of [`crate::serving::plan`]; this module pairs them
 //! and says, for the terms that are defined differently, why they differ.
+//!
+//! llama.cpp logs every buffer it allocates (weights, KV cache, compute graph) per
+//! device, and the settings that sized them (`n_ctx`, `n_ubatch`, flash attention, the
+//! KV type, the offloaded layers, the file type). [`ggml_settings`] turns those settings
+//! into vramlab's, so the estimate is of the same run, and [`ggml`] pairs the buffers
+//! with the llama.cpp runtime's terms.
 
 use serde::{Deserialize, Serialize};
 
 use crate::evaluate::{Evaluation, Note};
+use crate::quant::WeightFormat;
+use crate::settings::{Runtime, Settings, Task};
+use crate::workload::{Attention, KvDtype};
 
 /// What a vLLM start-up log said (any of it may be missing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +129,158 @@ pub fn vllm(e: &Evaluation, log: &VllmLog) -> Vec<Term> {
     out
 }
 
+/// What a llama.cpp load log said: its buffers summed by place, and the settings that
+/// sized them (any of it may be missing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GgmlLog {
+    /// Weights, KV cache and compute buffers on the GPUs, summed over them.
+    pub gpu_weights: Option<u64>,
+    pub gpu_kv: Option<u64>,
+    pub gpu_compute: Option<u64>,
+    /// How many GPU devices the buffers name ("CUDA0", "CUDA1"…).
+    pub gpu_devices: u32,
+    /// The model buffers in RAM ("CPU", "CPU_Mapped").
+    pub host_weights: Option<u64>,
+    pub n_ctx: Option<u64>,
+    pub n_seq_max: Option<u64>,
+    pub n_ubatch: Option<u64>,
+    pub flash_attn: Option<bool>,
+    pub kv_type: Option<KvDtype>,
+    /// "offloaded N/M layers": N (M counts the output layer).
+    pub layers_on_gpu: Option<u64>,
+    pub layers_total: Option<u64>,
+    pub format: Option<WeightFormat>,
+}
+
+impl GgmlLog {
+    /// The KV type as llama.cpp prints it ("f16", "q8_0", "q4_0", "bf16"); `None` for a
+    /// type vramlab does not model ("q5_1", "iq4_nl").
+    pub fn kv_type_of(printed: &str) -> Option<KvDtype> {
+        match printed.trim().to_ascii_lowercase().as_str() {
+            "f16" | "bf16" => Some(KvDtype::Fp16),
+            "q8_0" => Some(KvDtype::Int8),
+            "q4_0" => Some(KvDtype::Int4),
+            _ => None,
+        }
+    }
+
+    /// Whether a ggml buffer type lives in host RAM: "CPU", "CPU_Mapped", "CPU_REPACK",
+    /// "CUDA_Host" (pinned). Everything else ("CUDA0", "ROCm1", "Vulkan0", "Metal") is a
+    /// device.
+    pub fn is_host_buffer(device: &str) -> bool {
+        let d = device.to_ascii_lowercase();
+        d.starts_with("cpu") || d.ends_with("_host")
+    }
+}
+
+/// vramlab's settings for the run a llama.cpp log describes: its context split over its
+/// slots, micro-batch, flash attention, KV type, offloaded layers and file type; the
+/// llama.cpp runtime's defaults for what the log does not say.
+pub fn ggml_settings(log: &GgmlLog) -> Settings {
+    let mut s = Settings::defaults(Task::Inference, Runtime::LlamaCpp);
+    let slots = log.n_seq_max.unwrap_or(1).clamp(1, 4096);
+    if let Some(ctx) = log.n_ctx.filter(|&c| c > 0) {
+        s.seq = ctx.div_ceil(slots);
+        s.batch = slots;
+    }
+    s.new_tokens = 0;
+    if let Some(ub) = log.n_ubatch.and_then(|u| u32::try_from(u).ok()) {
+        s.ubatch = ub.max(1);
+    }
+    if let Some(fa) = log.flash_attn {
+        s.attention = if fa {
+            Attention::Flash
+        } else {
+            Attention::Sdpa
+        };
+    }
+    if let Some(kv) = log.kv_type {
+        s.kv_dtype = kv;
+    }
+    if let Some(f) = log.format {
+        s.format = f;
+    }
+    // "offloaded 20/33": -ngl 20; "33/33": every layer and the output.
+    if let (Some(on), Some(total)) = (log.layers_on_gpu, log.layers_total)
+        && on < total
+    {
+        s.gpu_layers = u32::try_from(on).ok();
+    }
+    s
+}
+
+/// Pairs a llama.cpp log with an evaluation of [`ggml_settings`] for the same model.
+/// Without the file type, the weights are not compared (their size is the format's),
+/// nor a partially offloaded GPU's compute buffer (it holds a copy of the output
+/// matrix, in the file's type).
+pub fn ggml(e: &Evaluation, log: &GgmlLog) -> Vec<Term> {
+    let b = &e.estimate.breakdown;
+    let several = log.gpu_devices > 1;
+    let format_known = log.format.is_some();
+    let partial = matches!(
+        (log.layers_on_gpu, log.layers_total),
+        (Some(on), Some(total)) if on < total
+    );
+    let log = &GgmlLog {
+        gpu_weights: log.gpu_weights.filter(|_| format_known),
+        host_weights: log.host_weights.filter(|_| format_known),
+        gpu_compute: log.gpu_compute.filter(|_| format_known || !partial),
+        ..*log
+    };
+    let mut out = Vec::new();
+    let mut term = |name, logged: Option<u64>, estimated: u64, why| {
+        if let Some(logged) = logged {
+            out.push(Term {
+                name,
+                unit: Unit::Bytes,
+                logged,
+                estimated,
+                why,
+            });
+        }
+    };
+    term(
+        if several {
+            "Pesos en las GPU (suma)"
+        } else {
+            "Pesos en la GPU"
+        },
+        log.gpu_weights,
+        b.weights,
+        None,
+    );
+    term(
+        if several {
+            "Caché KV en las GPU (suma)"
+        } else {
+            "Caché KV en la GPU"
+        },
+        log.gpu_kv,
+        b.kv_cache,
+        None,
+    );
+    // Every GPU reserves its own compute buffer for its part of the graph; vramlab
+    // sizes the one of a single GPU.
+    if !several {
+        term(
+            "Búfer de cómputo de la GPU",
+            log.gpu_compute,
+            b.activations,
+            None,
+        );
+    }
+    term(
+        "Pesos en la RAM",
+        log.host_weights,
+        e.estimate.host_weights_bytes,
+        Some(
+            "con mmap (lo normal), llama.cpp mapea el archivo: esa RAM es caché de páginas \
+             que el sistema puede compartir y liberar",
+        ),
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +331,73 @@ mod tests {
         assert!(per.error_percent().unwrap().abs() < 0.01);
         let weights = &terms[0];
         assert!(weights.error_percent().unwrap().abs() < 1.0, "{weights:?}");
+    }
+
+    /// The EduHPC 2025 paper's llama-cpp-python log (appendix B; the validation case
+    /// `llamacpp-mistral7b-ngl20-*`): Mistral 7B v0.1 Q4_K_M, `-ngl 20`, n_ctx 768,
+    /// n_ubatch 256, flash attention, f16 KV, on an RTX 4060 Laptop.
+    #[test]
+    fn a_llama_cpp_log_is_estimated_with_its_own_settings() {
+        let mib = |hundredths: u64| hundredths * 1024 * 1024 / 100;
+        let log = GgmlLog {
+            gpu_weights: Some(mib(249_531)),
+            gpu_kv: Some(mib(6_000)),
+            gpu_compute: Some(mib(13_779)),
+            gpu_devices: 1,
+            n_ctx: Some(768),
+            n_seq_max: Some(1),
+            n_ubatch: Some(256),
+            flash_attn: Some(true),
+            kv_type: GgmlLog::kv_type_of("f16"),
+            layers_on_gpu: Some(20),
+            layers_total: Some(33),
+            format: WeightFormat::from_llama_ftype("Q4_K - Medium"),
+            ..GgmlLog::default()
+        };
+        let s = ggml_settings(&log);
+        assert_eq!((s.seq, s.batch, s.ubatch), (768, 1, 256));
+        assert_eq!(s.gpu_layers, Some(20));
+        assert_eq!(s.format.id(), "Q4_K_M");
+        let model = Model::new(ModelInput::Arch {
+            arch: Box::new(catalog::model("mistral-7b-v0.1").unwrap().arch.clone()),
+            total_params: None,
+        });
+        let e = evaluate(&model, &s).unwrap();
+        let terms = ggml(&e, &log);
+        let names: Vec<&str> = terms.iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Pesos en la GPU",
+                "Caché KV en la GPU",
+                "Búfer de cómputo de la GPU"
+            ]
+        );
+        for t in &terms {
+            assert!(t.error_percent().unwrap().abs() < 0.1, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn several_gpus_compare_sums_and_no_single_compute_buffer() {
+        let log = GgmlLog {
+            gpu_weights: Some(1 << 30),
+            gpu_kv: Some(1 << 28),
+            gpu_compute: Some(1 << 27),
+            gpu_devices: 2,
+            ..GgmlLog::default()
+        };
+        let model = Model::new(ModelInput::Params(1_000_000_000));
+        let e = evaluate(&model, &ggml_settings(&log)).unwrap();
+        let names: Vec<&str> = ggml(&e, &log).iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            ["Pesos en las GPU (suma)", "Caché KV en las GPU (suma)"]
+        );
+        assert!(GgmlLog::is_host_buffer("CUDA_Host"));
+        assert!(GgmlLog::is_host_buffer("CPU_Mapped"));
+        assert!(!GgmlLog::is_host_buffer("CUDA0"));
+        assert!(!GgmlLog::is_host_buffer("Metal"));
     }
 
     #[test]

@@ -128,6 +128,19 @@ impl KvDtype {
             KvDtype::Int4 => 4,
         }
     }
+
+    /// Bits per 32 cached elements as `engine` stores them. ggml quantises the cache in
+    /// blocks of 32 with an fp16 scale each (`block_q8_0` and `block_q4_0` in
+    /// ggml/src/ggml-common.h: 34 and 18 bytes), so llama.cpp's `--cache-type-k q8_0` is
+    /// 8.5 bits per element and `q4_0` 4.5; PyTorch engines keep a scale per tensor or
+    /// head, negligible beside the cache.
+    pub fn bits_per_32(self, compute: Dtype, engine: Engine) -> u64 {
+        match (engine, self) {
+            (Engine::Ggml, KvDtype::Int8) => 34 * 8,
+            (Engine::Ggml, KvDtype::Int4) => 18 * 8,
+            _ => self.bits(compute) * 32,
+        }
+    }
 }
 
 /// The library that runs inference, which decides how activations and the KV cache are

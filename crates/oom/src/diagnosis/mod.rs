@@ -56,6 +56,8 @@ pub enum CauseId {
     CpuRam,
     /// llama.cpp's ggml could not allocate a weights, KV-cache or compute buffer.
     GgmlBuffer,
+    /// Ollama put only part of the layers on the GPU (or all of them, by its estimate).
+    OllamaOffload,
     /// The text is not a message this crate knows.
     Unrecognized,
 }
@@ -182,6 +184,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::VllmProfile => runtimes::vllm_report(d, &mut r),
         Kind::GgmlOom => runtimes::ggml(d, &mut r),
         Kind::GgmlReport => runtimes::ggml_report(d, &mut r),
+        Kind::OllamaOffload => runtimes::ollama_offload(d, &mut r),
         Kind::HostOom => runtimes::host(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),
     }
@@ -189,7 +192,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
     if let Some(req) = d.requested_bytes
         && !matches!(
             d.kind,
-            Kind::MpsOom | Kind::GgmlOom | Kind::GgmlReport | Kind::HostOom
+            Kind::MpsOom | Kind::GgmlOom | Kind::GgmlReport | Kind::HostOom | Kind::OllamaOffload
         )
     {
         r.note(rounding_note(req));

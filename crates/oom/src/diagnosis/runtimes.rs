@@ -3,7 +3,7 @@
 
 use super::{CauseId, GUIDE_ESTIMATOR, GUIDE_OTHER_PROCESS, GUIDE_STRATEGIES, Ranking};
 use crate::format::{binary as b, count};
-use crate::model::{Decoded, VllmMemory};
+use crate::model::{Decoded, OllamaMemory, VllmMemory};
 
 /// What to change in llama.cpp (and Ollama) for each buffer.
 const FIX_WEIGHTS: &str = "Pon menos capas en la GPU (llama.cpp: -ngl / --n-gpu-layers con un número menor; \
@@ -43,6 +43,97 @@ pub(super) fn ggml_report(d: &Decoded, r: &mut Ranking) {
     );
 }
 
+/// What Ollama fixes for a model that does not fit whole on the GPU.
+const FIX_OLLAMA: &str = "Para que quepa entero: baja num_ctx (o OLLAMA_CONTEXT_LENGTH), deja \
+     OLLAMA_NUM_PARALLEL=1 (cada petición en paralelo multiplica la caché), activa \
+     OLLAMA_FLASH_ATTENTION=1 con OLLAMA_KV_CACHE_TYPE=q8_0, usa una etiqueta más cuantizada \
+     (q4_K_M) o cierra lo que ocupe la GPU («ollama ps», nvidia-smi).";
+
+/// Ollama's plan in one sentence: what it computed, what it saw free, what it did.
+fn ollama_sentence(m: &OllamaMemory) -> Option<String> {
+    let full = m.required_full_bytes?;
+    let available = match m.available_bytes.as_slice() {
+        [] => String::new(),
+        [one] => format!(" y la GPU tenía {} libres", b(*one)),
+        many => format!(
+            " y las {} GPU tenían {} libres",
+            many.len(),
+            many.iter().map(|v| b(*v)).collect::<Vec<_>>().join(" + ")
+        ),
+    };
+    let mut out = format!(
+        "Ollama calculó {} para el modelo entero{available}",
+        b(full)
+    );
+    match (m.layers_offload, m.layers_model) {
+        (Some(on), Some(all)) if on < all => {
+            let partial = m
+                .required_partial_bytes
+                .map_or_else(String::new, |p| format!(", {}", b(p)));
+            out.push_str(&format!(
+                ": puso {on} de {all} capas en la GPU{partial}; las otras {} corren en la CPU, \
+                 mucho más despacio.",
+                all - on
+            ));
+        }
+        (Some(on), Some(all)) => {
+            out.push_str(&format!(": puso las {on} de {all} capas en la GPU."));
+        }
+        _ => out.push('.'),
+    }
+    let mut parts = Vec::new();
+    if let Some(w) = m.weights_total_bytes {
+        parts.push(format!("{} de pesos", b(w)));
+    }
+    if let Some(k) = m.required_kv_bytes {
+        parts.push(format!("{} de caché KV", b(k)));
+    }
+    if let Some(g) = m.graph_full_bytes {
+        parts.push(format!("{} de grafo de cómputo", b(g)));
+    }
+    if !parts.is_empty() {
+        out.push_str(&format!(" De su cálculo: {}.", parts.join(", ")));
+    }
+    Some(out)
+}
+
+/// Ollama's offload line: how much of the model it put on the GPU, and why.
+pub(super) fn ollama_offload(d: &Decoded, r: &mut Ranking) {
+    let Some(m) = d.ollama_memory.as_ref() else {
+        return;
+    };
+    let Some(why) = ollama_sentence(m) else {
+        return;
+    };
+    let partial = matches!((m.layers_offload, m.layers_model), (Some(on), Some(all)) if on < all);
+    let loaded = d
+        .ggml_memory
+        .as_ref()
+        .and_then(crate::format::ggml_sentence)
+        .map_or_else(String::new, |s| format!(" Después, {}", lower_first(&s)));
+    if partial {
+        r.add(
+            70,
+            CauseId::OllamaOffload,
+            "Ollama no cupo entero en la GPU: parte del modelo va a la CPU",
+            format!("{why}{loaded}"),
+            FIX_OLLAMA.to_owned(),
+            GUIDE_ESTIMATOR,
+        );
+    } else {
+        r.add(
+            40,
+            CauseId::OllamaOffload,
+            "Ollama calculó que el modelo cabe entero en la GPU",
+            format!("{why}{loaded}"),
+            "Si aun así falla al cargar o al generar, su cálculo se quedó corto: pide menos capas \
+             con el parámetro num_gpu o reserva margen con OLLAMA_GPU_OVERHEAD (en bytes)."
+                .to_owned(),
+            GUIDE_ESTIMATOR,
+        );
+    }
+}
+
 pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
     let device = d
         .gpu_index
@@ -57,6 +148,15 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
         .map_or_else(String::new, |s| {
             format!(" Antes del fallo, {}", lower_first(&s))
         });
+    // Ollama sized the offload itself: its plan was too small for what ggml asked.
+    let planned = d
+        .ollama_memory
+        .as_ref()
+        .and_then(ollama_sentence)
+        .map_or_else(String::new, |s| {
+            format!(" {s} La reserva real superó ese cálculo.")
+        });
+    let loaded = format!("{loaded}{planned}");
     let (what, fix) = match d.buffer.as_deref() {
         Some("weights") => ("los pesos del modelo", FIX_WEIGHTS.to_owned()),
         Some("kv-cache") => ("la caché KV", FIX_KV.to_owned()),
@@ -65,6 +165,14 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
             "un búfer (pesos, caché KV o cómputo)",
             format!("Según lo que estuviera cargando: {FIX_WEIGHTS} Para la caché: {FIX_KV}"),
         ),
+    };
+    let fix = match d.ollama_memory.as_ref().and_then(|m| m.layers_offload) {
+        Some(on) if on > 0 => format!(
+            "En Ollama, pide menos capas que las {on} que eligió (parámetro num_gpu, p. ej. {}) o \
+             reserva margen con OLLAMA_GPU_OVERHEAD. {fix}",
+            on.saturating_sub(on / 8 + 1)
+        ),
+        _ => fix,
     };
     r.add(
         85,

@@ -42,6 +42,8 @@ pub(crate) enum Anchor {
     DeviceMemoryAllocation,
     /// llama.cpp's load log: "… buffer size = X MiB".
     GgmlBufferSize,
+    /// Ollama's offload line: `memory.required.full="…"`.
+    OllamaOffload,
 }
 
 const ANCHORS: &[(&[u8], Anchor)] = &[
@@ -79,6 +81,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
         Anchor::DeviceMemoryAllocation,
     ),
     (b"buffer size~=", Anchor::GgmlBufferSize),
+    (b"memory.required.full=", Anchor::OllamaOffload),
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),
 ];

@@ -14,9 +14,13 @@
 //!   tried to allocate N bytes.` (older: `can't allocate memory: … Error code 12`).
 //! - Ollama `llm/server.go`: `model requires more system memory (X) than is available
 //!   (Y)`, sizes from `format.HumanBytes2` (binary units).
+//! - Ollama's scheduler (`llm/memory.go`, logged by `server.go`): one `slog` line
+//!   `msg="offload to cuda" layers.requested=-1 layers.model=33 layers.offload=31 …
+//!   memory.available="[22.7 GiB]" memory.required.full="23.5 GiB" …` (older builds:
+//!   `msg=offload library=cuda`), values quoted when they hold a space.
 
 use super::Span;
-use crate::model::{Decoded, GgmlBuffer, GgmlMemory, Kind};
+use crate::model::{Decoded, GgmlBuffer, GgmlMemory, Kind, OllamaMemory};
 use crate::scan::Text;
 use crate::size::SiPrefixes;
 
@@ -208,6 +212,103 @@ pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     Some((d, e))
 }
 
+/// How far back from `memory.required.full=` the offload line may start (its
+/// timestamp, level, source and the `layers.*` keys come first).
+const OLLAMA_LINE_HEAD: usize = 2048;
+/// The most GPUs read from one of the line's lists.
+const MAX_GPUS_LISTED: usize = 64;
+
+/// Ollama's offload line: every `key=value` it printed (see the module docs).
+pub(super) fn ollama_offload(t: &Text, span: Span) -> (Decoded, usize) {
+    let start = t.line_start(
+        span.hit.start,
+        span.floor
+            .max(span.hit.start.saturating_sub(OLLAMA_LINE_HEAD)),
+    );
+    let end = t.line_end(span.hit.end, span.end);
+    // The value after `key=`, its quotes skipped: (start, end) of the value.
+    let value = |key: &[u8]| -> Option<(usize, usize)> {
+        let mut from = start;
+        loop {
+            let (at, e) = t.find(from, end, key)?;
+            // A key starts a word: "layers.model=" is not the end of "xlayers.model=".
+            if at == start || t.at(at - 1).is_some_and(|b| b == b' ' || b == b'\t') {
+                let (v, quoted) = match t.at(e) {
+                    Some(b'"') => (e + 1, true),
+                    _ => (e, false),
+                };
+                let stop = if quoted {
+                    t.position(v, end, |b| b == b'"').unwrap_or(end)
+                } else {
+                    t.position(v, end, |b| b == b' ' || b == b'\t')
+                        .unwrap_or(end)
+                };
+                return Some((v, stop));
+            }
+            from = e;
+        }
+    };
+    let size = |key: &[u8]| {
+        let (v, stop) = value(key)?;
+        t.size_after(v, stop, SiPrefixes::Binary).map(|(n, _)| n)
+    };
+    let int = |key: &[u8]| {
+        let (v, stop) = value(key)?;
+        t.int_after(v, stop).map(|(n, _)| n)
+    };
+    let list = |key: &[u8]| {
+        let mut out = Vec::new();
+        if let Some((v, stop)) = value(key) {
+            let mut i = if t.at(v) == Some(b'[') { v + 1 } else { v };
+            while out.len() < MAX_GPUS_LISTED
+                && let Some((n, e)) = t.size_after(i, stop, SiPrefixes::Binary)
+            {
+                out.push(n);
+                i = e;
+            }
+        }
+        out
+    };
+    let word = |(v, stop): (usize, usize)| {
+        let text = t.slice_lossy(v, stop.min(v + 32)).trim().to_owned();
+        (!text.is_empty()).then_some(text)
+    };
+    let library = t
+        .find(start, end, b"offload to ")
+        .and_then(|(_, e)| {
+            let stop = t
+                .position(e, end, |b| !b.is_ascii_alphanumeric())
+                .unwrap_or(end);
+            word((e, stop))
+        })
+        .or_else(|| value(b"library=").and_then(word));
+    let m = OllamaMemory {
+        library: library.map(|l| l.to_ascii_lowercase()),
+        layers_model: int(b"layers.model="),
+        layers_offload: int(b"layers.offload=").or_else(|| int(b"layers.real=")),
+        layers_split: value(b"layers.split=").and_then(word),
+        available_bytes: list(b"memory.available="),
+        gpu_overhead_bytes: size(b"memory.gpu_overhead="),
+        required_full_bytes: size(b"memory.required.full="),
+        required_partial_bytes: size(b"memory.required.partial="),
+        required_kv_bytes: size(b"memory.required.kv="),
+        allocations_bytes: list(b"memory.required.allocations="),
+        weights_total_bytes: size(b"memory.weights.total="),
+        weights_repeating_bytes: size(b"memory.weights.repeating="),
+        weights_nonrepeating_bytes: size(b"memory.weights.nonrepeating="),
+        graph_full_bytes: size(b"memory.graph.full="),
+        graph_partial_bytes: size(b"memory.graph.partial="),
+        projector_weights_bytes: size(b"projector.weights="),
+        projector_graph_bytes: size(b"projector.graph="),
+    };
+    let mut d = Decoded::new(Kind::OllamaOffload);
+    // A line cut before its last key (`memory.graph.partial`, printed by every version
+    // that prints `memory.required.full`) may have lost others.
+    d.truncated = m.graph_partial_bytes.is_none();
+    d.ollama_memory = Some(m);
+    (d, end)
+}
+
 /// The device number at the end of a GPU backend's name ("CUDA1" → 1); none for host
 /// buffers.
 fn device_index(backend: &str) -> Option<u32> {
@@ -307,6 +408,52 @@ mod tests {
                 .messages[0];
         assert_eq!((m.kind, m.gpu_index), (Kind::HostOom, None));
         assert_eq!(m.requested_bytes, Some(4 << 30));
+    }
+
+    /// Ollama plans the offload, then the runner (llama.cpp) fails to allocate: the
+    /// failure is diagnosed with the plan it outgrew.
+    #[test]
+    fn an_ollama_plan_explains_the_ggml_failure_after_it() {
+        let paste = "time=2024-07-24T13:50:47.458+02:00 level=INFO source=memory.go:309 \
+             msg=\"offload to cuda\" layers.requested=-1 layers.model=33 layers.offload=31 \
+             layers.split=\"\" memory.available=\"[22.7 GiB]\" memory.required.full=\"23.5 GiB\" \
+             memory.required.partial=\"22.5 GiB\" memory.required.kv=\"9.8 GiB\" \
+             memory.graph.full=\"5.1 GiB\" memory.graph.partial=\"5.4 GiB\"\n\
+             ggml_backend_cuda_buffer_type_alloc_buffer: allocating 5530.00 MiB on device 0: \
+             cudaMalloc failed: out of memory\n\
+             ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 5798625280\n";
+        let e = crate::explain(paste);
+        assert_eq!(e.primary.kind, Kind::GgmlOom);
+        let plan = e.primary.ollama_memory.as_ref().unwrap();
+        assert_eq!(
+            (plan.layers_offload, plan.layers_model),
+            (Some(31), Some(33))
+        );
+        assert_eq!(plan.available_bytes.len(), 1);
+        let cause = &e.diagnosis[0];
+        assert!(
+            cause.explanation.contains("Ollama calculó 23,50 GiB")
+                && cause.explanation.contains("superó ese cálculo"),
+            "{}",
+            cause.explanation
+        );
+        assert!(cause.fix.contains("num_gpu, p. ej. 27"), "{}", cause.fix);
+    }
+
+    #[test]
+    fn ollama_keys_start_words_and_lists_are_bounded() {
+        // "xmemory.required.full" is not the key; a list of 100 GPUs keeps 64.
+        let many = vec!["1.0 GiB"; 100].join(" ");
+        let line = format!(
+            "msg=offload library=rocm xlayers.model=9 layers.model=33 \
+             memory.available=\"[{many}]\" memory.required.full=\"2.0 GiB\""
+        );
+        let m = &find_all(&line).messages[0];
+        let o = m.ollama_memory.as_ref().unwrap();
+        assert_eq!(o.library.as_deref(), Some("rocm"));
+        assert_eq!(o.layers_model, Some(33));
+        assert_eq!(o.available_bytes.len(), 64);
+        assert!(m.truncated);
     }
 
     #[test]

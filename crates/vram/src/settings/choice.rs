@@ -149,8 +149,20 @@ pub const KV_DTYPES: &[Choice<KvDtype>] = &[
     choice(KvDtype::Auto, "auto", "El del modelo (auto)"),
     choice(KvDtype::Fp16, "fp16", "FP16/BF16"),
     choice(KvDtype::Fp8, "fp8", "FP8"),
-    choice(KvDtype::Int8, "int8", "INT8"),
-    choice(KvDtype::Int4, "int4", "INT4"),
+    Choice {
+        value: KvDtype::Int8,
+        id: "int8",
+        web: "int8",
+        aliases: &["q8_0", "q8"],
+        label: "INT8 (q8_0 en llama.cpp)",
+    },
+    Choice {
+        value: KvDtype::Int4,
+        id: "int4",
+        web: "int4",
+        aliases: &["q4_0", "q4"],
+        label: "INT4 (q4_0 en llama.cpp)",
+    },
 ];
 
 pub const ZERO_STAGES: &[Choice<u8>] = &[

@@ -45,6 +45,7 @@ const FORMATS: &[(&str, &str)] = &[
     ("Q6_K", "GGUF Q6_K"),
     ("Q5_K_M", "GGUF Q5_K_M"),
     ("Q4_K_M", "GGUF Q4_K_M"),
+    ("Q4_0", "GGUF Q4_0"),
     ("Q3_K_M", "GGUF Q3_K_M"),
 ];
 

@@ -1,11 +1,11 @@
-//! `vramlab explain` on a vLLM start-up log: the estimator's serving plan beside the
-//! logged budget, term by term, as the page shows it (`diag_worker::explain`).
+//! `vramlab explain` on a vLLM or llama.cpp start-up log: the estimate of the same run
+//! beside the logged terms, as the page shows it (`diag_worker::reconcile`).
 
-use oom::VllmMemory;
+use oom::Decoded;
 
 /// The comparison as text, or `None` when the log names no catalog model.
-pub fn reconciliation(m: &VllmMemory) -> Option<String> {
-    let r = diag_worker::explain::reconcile(m)?;
+pub fn reconciliation(d: &Decoded) -> Option<String> {
+    let r = diag_worker::reconcile::of(d)?;
     let mut out = format!("{}\n", r.title);
     for row in &r.rows {
         let diff = if row.difference.is_empty() {
