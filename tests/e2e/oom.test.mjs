@@ -141,7 +141,7 @@ test("vLLM and llama.cpp start-up logs are set against the estimator; Ollama's p
   await box.locator("textarea[name=oom]").fill(
     'time=2024-07-24T13:50:47.458+02:00 level=INFO source=memory.go:309 msg="offload to cuda" layers.requested=-1 layers.model=33 layers.offload=31 layers.split="" memory.available="[22.7 GiB]" memory.required.full="23.5 GiB" memory.required.partial="22.5 GiB" memory.required.kv="9.8 GiB" memory.graph.full="5.1 GiB" memory.graph.partial="5.4 GiB"',
   );
-  await box.locator(".oom-kind", { hasText: "Ollama" }).waitFor();
+  await box.locator(".oom-kind", { hasText: "capas que puso en la GPU" }).waitFor();
   assert.match(await box.locator(".oom-numbers").innerText(), /Ollama: capas en la GPU\s+31 de 33/);
   assert.match(await box.locator(".oom-cause").first().innerText(), /num_ctx/);
   await page.setViewportSize({ width: 390, height: 844 });
