@@ -156,7 +156,12 @@ pub fn explain(text: &str) -> Explanation {
 /// first.
 fn best_index(messages: &[Decoded]) -> Option<usize> {
     let rank = |d: &Decoded| match d.kind {
-        Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::MpsOom | Kind::VllmKvCache => 3,
+        Kind::PytorchOom
+        | Kind::HipOom
+        | Kind::XpuOom
+        | Kind::NpuOom
+        | Kind::MpsOom
+        | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
         Kind::VllmProfile | Kind::GgmlReport | Kind::OllamaOffload => 0,
         Kind::GgmlOom | Kind::HostOom => 2,

@@ -26,6 +26,9 @@ pub enum Kind {
     HipOom,
     /// Intel GPUs ("XPU out of memory").
     XpuOom,
+    /// Huawei Ascend NPUs through `torch_npu`, which keeps PyTorch's allocator and its
+    /// pre-2.1 wording ("NPU out of memory. Tried to allocate … (NPU 3; …)").
+    NpuOom,
     /// cuBLAS could not allocate its handle or workspace.
     CublasOom,
     /// cuDNN could not allocate a workspace.
@@ -61,6 +64,7 @@ impl Kind {
             Kind::MpsOom => "Error de memoria de MPS (Apple)",
             Kind::HipOom => "Error de memoria de HIP (ROCm, AMD)",
             Kind::XpuOom => "Error de memoria de XPU (Intel)",
+            Kind::NpuOom => "Error de memoria de NPU (Ascend, torch_npu)",
             Kind::CublasOom => "cuBLAS no pudo reservar memoria",
             Kind::CudnnOom => "cuDNN no pudo reservar su espacio de trabajo",
             Kind::VllmKvCache => "vLLM: la caché KV no alcanza para una petición",

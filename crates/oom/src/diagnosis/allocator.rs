@@ -36,6 +36,12 @@ pub(super) fn fragmentation_fix(kind: Kind, era: Option<Era>) -> String {
             "El propio mensaje de XPU propone liberar la caché: llama a torch.xpu.empty_cache() \
              entre fases (por ejemplo, entre evaluación y entrenamiento)."
         }
+        // torch_npu reads its own copy of the allocator's settings.
+        (Kind::NpuOom, _) => {
+            "Arranca el proceso con PYTORCH_NPU_ALLOC_CONF=expandable_segments:True (torch_npu \
+             2.1 o posterior; antes, max_split_size_mb:128) y llama a torch.npu.empty_cache() \
+             entre fases."
+        }
         (Kind::HipOom, Some(Era::V14To20 | Era::V2018)) => {
             "Prueba PYTORCH_HIP_ALLOC_CONF=max_split_size_mb:128, o actualiza PyTorch (2.1 o \
              posterior) y usa expandable_segments:True."
@@ -693,6 +699,7 @@ mod tests {
             fragmentation_fix(Kind::HipOom, Some(Era::V21Plus)).contains("PYTORCH_HIP_ALLOC_CONF")
         );
         assert!(fragmentation_fix(Kind::XpuOom, None).contains("torch.xpu.empty_cache()"));
+        assert!(fragmentation_fix(Kind::NpuOom, None).contains("PYTORCH_NPU_ALLOC_CONF"));
     }
 
     #[test]

@@ -175,7 +175,9 @@ impl Ranking {
 pub fn diagnose(d: &Decoded) -> Diagnosis {
     let mut r = Ranking::default();
     match d.kind {
-        Kind::PytorchOom | Kind::HipOom | Kind::XpuOom => allocator::diagnose(d, &mut r),
+        Kind::PytorchOom | Kind::HipOom | Kind::XpuOom | Kind::NpuOom => {
+            allocator::diagnose(d, &mut r)
+        }
         Kind::MpsOom => others::mps(d, &mut r),
         Kind::MemorySummary => summary::diagnose(d, &mut r),
         Kind::DriverOom => others::driver(d, &mut r),

@@ -103,6 +103,22 @@ pub(super) fn ollama_offload(d: &Decoded, r: &mut Ranking) {
         return;
     };
     let Some(why) = ollama_sentence(m) else {
+        // A line cut before its estimate still says where the layers went.
+        let layers = match (m.layers_offload, m.layers_model) {
+            (Some(on), Some(all)) => format!(" Puso {on} de {all} capas en la GPU."),
+            _ => String::new(),
+        };
+        r.add(
+            30,
+            CauseId::OllamaOffload,
+            "Ollama anotó cómo repartió el modelo",
+            format!(
+                "La línea de Ollama está incompleta: falta su cálculo de memoria \
+                 (memory.required.full).{layers}"
+            ),
+            FIX_OLLAMA.to_owned(),
+            GUIDE_ESTIMATOR,
+        );
         return;
     };
     let partial = matches!((m.layers_offload, m.layers_model), (Some(on), Some(all)) if on < all);
@@ -306,7 +322,11 @@ pub(super) fn host(d: &Decoded, r: &mut Ranking) {
              GGML_CUDA_NO_PINNED=1; con mmap (el valor por defecto, sin --no-mmap) los pesos no \
              ocupan RAM propia.",
         )
-    } else if d.excerpt.to_ascii_lowercase().contains("system memory") {
+    } else if d.excerpt.to_ascii_lowercase().contains("system memory")
+        || d.excerpt
+            .to_ascii_lowercase()
+            .contains("too large for this system")
+    {
         (
             "Ollama comprobó antes de cargar el modelo que la RAM libre del equipo no alcanza \
              para la parte del modelo que no va a la GPU (o para todo, si no hay GPU).",

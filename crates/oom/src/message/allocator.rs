@@ -112,8 +112,8 @@ fn body(r: &mut Reader, d: &mut Decoded) {
     if d.pytorch_era.is_none() && max_split_hint {
         d.pytorch_era = Some(Era::V14To20);
     }
-    if d.kind == Kind::XpuOom {
-        // Intel's wordings are not PyTorch's CUDA releases.
+    if matches!(d.kind, Kind::XpuOom | Kind::NpuOom) {
+        // Intel's and Ascend's wordings are not PyTorch's CUDA releases.
         d.pytorch_era = None;
     }
     derive(d);
@@ -143,6 +143,9 @@ fn old_list(r: &mut Reader, d: &mut Decoded) -> bool {
     }
     let mut closed = false;
     let mut cached = None;
+    // The list's last number: "reserved in total by PyTorch" (1.4–2.0, torch_npu) or
+    // "cached" (1.0–1.3).
+    let mut last_read = false;
     while let Some((value, e)) = t.size_after(j, r.end, SI) {
         let (label, e, terminator) = label(t, e, r.end);
         // A label cut by the end of the paste still names its field ("total capa").
@@ -153,6 +156,7 @@ fn old_list(r: &mut Reader, d: &mut Decoded) -> bool {
                 .map_or(label, |l| (*l).to_owned()),
             _ => label,
         };
+        last_read = matches!(label.as_str(), "reservedintotalbypytorch" | "cached");
         match label.as_str() {
             "totalcapacity" => d.total_bytes = Some(value),
             "alreadyallocated" => d.allocated_bytes = Some(value),
@@ -187,7 +191,8 @@ fn old_list(r: &mut Reader, d: &mut Decoded) -> bool {
     if let (Some(a), Some(c)) = (d.allocated_bytes, cached) {
         d.reserved_total_bytes = a.checked_add(c);
     }
-    d.truncated = !closed;
+    // Cut after its last number (only the ")" missing), the message lost no number.
+    d.truncated = !closed && !last_read;
     true
 }
 
@@ -416,6 +421,17 @@ mod tests {
         .messages[0];
         assert!(m.other_processes[0].likely_self);
         assert_eq!(m.process_in_use_bytes, None);
+    }
+
+    #[test]
+    fn an_old_list_cut_after_its_last_number_lost_nothing() {
+        let m = &find_all(
+            "CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 8.00 GiB total capacity; \
+             6.00 GiB already allocated; 1.00 MiB free; 7.00 GiB reserved in total by PyTorch",
+        )
+        .messages[0];
+        assert!(!m.truncated);
+        assert_eq!(m.reserved_total_bytes, Some(7 * GIB));
     }
 
     #[test]

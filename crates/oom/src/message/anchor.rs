@@ -44,6 +44,9 @@ pub(crate) enum Anchor {
     GgmlBufferSize,
     /// Ollama's offload line: `memory.required.full="…"`.
     OllamaOffload,
+    /// Ollama's first system check (2023): "requested model (X) is too large for this
+    /// system (Y)".
+    OllamaTooLarge,
 }
 
 const ANCHORS: &[(&[u8], Anchor)] = &[
@@ -82,6 +85,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     ),
     (b"buffer size~=", Anchor::GgmlBufferSize),
     (b"memory.required.full=", Anchor::OllamaOffload),
+    (b"is too large for this system", Anchor::OllamaTooLarge),
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),
 ];
@@ -203,6 +207,10 @@ mod tests {
             ),
             ("failed to allocate CUDA0 buffer", Anchor::FailedToAllocate),
             ("unable to allocate CUDA0 buffer", Anchor::UnableToAllocate),
+            (
+                "requested model (8.4 GiB) is too large for this system (1.9 GiB)",
+                Anchor::OllamaTooLarge,
+            ),
         ] {
             let t = Text::new(text);
             assert_eq!(

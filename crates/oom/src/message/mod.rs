@@ -117,7 +117,11 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::SummaryHeader => crate::summary::parse(t, span.hit.end)?,
         Anchor::DefaultCpuAllocator => runtimes::default_cpu_allocator(t, span),
         Anchor::OllamaSystemMemory => runtimes::ollama_system_memory(t, span),
-        Anchor::FailedToAllocate | Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
+        Anchor::FailedToAllocate => {
+            others::stream_executor(t, span).or_else(|| runtimes::ggml_buffer(t, span))?
+        }
+        Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
+        Anchor::OllamaTooLarge => runtimes::ollama_too_large(t, span),
         Anchor::VllmReport => vllm_report::report(t, span),
         Anchor::DeviceMemoryAllocation => runtimes::vulkan_allocation(t, span)?,
         Anchor::GgmlBufferSize => runtimes::load_buffer(t, span)?,
@@ -142,7 +146,13 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         || before.ends_with("cudadrivererror:")
         || before.ends_with("hiperror:")
         || nccl
-        || before.contains("runtimeerror(2)");
+        || before.contains("runtimeerror(2)")
+        // PyTorch 0.x: "THCudaCheck FAIL file=… line=405 error=2 : out of memory".
+        || before.ends_with("error=2:")
+        // spconv: "cuda failed with error 2 out of memory".
+        || before.ends_with("error2")
+        // Caffe2's CUDA_ENFORCE: "Error at: caffe2/core/event_gpu.cc:33: out of memory".
+        || before.contains("errorat:");
     // ggml-cuda's older CUDA_CHECK: "CUDA error 2 at …/ggml-cuda.cu:5509: out of memory"
     // then "current device: 1".
     let cuda_error_at = before.rsplit_once("cudaerror").is_some_and(|(_, rest)| {
@@ -166,6 +176,11 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Kind::HipOom
     } else if before.ends_with("xpu") {
         Kind::XpuOom
+    } else if before.ends_with("npu") {
+        // torch_npu: its sentence always goes on with "Tried to allocate".
+        let near = span.hit.end.saturating_add(40).min(span.end);
+        t.find(span.hit.end, near, b"tried to allocate")?;
+        Kind::NpuOom
     } else if before.ends_with("cuda") {
         // "If you encounter CUDA out of memory, try …" is advice, not a message: the
         // allocator's sentence ends with a period.
@@ -175,8 +190,8 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         }
         Kind::PytorchOom
     } else {
-        // Another device's copy of PyTorch's allocator ("NPU out of memory. Tried to
-        // allocate …") still speaks its format; anything else is not ours to explain.
+        // Another vendor's port of PyTorch's allocator ("<device> out of memory. Tried
+        // to allocate …") still speaks its format; anything else is not ours to explain.
         let near = span.hit.end.saturating_add(40).min(span.end);
         t.find(span.hit.end, near, b"tried to allocate")?;
         Kind::PytorchOom

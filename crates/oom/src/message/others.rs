@@ -60,6 +60,24 @@ pub(super) fn driver(t: &Text, span: Span) -> (Decoded, usize) {
     (d, consumed)
 }
 
+/// TensorFlow's stream executor: "failed to allocate 17.79G (19104890880 bytes) from
+/// device: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (the exact bytes are in the
+/// parentheses). Not TensorFlow's: `None`.
+pub(super) fn stream_executor(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    // The line goes on past the next anchor ("CUDA_ERROR_OUT_OF_MEMORY"), which is
+    // part of this message.
+    let end = t.line_end(span.hit.end, span.hit.end.saturating_add(200));
+    let paren = t.find(span.hit.end, end.min(span.hit.end + 24), b" (")?;
+    let (n, e) = t.int_after(paren.1, end)?;
+    let e = t.match_at(e, end, b" bytes) from device")?;
+    let mut d = Decoded::new(Kind::DriverOom);
+    d.requested_bytes = Some(n);
+    // The rest of the line ("…: CUDA_ERROR_OUT_OF_MEMORY: out of memory") is this
+    // message, not another.
+    let consumed = t.find(e, end, b"out of memory").map_or(e, |(_, stop)| stop);
+    Some((d, consumed))
+}
+
 /// "torch.OutOfMemoryError:" with no message we recognise after it (the rest was cut
 /// off, or it is a wording we do not know). Not in code (`except …OutOfMemoryError:`),
 /// not another runtime's class (`java.lang.OutOfMemoryError`).
@@ -234,6 +252,54 @@ mod tests {
         let m = &find_all("CUDNN_STATUS_NOT_SUPPORTED: could not allocate the 2.00 GiB workspace")
             .messages[0];
         assert_eq!(m.kind, Kind::CudnnOom);
+    }
+
+    /// Older and rarer wordings: each is one message of its family, with the numbers it
+    /// printed.
+    #[test]
+    fn rare_wordings_of_other_frameworks() {
+        for (text, kind, requested, free) in [
+            (
+                "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=2 : out of memory",
+                Kind::DriverOom,
+                None,
+                None,
+            ),
+            (
+                "cuda failed with error 2 out of memory",
+                Kind::DriverOom,
+                None,
+                None,
+            ),
+            (
+                "RuntimeError: [enforce fail at event_gpu.cc:33] error == cudaSuccess. 2 vs 0. \
+                 Error at: caffe2/core/event_gpu.cc:33: out of memory",
+                Kind::DriverOom,
+                None,
+                None,
+            ),
+            (
+                "E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 17.79G \
+                 (19104890880 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+                Kind::DriverOom,
+                Some(19_104_890_880),
+                None,
+            ),
+            (
+                "Error: requested model (8.4 GiB) is too large for this system (1.9 GiB)",
+                Kind::HostOom,
+                Some(9_019_431_322),
+                Some(2_040_109_466),
+            ),
+        ] {
+            let m = &find_all(text).messages;
+            assert_eq!(m.len(), 1, "{text}: {m:?}");
+            assert_eq!(
+                (m[0].kind, m[0].requested_bytes, m[0].free_bytes),
+                (kind, requested, free),
+                "{text}"
+            );
+        }
     }
 
     #[test]

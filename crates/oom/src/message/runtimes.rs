@@ -162,9 +162,20 @@ pub(super) fn vulkan_allocation(t: &Text, span: Span) -> Option<(Decoded, usize)
 pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     let end = t.line_end(span.hit.end, span.end);
     let (bytes, e) = t.size_after(span.hit.end, end, SiPrefixes::Binary)?;
-    // Backwards from the anchor: an optional purpose word, then the buffer type.
-    let line = t.line_start(span.hit.start, span.floor);
-    let head = t.slice_lossy(line, span.hit.start);
+    // Backwards from the anchor: an optional purpose word, then the buffer type, after
+    // the line's "function:" prefix. A terminal's hard wrap may have broken the line
+    // anywhere (inside a word too), so the head is read without line breaks from the
+    // prefix's colon; a line without one is read from its start.
+    let window = span.floor.max(span.hit.start.saturating_sub(HEAD));
+    let raw = t.slice_lossy(window, span.hit.start);
+    let head: String = match raw.rsplit_once(':') {
+        Some((_, after)) => after.chars().filter(|&c| c != '\n').collect(),
+        None => raw.rsplit('\n').next().unwrap_or_default().to_owned(),
+    };
+    let function: String = raw
+        .rsplit_once(':')
+        .map(|(before, _)| before.chars().filter(|&c| c != '\n').collect())
+        .unwrap_or_default();
     let mut words = head.split_whitespace().rev();
     let mut word = words.next()?;
     let purpose = match word.to_ascii_lowercase().as_str() {
@@ -192,7 +203,7 @@ pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     }
     let purpose = if purpose.is_empty() {
         // The older "llm_load_tensors: CUDA0 buffer size" line is the weights'.
-        if head.contains("load_tensors") {
+        if function.ends_with("load_tensors") {
             "weights"
         } else {
             return None;
@@ -210,6 +221,28 @@ pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         ..GgmlMemory::default()
     });
     Some((d, e))
+}
+
+/// Ollama's 2023 check: "requested model (8.4 GiB) is too large for this system
+/// (1.9 GiB)" (the model's size against the system's memory).
+pub(super) fn ollama_too_large(t: &Text, span: Span) -> (Decoded, usize) {
+    let mut d = Decoded::new(Kind::HostOom);
+    let line = head(span);
+    if let Some((_, e)) = t.find(line, span.hit.start, b"requested model~(") {
+        d.requested_bytes = t
+            .size_after(e, span.hit.start, SiPrefixes::Binary)
+            .map(|(v, _)| v);
+    }
+    let end = span.hit.end.saturating_add(40).min(span.end);
+    let mut consumed = span.hit.end;
+    if let Some(e) = t.match_at(t.skip_ws(span.hit.end, end), end, b"(")
+        && let Some((v, e)) = t.size_after(e, end, SiPrefixes::Binary)
+    {
+        d.free_bytes = Some(v);
+        consumed = t.match_at(e, end, b")").unwrap_or(e);
+    }
+    d.backend = Some("CPU".to_owned());
+    (d, consumed)
 }
 
 /// How far back from `memory.required.full=` the offload line may start (its
