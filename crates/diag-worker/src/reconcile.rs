@@ -91,7 +91,7 @@ pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
     let e = vram::evaluate(&model, &s).ok()?;
     let card_known = m.total_gpu_bytes.is_some();
     let log = VllmLog {
-        weights: m.weights_bytes,
+        weights: m.weights_bytes.or(m.model_loading_bytes),
         activation_peak: m.activation_peak_bytes,
         non_torch: m.non_torch_bytes,
         kv_cache: m.kv_cache_bytes.filter(|_| card_known),

@@ -223,12 +223,28 @@ pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
         ),
         ("Pesos", m.weights_bytes),
         (
+            "Pesos al cargar (model loading took)",
+            m.model_loading_bytes,
+        ),
+        (
             "Activaciones (pico de la pasada de prueba)",
             m.activation_peak_bytes,
         ),
         ("Fuera de PyTorch", m.non_torch_bytes),
         ("Todo menos la caché KV", m.non_kv_bytes),
         ("Caché KV", m.kv_cache_bytes),
+        (
+            "Pico de PyTorch en el perfilado (peak_torch_memory)",
+            m.peak_torch_bytes,
+        ),
+        (
+            "En uso al empezar (initial_memory_usage)",
+            m.initial_usage_bytes,
+        ),
+        (
+            "En uso tras el perfilado (memory_usage_post_profile)",
+            m.post_profile_usage_bytes,
+        ),
     ];
     for (label, v) in bytes {
         if let Some(v) = v {
@@ -240,6 +256,12 @@ pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
     }
     if let Some(t) = m.kv_cache_tokens {
         out.push(("Tokens en la caché KV", count(t)));
+    }
+    if let Some(n) = m.gpu_blocks {
+        out.push(("Bloques de caché en la GPU", count(n)));
+    }
+    if let Some(n) = m.cpu_blocks {
+        out.push(("Bloques de caché en la CPU (swap)", count(n)));
     }
     if let (Some(t), Some(x)) = (m.concurrency_tokens, m.concurrency_x100) {
         out.push((

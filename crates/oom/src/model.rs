@@ -157,6 +157,18 @@ pub struct VllmMemory {
     pub concurrency_x100: Option<u64>,
     /// The model the log names ("Starting to load model X", "model='X'", "vllm serve X").
     pub model: Option<String>,
+    /// "Model loading took X GiB" / "Loading model weights took X GB": the weights as
+    /// the loader measured them.
+    pub model_loading_bytes: Option<u64>,
+    /// 0.6's one-line report: "peak_torch_memory=", "initial_memory_usage=",
+    /// "memory_usage_post_profile=".
+    pub peak_torch_bytes: Option<u64>,
+    pub initial_usage_bytes: Option<u64>,
+    pub post_profile_usage_bytes: Option<u64>,
+    /// Before 0.7: "# GPU blocks: 1952, # CPU blocks: 2048" (blocks of the paged cache;
+    /// their size in tokens is the engine's `block_size`, not printed).
+    pub gpu_blocks: Option<u64>,
+    pub cpu_blocks: Option<u64>,
 }
 
 impl VllmMemory {
@@ -176,7 +188,13 @@ impl VllmMemory {
             kv_cache_bytes,
             kv_cache_tokens,
             concurrency_tokens,
-            concurrency_x100
+            concurrency_x100,
+            model_loading_bytes,
+            peak_torch_bytes,
+            initial_usage_bytes,
+            post_profile_usage_bytes,
+            gpu_blocks,
+            cpu_blocks
         );
         if self.model.is_none() {
             self.model.clone_from(&other.model);
@@ -196,6 +214,12 @@ impl VllmMemory {
             self.kv_cache_tokens,
             self.concurrency_tokens,
             self.concurrency_x100,
+            self.model_loading_bytes,
+            self.peak_torch_bytes,
+            self.initial_usage_bytes,
+            self.post_profile_usage_bytes,
+            self.gpu_blocks,
+            self.cpu_blocks,
         ]
         .iter()
         .flatten()

@@ -88,6 +88,9 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     (b"is too large for this system", Anchor::OllamaTooLarge),
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),
+    (b"gpu blocks:", Anchor::VllmReport),
+    (b"loading model weights took", Anchor::VllmReport),
+    (b"model loading took", Anchor::VllmReport),
 ];
 
 /// The bytes an anchor can start with, either case: the scan skips every other byte.

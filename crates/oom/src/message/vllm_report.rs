@@ -43,6 +43,13 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
         .or_else(|| size(b"total_gpu_memory~="))
         .or_else(|| size(b"total_gpu_memory"));
     m.weights_bytes = size(b"model weights take").or_else(|| size(b"weights memory:"));
+    // "Loading model weights took 14.9888 GB" (0.4–0.6) and "Model loading took 14.9889
+    // GiB" (V1) print GiB, whatever the unit says.
+    m.model_loading_bytes =
+        size(b"loading model weights took").or_else(|| size(b"model loading took"));
+    m.peak_torch_bytes = size(b"peak_torch_memory~=");
+    m.initial_usage_bytes = size(b"initial_memory_usage~=");
+    m.post_profile_usage_bytes = size(b"memory_usage_post_profile~=");
     m.non_torch_bytes = size(b"non_torch_memory takes")
         .or_else(|| size(b"non_torch_memory~="))
         .or_else(|| size(b"non_torch_memory"))
@@ -98,6 +105,17 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
         {
             m.concurrency_x100 = Some(x);
             consumed = consumed.max(t.match_at(e, end, b"x").unwrap_or(e));
+        }
+    }
+    for (phrase, field) in [
+        (&b"gpu blocks:"[..], &mut m.gpu_blocks),
+        (b"cpu blocks:", &mut m.cpu_blocks),
+    ] {
+        if let Some((_, e)) = t.find(from, end, phrase)
+            && let Some((n, e)) = t.int_after(e, end)
+        {
+            *field = Some(n);
+            consumed = consumed.max(e);
         }
     }
     let mut d = Decoded::new(Kind::VllmProfile);
@@ -180,6 +198,27 @@ mod tests {
             (m.concurrency_tokens, m.concurrency_x100),
             (Some(32_768), Some(1364))
         );
+    }
+
+    /// vLLM 0.6.4's one-line report and the block counts of its era (vllm#10517).
+    #[test]
+    fn the_one_line_report_and_block_counts() {
+        let e = explain(
+            "INFO 11-20 10:00:00 model_runner.py:1077] Loading model weights took 14.9888 GB\n\
+             INFO 11-20 10:00:05 worker.py:232] Memory profiling results: total_gpu_memory=23.58GiB \
+             initial_memory_usage=15.34GiB peak_torch_memory=17.06GiB memory_usage_post_profile=15.35GiB \
+             non_torch_memory=0.35GiB kv_cache_size=3.81GiB gpu_memory_utilization=0.90\n\
+             INFO 11-20 10:00:05 gpu_executor.py:113] # GPU blocks: 1952, # CPU blocks: 2048",
+        );
+        assert_eq!(e.primary.kind, Kind::VllmProfile, "{e:?}");
+        assert!(e.messages.is_empty(), "{:?}", e.messages);
+        let m = e.primary.vllm_memory.unwrap();
+        assert_eq!(m.model_loading_bytes, Some(16_094_101_452));
+        assert_eq!(m.peak_torch_bytes, Some(gib(17.06)));
+        assert_eq!(m.initial_usage_bytes, Some(gib(15.34)));
+        assert_eq!(m.post_profile_usage_bytes, Some(gib(15.35)));
+        assert_eq!(m.kv_cache_bytes, Some(gib(3.81)));
+        assert_eq!((m.gpu_blocks, m.cpu_blocks), (Some(1952), Some(2048)));
     }
 
     #[test]
