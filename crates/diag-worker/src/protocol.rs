@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::SnapshotView;
 use crate::explain::ExplainView;
+use crate::quick::QuickView;
 
 /// What to do with the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +22,9 @@ pub enum Job {
     Snapshot,
     /// Read an allocator trace, or a snapshot's recorded history, for the lab.
     Trace,
+    /// The home page's quick estimate: the bytes are a query string
+    /// ("modelo=…&gpu=…&modo=…").
+    Quick,
 }
 
 /// One request; the file's bytes travel beside it.
@@ -49,6 +53,10 @@ pub enum Reply {
     Trace {
         id: u32,
         result: Result<Trace, String>,
+    },
+    Quick {
+        id: u32,
+        result: Box<QuickView>,
     },
     /// The request could not be answered at all (a malformed message, a bundle that
     /// failed to load); Spanish.
@@ -91,9 +99,10 @@ impl Reply {
     pub fn id(&self) -> Option<u32> {
         match self {
             Reply::Ready => None,
-            Reply::Explain { id, .. } | Reply::Snapshot { id, .. } | Reply::Trace { id, .. } => {
-                Some(*id)
-            }
+            Reply::Explain { id, .. }
+            | Reply::Snapshot { id, .. }
+            | Reply::Trace { id, .. }
+            | Reply::Quick { id, .. } => Some(*id),
             Reply::Failed { id, .. } => *id,
         }
     }

@@ -7,8 +7,8 @@
 
 use leptos::prelude::*;
 use ui::islands::{
-    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, SnapshotViewer,
-    WeightsCalculator,
+    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, QuickEstimator,
+    SnapshotViewer, WeightsCalculator,
 };
 
 use crate::shortcode::Shortcode;
@@ -49,6 +49,7 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("visor-snapshot", &[]),
     ("prueba-webgpu", &[]),
     ("atencion-por-bloques", &[]),
+    ("inicio", &[]),
 ];
 
 /// The hydrate bundle a page loads. Every bundle carries the light islands; the others
@@ -64,14 +65,18 @@ pub enum Bundle {
     Diag,
     /// `hydrate-attention`: the tiled-attention demo.
     Attention,
+    /// `hydrate-home`: the home page's explainer and quick estimator (their work runs
+    /// in the diagnostics worker).
+    Home,
 }
 
 impl Bundle {
-    pub const ALL: [Bundle; 4] = [
+    pub const ALL: [Bundle; 5] = [
         Bundle::Light,
         Bundle::Tools,
         Bundle::Diag,
         Bundle::Attention,
+        Bundle::Home,
     ];
 
     /// The crate that builds it.
@@ -81,6 +86,7 @@ impl Bundle {
             Bundle::Tools => "hydrate-tools",
             Bundle::Diag => "hydrate-diag",
             Bundle::Attention => "hydrate-attention",
+            Bundle::Home => "hydrate-home",
         }
     }
 
@@ -91,6 +97,7 @@ impl Bundle {
             Bundle::Tools => "hydrate_tools",
             Bundle::Diag => "hydrate_diag",
             Bundle::Attention => "hydrate_attention",
+            Bundle::Home => "hydrate_home",
         }
     }
 
@@ -101,6 +108,7 @@ impl Bundle {
             Bundle::Tools => "el estimador",
             Bundle::Diag => "las herramientas de diagnóstico",
             Bundle::Attention => "la demo de atención por bloques",
+            Bundle::Home => "las herramientas de la portada",
         }
     }
 }
@@ -277,9 +285,13 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             let initial =
                 (!example.trim().is_empty()).then(|| diag_worker::explain::explain(&example));
             Ok(diag_island(render(move || {
-                view! { <OomExplainer example=example initial=initial base=base pages=pages worker=worker /> }
+                view! { <OomExplainer example=example initial=initial base=base pages=pages worker=worker compact=false /> }
                     .into_any()
             })))
+        }
+        "inicio" => {
+            check_attrs(sc, &[])?;
+            Ok(island_in(Bundle::Home, home_tools(ctx)?))
         }
         "visor-snapshot" => {
             check_attrs(sc, &[])?;
@@ -323,6 +335,58 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             ))
         }
     }
+}
+
+/// The home page's two tools, side by side on a wide screen: the OOM explainer (empty,
+/// waiting for a paste) and "¿Cabe mi modelo?" for the issue's first user, QLoRA of
+/// Llama 3.1 8B on a 24 GB card.
+fn home_tools(ctx: &WidgetContext) -> Result<String, String> {
+    const MODEL: &str = "llama-3.1-8b";
+    const GPU: &str = "rtx-4090";
+    const TASK: &str = "qlora";
+    let worker = worker_urls(ctx)?;
+    let estimator = "/estimador/";
+    if !ctx.pages.iter().any(|p| p == estimator) {
+        return Err("la portada enlaza con /estimador/, que no existe".into());
+    }
+    let estimator = format!("{}{}", ctx.base.trim_end_matches('/'), estimator);
+    let models: Vec<(String, String)> = vram::catalog::models()
+        .iter()
+        .map(|m| (m.id.clone(), m.name.clone()))
+        .collect();
+    let gpus: Vec<(String, String)> = vram::catalog::gpus()
+        .iter()
+        .map(|g| (g.id.clone(), g.label()))
+        .collect();
+    let tasks: Vec<(String, String)> = vram::settings::TASKS
+        .iter()
+        .map(|c| (c.web.to_owned(), c.label.to_owned()))
+        .collect();
+    let initial = diag_worker::quick::quick(&format!("modelo={MODEL}&gpu={GPU}&modo={TASK}"));
+    if initial.state.is_empty() {
+        return Err(format!("la estimación de la portada falla: {}", initial.verdict));
+    }
+    let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
+    let explainer_worker = worker.clone();
+    let explainer = render(move || {
+        view! { <OomExplainer example=String::new() initial=None base=base pages=pages worker=explainer_worker compact=true /> }
+            .into_any()
+    });
+    let estimator = render(move || {
+        view! {
+            <QuickEstimator models=models gpus=gpus tasks=tasks model=MODEL.to_owned()
+                gpu=GPU.to_owned() task=TASK.to_owned() initial=initial estimator=estimator
+                worker=worker />
+        }
+        .into_any()
+    });
+    Ok(format!(
+        "<div class=\"home-tools\">\
+         <section class=\"home-tool\" aria-labelledby=\"pega-tu-error\">\
+         <h2 id=\"pega-tu-error\">Pega tu error</h2>{explainer}</section>\
+         <section class=\"home-tool\" aria-labelledby=\"cabe-mi-modelo\">\
+         <h2 id=\"cabe-mi-modelo\">¿Cabe mi modelo?</h2>{estimator}</section></div>"
+    ))
 }
 
 /// The diagnostics worker's URLs, or why the build cannot place a widget that needs it.

@@ -29,6 +29,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "hydrate_diag_bg.wasm",
         "hydrate_attention.js",
         "hydrate_attention_bg.wasm",
+        "hydrate_home.js",
+        "hydrate_home_bg.wasm",
         "gpu_web.js",
         "gpu_web_bg.wasm",
         "search_web.js",

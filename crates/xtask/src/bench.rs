@@ -24,6 +24,9 @@ pub const DIAG_BUDGET: u64 = 250 * 1000;
 /// Budget for the FlashAttention chapter's bundle (the light islands plus the demo;
 /// the GPU code itself is the separate, lazily loaded `gpu-web` bundle).
 pub const ATTENTION_BUDGET: u64 = 200 * 1000;
+/// Budget for the home page's bundle (the light islands plus the explainer's and the
+/// quick estimator's views): every page at load within 200 KB gzip (issue 20).
+pub const HOME_BUDGET: u64 = 200 * 1000;
 /// Budget for the embeddable widget (its loader script, glue and wasm, gzipped).
 pub const EMBED_BUDGET: u64 = 200 * 1000;
 
@@ -45,6 +48,9 @@ struct Report {
     diag_bundle_gzip_bytes: u64,
     /// The bundle of the FlashAttention chapter (the attention demo).
     attention_bundle_gzip_bytes: u64,
+    /// The home page's bundle (explainer and quick estimator; their work is the
+    /// worker's, loaded on the first paste or change).
+    home_bundle_gzip_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
     /// The search engine and its index, loaded when the search box is first focused.
     search_bundle_gzip_bytes: u64,
@@ -121,6 +127,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         tools_bundle_gzip_bytes: bundle(&files, &["hydrate_tools", "hydrate_tools_bg"]),
         diag_bundle_gzip_bytes: bundle(&files, &["hydrate_diag", "hydrate_diag_bg"]),
         attention_bundle_gzip_bytes: bundle(&files, &["hydrate_attention", "hydrate_attention_bg"]),
+        home_bundle_gzip_bytes: bundle(&files, &["hydrate_home", "hydrate_home_bg"]),
         hydrate_bundle_gzip_bytes: bundle(&files, &["hydrate", "hydrate_bg"])
             + files
                 .iter()
@@ -181,6 +188,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
          Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Diagnostics bundle (allocator lab, OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
+         Home bundle (home page: light islands + explainer and quick estimator views; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n\
          Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n\
          Model importer (loaded on the estimator's first import), gzipped: {} bytes.\n\
@@ -198,6 +206,9 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         report.attention_bundle_gzip_bytes,
         verdict(report.attention_bundle_gzip_bytes, ATTENTION_BUDGET),
         ATTENTION_BUDGET,
+        report.home_bundle_gzip_bytes,
+        verdict(report.home_bundle_gzip_bytes, HOME_BUDGET),
+        HOME_BUDGET,
         report.gpu_bundle_gzip_bytes,
         report.search_bundle_gzip_bytes,
         report.search_index_gzip_bytes,

@@ -16,6 +16,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("hydrate-tools", "hydrate_tools"),
     ("hydrate-diag", "hydrate_diag"),
     ("hydrate-attention", "hydrate_attention"),
+    ("hydrate-home", "hydrate_home"),
     ("gpu-web", "gpu_web"),
     ("search-web", "search_web"),
     ("import-web", "import_web"),

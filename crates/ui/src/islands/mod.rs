@@ -6,24 +6,31 @@
 //! and catalogs); they ship in the `hydrate-tools` bundle, which pages load only when
 //! they contain one. The diagnostics islands (allocator lab, OOM explainer, snapshot viewer) are behind
 //! `diag` and ship in `hydrate-diag`; the attention demo is behind `attention` and ships
-//! in `hydrate-attention`. Everything else is in the light `hydrate` bundle, which the
+//! in `hydrate-attention`. The home page's OOM explainer and quick estimator, both
+//! answered by the diagnostics worker, are behind `home` and ship in `hydrate-home`.
+//! Everything else is in the light `hydrate` bundle, which the
 //! other bundles carry too.
 
 #[cfg(feature = "diag")]
 mod allocator_lab;
 #[cfg(feature = "attention")]
 mod attention_demo;
-#[cfg(feature = "diag")]
+#[cfg(any(feature = "diag", feature = "home"))]
 pub mod background;
 #[cfg(feature = "tools")]
 mod estimator;
-#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "diag")))]
+#[cfg(all(
+    target_arch = "wasm32",
+    any(feature = "tools", feature = "diag", feature = "home")
+))]
 mod file_text;
 mod gpu_check;
 #[cfg(target_arch = "wasm32")]
 mod lazy_module;
-#[cfg(feature = "diag")]
+#[cfg(any(feature = "diag", feature = "home"))]
 mod oom_explainer;
+#[cfg(feature = "home")]
+mod quick_estimator;
 #[cfg(feature = "diag")]
 mod snapshot_viewer;
 mod weights;
@@ -35,8 +42,10 @@ pub use attention_demo::AttentionDemo;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
 pub use gpu_check::GpuCheck;
-#[cfg(feature = "diag")]
+#[cfg(any(feature = "diag", feature = "home"))]
 pub use oom_explainer::OomExplainer;
+#[cfg(feature = "home")]
+pub use quick_estimator::QuickEstimator;
 #[cfg(feature = "diag")]
 pub use snapshot_viewer::SnapshotViewer;
 pub use weights::WeightsCalculator;

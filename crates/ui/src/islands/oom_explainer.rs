@@ -127,6 +127,8 @@ pub fn OomExplainer(
     pages: Vec<String>,
     /// The diagnostics worker's scripts.
     worker: WorkerUrls,
+    /// The home page's version: a smaller box with a prompt inside, no file picker.
+    compact: bool,
 ) -> impl IntoView {
     let shown = example.clone();
     let text = RwSignal::new(example);
@@ -155,9 +157,12 @@ pub fn OomExplainer(
     };
     view! {
         <div class="calc oom-explainer" role="group" aria-label="Explicador de errores de memoria">
-            <p class="calc-hint">"Pega el error completo (con el traceback si quieres), un registro o la salida de torch.cuda.memory_summary(). Se analiza en tu navegador; no se envía a ningún sitio."</p>
+            {(!compact).then(|| view! {
+                <p class="calc-hint">"Pega el error completo (con el traceback si quieres), un registro o la salida de torch.cuda.memory_summary(). Se analiza en tu navegador; no se envía a ningún sitio."</p>
+            })}
             <label><span>"Mensaje de error o memory_summary"</span>
-                <textarea name="oom" rows="7" spellcheck="false"
+                <textarea name="oom" rows=if compact { "4" } else { "7" } spellcheck="false"
+                    placeholder=compact.then_some("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate… (o un registro de vLLM, llama.cpp u Ollama). Se analiza en tu navegador.")
                     // An opened file replaces what the box shows, not only what is explained.
                     prop:value=move || text.get()
                     on:input=move |ev| {
@@ -171,9 +176,11 @@ pub fn OomExplainer(
                         }
                     }>{shown}</textarea>
             </label>
-            <label><span>"O abre un archivo de texto"</span>
-                <input name="oom-archivo" type="file" accept=".txt,.log,text/plain" on:change=on_file />
-            </label>
+            {(!compact).then(|| view! {
+                <label><span>"O abre un archivo de texto"</span>
+                    <input name="oom-archivo" type="file" accept=".txt,.log,text/plain" on:change=on_file />
+                </label>
+            })}
             {move || error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
             <output aria-live="polite">{output}</output>
         </div>
@@ -198,7 +205,7 @@ fn explain_in_background(
         let on_reply = move |reply: Reply| match reply {
             Reply::Explain { result: view, .. } => result.set(Some(*view)),
             Reply::Failed { why, .. } => error.set(Some(why)),
-            Reply::Ready | Reply::Snapshot { .. } | Reply::Trace { .. } => {}
+            Reply::Ready | Reply::Snapshot { .. } | Reply::Trace { .. } | Reply::Quick { .. } => {}
         };
         // Disposed with the island: dropping them cancels the timer and terminates the
         // worker.
