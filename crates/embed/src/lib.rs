@@ -14,7 +14,7 @@
 
 pub mod compute;
 pub mod spec;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "widget"))]
 mod widget;
 
 /// The widget's stylesheet, adopted by each shadow root (a constructed sheet, which a

@@ -144,7 +144,9 @@ mod client {
 
     /// A worker started on demand, with the island's reply handler. A request sent
     /// while another is in progress cancels that one (the worker is terminated and a
-    /// new one started); dropping this (the island going away) terminates it too.
+    /// new one started; while the module is still loading, the new request just
+    /// replaces the queued one); dropping this (the island going away) terminates it
+    /// too.
     pub struct Background {
         urls: WorkerUrls,
         on_reply: Rc<dyn Fn(Reply)>,
@@ -171,6 +173,18 @@ mod client {
                 job,
                 name,
             };
+            // A worker still loading its module has done no work yet: the new request
+            // replaces the queued one instead of restarting it (which would abort the
+            // module's download and start it over).
+            if let Some(r) = &self.running {
+                let mut s = r.shared.borrow_mut();
+                if !s.dead && !s.ready {
+                    s.queued.clear();
+                    s.busy = Some(request.id);
+                    s.queued.push((request.clone(), bytes));
+                    return request.id;
+                }
+            }
             let reusable = self.running.as_ref().is_some_and(|r| {
                 let s = r.shared.borrow();
                 !s.dead && s.busy.is_none()

@@ -16,12 +16,18 @@ fn result_view(v: QuickView) -> impl IntoView {
         return view! { <p class="calc-error" role="alert">{v.verdict}</p> }.into_any();
     }
     let fits = matches!(v.state.as_str(), "fits" | "serves");
+    // SVG attributes, not inline styles: the site's Content-Security-Policy blocks those.
+    let mut x = 0u32;
     let parts = v
         .parts
         .iter()
         .map(|p| {
-            let style = format!("width:{}%", f64::from(p.permille) / 10.0);
-            view! { <span class=format!("quick-seg {}", p.class) style=style title=format!("{}: {}", p.label, p.value)></span> }
+            let at = x;
+            x = x.saturating_add(p.permille);
+            view! {
+                <rect x=at.to_string() y="0" width=p.permille.to_string() height="20"
+                    class=p.class.clone()><title>{format!("{}: {}", p.label, p.value)}</title></rect>
+            }
         })
         .collect_view();
     let legend = v
@@ -31,12 +37,15 @@ fn result_view(v: QuickView) -> impl IntoView {
             view! { <li><span class=format!("swatch {}", p.class)></span>{p.label}": "{p.value}</li> }
         })
         .collect_view();
-    let cap = format!("left:{}%", f64::from(v.capacity_permille.min(1000)) / 10.0);
+    let cap = v.capacity_permille.min(1000).to_string();
     view! {
         <p class="quick-title">{v.title}</p>
         <p class="quick-total"><strong>{v.total}</strong>" por GPU, de "{v.capacity}</p>
         <p class="quick-verdict" data-verdict=v.state data-cabe=fits.to_string()>{v.verdict}</p>
-        <div class="quick-bar" aria-hidden="true">{parts}<span class="quick-cap" style=cap></span></div>
+        <svg class="quick-bar" viewBox="0 0 1000 20" preserveAspectRatio="none" aria-hidden="true">
+            {parts}
+            <line class="cap-line" x1=cap.clone() x2=cap y1="0" y2="20" />
+        </svg>
         <ul class="quick-legend">{legend}</ul>
         <p class="calc-hint">{v.limits}</p>
     }
@@ -154,7 +163,7 @@ mod tests {
         let v = diag_worker::quick::quick("modelo=llama-3.1-8b&gpu=rtx-4090&modo=qlora");
         let html = result_view(v).to_html();
         assert!(html.contains("data-verdict=\"fits\""), "{html}");
-        assert!(html.contains("quick-seg seg-weights"), "{html}");
+        assert!(html.contains("class=\"seg-weights\""), "{html}");
         let bad = QuickView {
             title: String::new(),
             total: String::new(),
