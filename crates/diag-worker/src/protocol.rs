@@ -6,6 +6,7 @@
 //! request, carrying the request's id so a page that moved on can drop stale answers.
 
 use allocator::Trace;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::SnapshotView;
@@ -66,6 +67,87 @@ pub enum Reply {
     },
 }
 
+/// What the worker says, as a page that only explains pastes and estimates reads it:
+/// the same JSON as [`Reply`] without the snapshot's and the trace's types, whose
+/// decoders would weigh on that page's bundle (the home page's). Replies it never
+/// asks for are `Other`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LightReply {
+    Ready,
+    Explain {
+        id: u32,
+        result: Box<ExplainView>,
+    },
+    Quick {
+        id: u32,
+        result: Box<QuickView>,
+    },
+    Failed {
+        id: Option<u32>,
+        why: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// A reply as a page reads it ([`Reply`] or [`LightReply`]): what the page's side of
+/// the worker needs to know about any of them.
+pub trait WorkerReply: DeserializeOwned + 'static {
+    /// The module is loaded and listening.
+    fn is_ready(&self) -> bool;
+    /// The request this answers, if any.
+    fn request(&self) -> Option<u32>;
+    /// A failure of the whole worker, not of one request.
+    fn is_fatal(&self) -> bool;
+    /// The Spanish failure `why`, for request `id`.
+    fn failed(id: Option<u32>, why: String) -> Self;
+}
+
+/// Reads a reply the worker posted; text that is none is a failure of the worker.
+pub fn decode<R: WorkerReply>(text: &str) -> R {
+    serde_json::from_str(text).unwrap_or_else(|e| {
+        R::failed(
+            None,
+            format!("El trabajador respondió algo que no se entiende: {e}."),
+        )
+    })
+}
+
+impl WorkerReply for Reply {
+    fn is_ready(&self) -> bool {
+        *self == Reply::Ready
+    }
+    fn request(&self) -> Option<u32> {
+        self.id()
+    }
+    fn is_fatal(&self) -> bool {
+        matches!(self, Reply::Failed { id: None, .. })
+    }
+    fn failed(id: Option<u32>, why: String) -> Self {
+        Reply::Failed { id, why }
+    }
+}
+
+impl WorkerReply for LightReply {
+    fn is_ready(&self) -> bool {
+        *self == LightReply::Ready
+    }
+    fn request(&self) -> Option<u32> {
+        match self {
+            LightReply::Explain { id, .. } | LightReply::Quick { id, .. } => Some(*id),
+            LightReply::Failed { id, .. } => *id,
+            LightReply::Ready | LightReply::Other => None,
+        }
+    }
+    fn is_fatal(&self) -> bool {
+        matches!(self, LightReply::Failed { id: None, .. })
+    }
+    fn failed(id: Option<u32>, why: String) -> Self {
+        LightReply::Failed { id, why }
+    }
+}
+
 impl Request {
     pub fn to_json(&self) -> String {
         // A struct of strings and integers always serialises.
@@ -112,6 +194,30 @@ impl Reply {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_light_reply_reads_what_it_asked_for_and_skips_the_rest() {
+        let quick = Reply::Quick {
+            id: 4,
+            result: Box::new(crate::quick::quick("modelo=llama-3.1-8b&gpu=rtx-4090")),
+        };
+        match decode::<LightReply>(&quick.to_json()) {
+            LightReply::Quick { id: 4, result } => assert!(!result.verdict.is_empty()),
+            other => panic!("{other:?}"),
+        }
+        let trace = allocator::parse_trace("{\"op\":\"alloc\",\"id\":1,\"bytes\":1024}\n").unwrap();
+        let r: LightReply = decode(
+            &Reply::Trace {
+                id: 5,
+                result: Ok(trace),
+            }
+            .to_json(),
+        );
+        assert_eq!(r, LightReply::Other);
+        assert!(decode::<LightReply>(&Reply::Ready.to_json()).is_ready());
+        let garbage: LightReply = decode("no es json");
+        assert!(garbage.is_fatal());
+    }
 
     #[test]
     fn messages_round_trip_as_json() {

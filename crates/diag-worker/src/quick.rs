@@ -59,12 +59,7 @@ pub fn quick(query: &str) -> QuickView {
             .take(64)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
-    let get = |key: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
+    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let (config, _) = embed::spec::read(get);
     let link = embed::compute::page_query(&config, false);
     match embed::compute::compute(&config, None) {
@@ -95,8 +90,7 @@ fn view_of(o: &embed::compute::Outcome, s: &vram::Settings, query: String) -> Qu
     };
     let b = &o.eval.estimate.breakdown;
     let top = o.per_gpu().max(o.capacity()).max(1);
-    let permille =
-        |v: u64| u32::try_from(u128::from(v) * 1000 / u128::from(top)).unwrap_or(1000);
+    let permille = |v: u64| u32::try_from(u128::from(v) * 1000 / u128::from(top)).unwrap_or(1000);
     let parts: Vec<QuickPart> = b
         .parts()
         .into_iter()
@@ -140,7 +134,10 @@ mod tests {
     #[test]
     fn qlora_of_an_8b_model_fits_a_4090_and_links_to_the_same_settings() {
         let v = quick("modelo=llama-3.1-8b&gpu=rtx-4090&modo=qlora");
-        assert!(v.title.starts_with("Llama 3.1 8B en GeForce RTX 4090"), "{v:?}");
+        assert!(
+            v.title.starts_with("Llama 3.1 8B en GeForce RTX 4090"),
+            "{v:?}"
+        );
         assert!(v.verdict.starts_with("Cabe"), "{v:?}");
         assert_eq!(v.state, "fits");
         assert!(

@@ -7,8 +7,8 @@
 
 use leptos::prelude::*;
 use ui::islands::{
-    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, QuickEstimator,
-    SnapshotViewer, WeightsCalculator,
+    AllocatorLab, AttentionDemo, Estimator, GpuCheck, OomExplainer, QuickEstimator, SnapshotViewer,
+    WeightsCalculator,
 };
 
 use crate::shortcode::Shortcode;
@@ -364,7 +364,10 @@ fn home_tools(ctx: &WidgetContext) -> Result<String, String> {
         .collect();
     let initial = diag_worker::quick::quick(&format!("modelo={MODEL}&gpu={GPU}&modo={TASK}"));
     if initial.state.is_empty() {
-        return Err(format!("la estimación de la portada falla: {}", initial.verdict));
+        return Err(format!(
+            "la estimación de la portada falla: {}",
+            initial.verdict
+        ));
     }
     let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
     let explainer_worker = worker.clone();

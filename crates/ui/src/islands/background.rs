@@ -49,7 +49,7 @@ pub struct FileJobs {
     job: diag_worker::Job,
     reading: RwSignal<Option<String>>,
     #[cfg(target_arch = "wasm32")]
-    jobs: StoredValue<Background, LocalStorage>,
+    jobs: StoredValue<Background<diag_worker::Reply>, LocalStorage>,
 }
 
 impl FileJobs {
@@ -110,7 +110,8 @@ pub use client::Background;
 #[cfg(target_arch = "wasm32")]
 mod client {
     use super::WorkerUrls;
-    use diag_worker::{Job, Reply, Request};
+    use diag_worker::protocol::WorkerReply;
+    use diag_worker::{Job, Request};
     use gloo_events::{EventListener, EventListenerOptions};
     use js_sys::{Array, ArrayBuffer};
     use std::cell::RefCell;
@@ -147,15 +148,17 @@ mod client {
     /// new one started; while the module is still loading, the new request just
     /// replaces the queued one); dropping this (the island going away) terminates it
     /// too.
-    pub struct Background {
+    /// Generic over how the page reads replies (`diag_worker::Reply`, or the lighter
+    /// `LightReply` of a page that only explains and estimates).
+    pub struct Background<R: WorkerReply> {
         urls: WorkerUrls,
-        on_reply: Rc<dyn Fn(Reply)>,
+        on_reply: Rc<dyn Fn(R)>,
         running: Option<Running>,
         next_id: u32,
     }
 
-    impl Background {
-        pub fn new(urls: WorkerUrls, on_reply: impl Fn(Reply) + 'static) -> Self {
+    impl<R: WorkerReply> Background<R> {
+        pub fn new(urls: WorkerUrls, on_reply: impl Fn(R) + 'static) -> Self {
             Self {
                 urls,
                 on_reply: Rc::new(on_reply),
@@ -195,10 +198,7 @@ mod client {
                 match start(&self.urls, self.on_reply.clone()) {
                     Ok(r) => self.running = Some(r),
                     Err(why) => {
-                        (self.on_reply)(Reply::Failed {
-                            id: Some(request.id),
-                            why,
-                        });
+                        (self.on_reply)(R::failed(Some(request.id), why));
                         return request.id;
                     }
                 }
@@ -234,7 +234,10 @@ mod client {
         let _ = worker.post_message_with_transfer(&message, &Array::of1(bytes));
     }
 
-    fn start(urls: &WorkerUrls, on_reply: Rc<dyn Fn(Reply)>) -> Result<Running, String> {
+    fn start<R: WorkerReply>(
+        urls: &WorkerUrls,
+        on_reply: Rc<dyn Fn(R)>,
+    ) -> Result<Running, String> {
         if urls.loader.is_empty() || urls.js.is_empty() || urls.wasm.is_empty() {
             return Err("Falta el analizador en segundo plano de esta página (worker_web).".into());
         }
@@ -255,9 +258,8 @@ mod client {
                     .dyn_ref::<web_sys::MessageEvent>()
                     .and_then(|m| m.data().as_string())
                     .unwrap_or_default();
-                let reply =
-                    Reply::from_json(&text).unwrap_or_else(|why| Reply::Failed { id: None, why });
-                if reply == Reply::Ready {
+                let reply: R = diag_worker::protocol::decode(&text);
+                if reply.is_ready() {
                     let queued = {
                         let mut s = shared.borrow_mut();
                         s.ready = true;
@@ -270,10 +272,10 @@ mod client {
                 }
                 {
                     let mut s = shared.borrow_mut();
-                    if matches!(reply, Reply::Failed { id: None, .. }) {
+                    if reply.is_fatal() {
                         s.dead = true;
                     }
-                    if reply.id().is_none() || reply.id() == s.busy {
+                    if reply.request().is_none() || reply.request() == s.busy {
                         s.busy = None;
                     }
                 }
@@ -307,7 +309,7 @@ mod client {
                             "El análisis en segundo plano no pudo empezar o se detuvo.".to_owned()
                         }
                     };
-                    on_reply(Reply::Failed { id, why });
+                    on_reply(R::failed(id, why));
                 },
             )
         };

@@ -201,11 +201,11 @@ fn explain_in_background(
 ) -> impl Fn() + Copy + 'static {
     #[cfg(target_arch = "wasm32")]
     {
-        use diag_worker::Reply;
-        let on_reply = move |reply: Reply| match reply {
-            Reply::Explain { result: view, .. } => result.set(Some(*view)),
-            Reply::Failed { why, .. } => error.set(Some(why)),
-            Reply::Ready | Reply::Snapshot { .. } | Reply::Trace { .. } | Reply::Quick { .. } => {}
+        use diag_worker::protocol::LightReply;
+        let on_reply = move |reply: LightReply| match reply {
+            LightReply::Explain { result: view, .. } => result.set(Some(*view)),
+            LightReply::Failed { why, .. } => error.set(Some(why)),
+            LightReply::Ready | LightReply::Quick { .. } | LightReply::Other => {}
         };
         // Disposed with the island: dropping them cancels the timer and terminates the
         // worker.

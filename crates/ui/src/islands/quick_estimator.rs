@@ -128,15 +128,14 @@ fn ask_in_background(
 ) -> impl Fn(String) + Copy + 'static {
     #[cfg(target_arch = "wasm32")]
     {
-        use diag_worker::Reply;
-        let on_reply = move |reply: Reply| match reply {
-            Reply::Quick { result: view, .. } => {
+        use diag_worker::protocol::LightReply;
+        let on_reply = move |reply: LightReply| match reply {
+            LightReply::Quick { result: view, .. } => {
                 error.set(None);
                 result.set(*view);
             }
-            Reply::Failed { why, .. } => error.set(Some(why)),
-            Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } | Reply::Trace { .. } => {
-            }
+            LightReply::Failed { why, .. } => error.set(Some(why)),
+            LightReply::Ready | LightReply::Explain { .. } | LightReply::Other => {}
         };
         // Disposed with the island: dropping it terminates the worker.
         let jobs = StoredValue::new_local(super::background::Background::new(worker, on_reply));
