@@ -195,6 +195,7 @@ fn message_numbers(d: &Decoded) -> String {
             },
             d.allocated_bytes,
         ),
+        ("Activo (current active)", d.active_bytes),
         (
             "Reservado por PyTorch sin usar",
             d.reserved_unallocated_bytes,

@@ -125,6 +125,7 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
         d.process_in_use_bytes,
     );
     bytes("Asignada por PyTorch (tensores vivos)", d.allocated_bytes);
+    bytes("Activa (current active)", d.active_bytes);
     bytes(
         "Reservada sin asignar (caché)",
         d.reserved_unallocated_bytes,

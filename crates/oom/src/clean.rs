@@ -128,6 +128,7 @@ fn strip_prefixes(line: &str) -> &str {
             .or_else(|| angled(s))
             .or_else(|| worker_tag(s))
             .or_else(|| timestamp(s))
+            .or_else(|| ggml_log_prefix(s))
             .or_else(|| srun_label(s))
             .or_else(|| level(s))
             .or_else(|| glog_level(s))
@@ -195,6 +196,25 @@ fn timestamp(s: &str) -> Option<&str> {
     let separated = tok.contains(['-', ':', '/']);
     (digits >= 4 && separated && tok.starts_with(|c: char| c.is_ascii_digit()) && ends_token(rest))
         .then_some(rest)
+}
+
+/// llama.cpp's log with timestamps (common/log.cpp: minutes, seconds, milliseconds
+/// and microseconds since start, then the level): `1.06.520.077 E `.
+fn ggml_log_prefix(s: &str) -> Option<&str> {
+    let (tok, rest) = token(s);
+    let parts: Vec<&str> = tok.split('.').collect();
+    let shaped = parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && parts[1].len() == 2
+        && parts[2].len() == 3
+        && parts[3].len() == 3;
+    if !shaped {
+        return None;
+    }
+    let (level, rest) = token(rest.trim_start());
+    matches!(level, "D" | "I" | "W" | "E" | "N").then_some(rest)
 }
 
 /// `0: ` from `srun --label`.
@@ -311,6 +331,11 @@ mod tests {
             ),
             ("# RuntimeError: x", "RuntimeError: x"),
             ("> > x", "x"),
+            (
+                "1.06.520.084 E ggml_gallocr_reserve_n_impl: x",
+                "ggml_gallocr_reserve_n_impl: x",
+            ),
+            ("0.00.035.060 I srv load_model: x", "srv load_model: x"),
             (
                 "[rank2]: | Allocated memory | 1 MB |",
                 "| Allocated memory | 1 MB |",

@@ -79,8 +79,45 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
             format!("{} tokens", count(n)),
         ));
     }
+    if let Some(n) = g.n_ctx_per_seq {
+        out.push((
+            "Contexto por secuencia (n_ctx_per_seq)".to_owned(),
+            format!("{} tokens", count(n)),
+        ));
+    }
+    if let Some(n) = g.n_ctx_train {
+        out.push((
+            "Contexto de entrenamiento del modelo (n_ctx_train)".to_owned(),
+            format!("{} tokens", count(n)),
+        ));
+    }
     if let Some(n) = g.n_seq_max {
         out.push(("Secuencias a la vez (n_seq_max)".to_owned(), count(n)));
+    }
+    if let Some(n) = g.n_batch {
+        out.push(("Lote (n_batch)".to_owned(), format!("{} tokens", count(n))));
+    }
+    if let Some(n) = g.n_copies {
+        out.push((
+            "Copias del grafo (paralelismo de tubería)".to_owned(),
+            count(n),
+        ));
+    }
+    if let Some(b) = g.kv_total_bytes {
+        let halves = match (g.kv_k_bytes, g.kv_v_bytes) {
+            (Some(k), Some(v)) => format!(" (K {}, V {})", binary(k), binary(v)),
+            _ => String::new(),
+        };
+        out.push((
+            "Caché KV en total (todos los dispositivos)".to_owned(),
+            format!("{}{halves}", both(b)),
+        ));
+    }
+    if let (Some(cells), Some(layers)) = (g.kv_cells, g.kv_layers) {
+        out.push((
+            "Celdas de la caché KV".to_owned(),
+            format!("{} celdas × {layers} capas", count(cells)),
+        ));
     }
     if let Some(n) = g.n_ubatch {
         out.push((
@@ -147,6 +184,16 @@ pub fn ollama_rows(m: &crate::OllamaMemory) -> Vec<(String, String)> {
         out.push((
             "Ollama: capas en la GPU".to_owned(),
             format!("{on} de {all}"),
+        ));
+    }
+    if let Some(r) = m.layers_requested {
+        out.push((
+            "Ollama: capas pedidas (num_gpu)".to_owned(),
+            if r < 0 {
+                "las que quepan (-1)".to_owned()
+            } else {
+                r.to_string()
+            },
         ));
     }
     if let Some(split) = &m.layers_split {

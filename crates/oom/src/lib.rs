@@ -79,6 +79,15 @@ pub fn explain(text: &str) -> Explanation {
                 g.n_seq_max = g.n_seq_max.or(facts.n_seq_max);
                 g.flash_attn = g.flash_attn.or(facts.flash_attn);
                 g.kv_type = g.kv_type.take().or_else(|| facts.kv_type.clone());
+                g.kv_total_bytes = g.kv_total_bytes.or(facts.kv_total_bytes);
+                g.kv_k_bytes = g.kv_k_bytes.or(facts.kv_k_bytes);
+                g.kv_v_bytes = g.kv_v_bytes.or(facts.kv_v_bytes);
+                g.kv_cells = g.kv_cells.or(facts.kv_cells);
+                g.kv_layers = g.kv_layers.or(facts.kv_layers);
+                g.n_batch = g.n_batch.or(facts.n_batch);
+                g.n_ctx_per_seq = g.n_ctx_per_seq.or(facts.n_ctx_per_seq);
+                g.n_ctx_train = g.n_ctx_train.or(facts.n_ctx_train);
+                g.n_copies = g.n_copies.or(facts.n_copies);
             }
         }
     }
@@ -295,12 +304,57 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
         file_type: rest_of_line(b"file type~=").or_else(|| rest_of_line(b"model ftype~=")),
         model: rest_of_line(b"general.name str~=").or_else(|| rest_of_line(b"general.name~=")),
         n_ubatch: int_after(b"n_ubatch~=").map(|(n, _)| n),
+        n_batch: int_after(b"n_batch~=").map(|(n, _)| n),
+        n_ctx_per_seq: int_after(b"n_ctx_per_seq~=").map(|(n, _)| n),
+        // "print_info: n_ctx_train = 131072", or the warning "n_ctx_per_seq (2048) <
+        // n_ctx_train (131072)".
+        n_ctx_train: int_after(b"n_ctx_train~=")
+            .or_else(|| int_after(b"n_ctx_train~("))
+            .map(|(n, _)| n),
+        n_copies: int_after(b"(n_copies=").map(|(n, _)| n),
         n_seq_max: int_after(b"n_seq_max~=").map(|(n, _)| n),
         flash_attn,
         // "…seqs), K (f16): …" (llama_kv_cache) or "KV self size = …, K (f16): …".
         kv_type: word_after(b"), k (").or_else(|| word_after(b"mib, k (")),
         ..GgmlMemory::default()
     };
+    // The whole KV cache: "KV self size  = 5120.00 MiB, K (f16): 2560.00 MiB, V (f16):
+    // 2560.00 MiB" (older) or "llama_kv_cache: size = 6144.00 MiB ( 65536 cells,  48
+    // layers,  4/1 seqs), K (f16): 3072.00 MiB, V (f16): 3072.00 MiB".
+    let kv_line = t
+        .find(0, end, b"kv self size~=")
+        .or_else(|| t.find(0, end, b"kv_cache: size~="))
+        .or_else(|| t.find(0, end, b"kv_cache_unified: size~="));
+    if let Some((_, e)) = kv_line {
+        let line_end = t.line_end(e, end);
+        let size = |from: usize| t.size_after(from, line_end, crate::size::SiPrefixes::Binary);
+        if let Some((total, e2)) = size(e) {
+            g.kv_total_bytes = Some(total);
+            if let Some((_, c)) = t.find(e2, line_end, b"(")
+                && let Some((cells, c)) = t.int_after(c, line_end)
+                && let Some(c) = t.match_at(c, line_end, b" cells,")
+            {
+                g.kv_cells = Some(cells);
+                if let Some((layers, c)) = t.int_after(c, line_end)
+                    && t.match_at(c, line_end, b" layers").is_some()
+                {
+                    g.kv_layers = Some(layers);
+                }
+            }
+            // ", K (f16): …", ", V (f16): …" (ik_llama's MLA cache prints "c^KV" and
+            // "kv^T" instead, which are neither).
+            for (half, field) in [
+                (&b", k ("[..], &mut g.kv_k_bytes),
+                (b", v (", &mut g.kv_v_bytes),
+            ] {
+                if let Some((_, h)) = t.find(e2, line_end, half)
+                    && let Some((_, h)) = t.find(h, line_end, b"):")
+                {
+                    *field = size(h).map(|(v, _)| v);
+                }
+            }
+        }
+    }
     if let Some((on, e)) = int_after(b"offloaded ")
         && t.at(e) == Some(b'/')
         && let Some((total, _)) = t.int_after(e + 1, end)

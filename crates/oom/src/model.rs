@@ -258,6 +258,21 @@ pub struct GgmlMemory {
     pub flash_attn: Option<bool>,
     /// The KV cache's type: "K (f16)" → "f16", "K (q8_0)" → "q8_0".
     pub kv_type: Option<String>,
+    /// The whole KV cache, every device: "KV self size = X" / "llama_kv_cache: size =
+    /// X", with its K and V halves.
+    pub kv_total_bytes: Option<u64>,
+    pub kv_k_bytes: Option<u64>,
+    pub kv_v_bytes: Option<u64>,
+    /// "( 65536 cells,  48 layers, …)".
+    pub kv_cells: Option<u64>,
+    pub kv_layers: Option<u64>,
+    /// "n_batch = 2048", "n_ctx_per_seq = 16384", "n_ctx_train = 131072".
+    pub n_batch: Option<u64>,
+    pub n_ctx_per_seq: Option<u64>,
+    pub n_ctx_train: Option<u64>,
+    /// "pipeline parallelism enabled (n_copies=4)": the compute graph is kept this
+    /// many times.
+    pub n_copies: Option<u64>,
 }
 
 /// Ollama's offload line (`llm/memory.go` / `server.go`, sizes from
@@ -266,6 +281,8 @@ pub struct GgmlMemory {
 pub struct OllamaMemory {
     /// "offload to cuda" / `library=cuda`: "cuda", "rocm", "metal", "cpu".
     pub library: Option<String>,
+    /// `layers.requested`: `num_gpu` as asked (-1: Ollama decides).
+    pub layers_requested: Option<i64>,
     /// `layers.model`: the model's layers plus the output layer.
     pub layers_model: Option<u64>,
     /// `layers.offload`: how many Ollama put on the GPUs.
@@ -300,6 +317,7 @@ impl OllamaMemory {
     /// How many numbers it holds.
     pub fn count(&self) -> usize {
         [
+            self.layers_requested.map(i64::unsigned_abs),
             self.layers_model,
             self.layers_offload,
             self.gpu_overhead_bytes,
@@ -342,6 +360,8 @@ pub struct Decoded {
     pub allocated_bytes: Option<u64>,
     /// Memory PyTorch reserved from CUDA but no tensor uses.
     pub reserved_unallocated_bytes: Option<u64>,
+    /// torch_npu: "current active" (allocated blocks still in use by a stream).
+    pub active_bytes: Option<u64>,
     /// Everything PyTorch reserved from CUDA.
     pub reserved_total_bytes: Option<u64>,
     /// "with C allocated in private pools (e.g., CUDA Graphs)".
@@ -403,6 +423,7 @@ impl Decoded {
             process_in_use_bytes: None,
             allocated_bytes: None,
             reserved_unallocated_bytes: None,
+            active_bytes: None,
             reserved_total_bytes: None,
             private_pools_bytes: None,
             allowed_bytes: None,
@@ -449,6 +470,7 @@ impl Decoded {
             self.process_in_use_bytes,
             self.allocated_bytes,
             self.reserved_unallocated_bytes,
+            self.active_bytes,
             self.reserved_total_bytes,
             self.private_pools_bytes,
             self.allowed_bytes,

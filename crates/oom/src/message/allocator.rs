@@ -160,6 +160,7 @@ fn old_list(r: &mut Reader, d: &mut Decoded) -> bool {
         match label.as_str() {
             "totalcapacity" => d.total_bytes = Some(value),
             "alreadyallocated" => d.allocated_bytes = Some(value),
+            "currentactive" => d.active_bytes = Some(value),
             "free" => d.free_bytes = Some(value),
             "allowed" => d.allowed_bytes = Some(value),
             "reservedintotalbypytorch" => {
@@ -199,6 +200,7 @@ fn old_list(r: &mut Reader, d: &mut Decoded) -> bool {
 const LABELS: &[&str] = &[
     "totalcapacity",
     "alreadyallocated",
+    "currentactive",
     "free",
     "allowed",
     "reservedintotalbypytorch",

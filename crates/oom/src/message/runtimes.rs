@@ -317,6 +317,10 @@ pub(super) fn ollama_offload(t: &Text, span: Span) -> (Decoded, usize) {
         .or_else(|| value(b"library=").and_then(word));
     let m = OllamaMemory {
         library: library.map(|l| l.to_ascii_lowercase()),
+        layers_requested: value(b"layers.requested=").and_then(|(v, stop)| {
+            let text = t.slice_lossy(v, stop.min(v + 12));
+            text.trim().parse::<i64>().ok()
+        }),
         layers_model: int(b"layers.model="),
         layers_offload: int(b"layers.offload=").or_else(|| int(b"layers.real=")),
         layers_split: value(b"layers.split=").and_then(word),
@@ -420,6 +424,17 @@ mod tests {
         assert_eq!(m[1].buffer.as_deref(), Some("weights"));
         assert_eq!(m[2].gpu_index, Some(1));
         assert_eq!(m[2].requested_bytes, None);
+    }
+
+    /// llama.cpp's timestamped log (`1.06.520.084 E …`, corpus gh_mx_27): the next
+    /// line's timestamp is not read as more digits of the size.
+    #[test]
+    fn a_timestamped_log_keeps_each_size_on_its_line() {
+        let e = crate::explain(
+            "1.06.520.084 E ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512\n\
+             1.06.520.086 E graph_reserve: failed to allocate compute buffers\n",
+        );
+        assert_eq!(e.primary.requested_bytes, Some(54_262_464_512));
     }
 
     #[test]
