@@ -33,8 +33,22 @@ test("the estimator matches the CLI and follows its inputs", async () => {
     assert.match(await est.locator(".est-limits").innerText(), new RegExp(`Lote máximo: ${expected.max_batch_fit}`));
   }
 
+  // The chart marks where the reader's curve crosses the GPU: the solver's maximum
+  // context, the same number as the limits line, and the current point.
+  const chartMax = est.locator(".est-chart .est-chart-max");
+  const limits = await est.locator(".est-limits").innerText();
+  const maxSeq = await chartMax.getAttribute("data-tokens");
+  assert.ok(limits.replace(/[\s\u00a0\u202f]/g, "").includes(`secuenciamáxima:${maxSeq}`), `${limits} / ${maxSeq}`);
+  assert.equal(await est.locator(".est-chart .est-chart-now").getAttribute("data-tokens"), "4096");
+  await est.locator(".est-chart .est-chart-pt").nth(4).focus();
+  assert.match(await est.locator(".est-chart .est-chart-pt").nth(4).locator("title").textContent(), /8192 tokens: .* GiB con SDPA/);
+
   // Switch to QLoRA training on a 12 GiB card.
   await est.locator("select[name=modo]").selectOption("qlora");
+  // The defaults QLoRA users get from PEFT/TRL, shown as they are computed: the base in
+  // NF4 with double quantisation, gradient checkpointing on.
+  assert.equal(await est.locator("select[name=formato]").inputValue(), "nf4-dq");
+  assert.equal(await est.locator("input[name=checkpointing]").isChecked(), true);
   await est.locator("select[name=gpu]").selectOption("rtx-3060");
   await est.locator("input[name=contexto]").fill("1024");
   const qlora = cli(["--model", "llama-3.1-8b", "--mode", "train", "--finetune", "qlora", "--seq", "1024", "--gpu", "rtx-3060"]);

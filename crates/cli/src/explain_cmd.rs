@@ -161,7 +161,7 @@ fn rows(rows: &[(String, u64)]) -> String {
 fn message_numbers(d: &Decoded) -> String {
     let mps = d.kind == Kind::MpsOom;
     let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
-    let fields: [(&str, Option<u64>); 10] = [
+    let fields: [(&str, Option<u64>); 11] = [
         (
             if outside {
                 "Pedido"
