@@ -161,6 +161,14 @@ test("the CLI, the estimator page and the widget agree on the same settings", as
   await widget.goto(hostUrl + "ajustes");
   assert.equal(await total(widget, "q"), pageTotal);
   assert.match(await widget.locator("#q .vw-title").innerText(), /QLoRA/);
+  // One palette: each category has the same colour on the page and in the widget.
+  const colour = (locator) => locator.evaluate((el) => getComputedStyle(el).backgroundColor);
+  for (const name of ["Pesos", "Activaciones", "Sobrecarga"]) {
+    const onPage = await colour(est.locator("tr", { hasText: name }).locator(".swatch").first());
+    const inWidget = await colour(widget.locator("#q .vw-legend li", { hasText: name }).locator(".vw-sw"));
+    assert.equal(inWidget, onPage, name);
+    assert.notEqual(onPage, "rgba(0, 0, 0, 0)", name);
+  }
   // Bad values say what the setting is and its bounds, on both surfaces.
   await widget.evaluate(() => document.querySelector("#q").setAttribute("lote", "2.5"));
   await widget.locator("#q .vw-problem", { hasText: "El lote debe ser un entero entre 1 y" }).waitFor();

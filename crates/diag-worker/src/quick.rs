@@ -9,17 +9,6 @@ use serde::{Deserialize, Serialize};
 use vram::ByteSize;
 use vram::settings::TASKS;
 
-/// The breakdown's categories, in `Breakdown::parts` order, with the site's CSS class
-/// for each colour (the estimator page's).
-const CATEGORIES: [(&str, &str); 6] = [
-    ("Pesos", "seg-weights"),
-    ("Gradientes", "seg-grads"),
-    ("Optimizador", "seg-optim"),
-    ("Activaciones", "seg-acts"),
-    ("Caché KV", "seg-kv"),
-    ("Sobrecarga", "seg-overhead"),
-];
-
 /// One part of the bar: its label, size, and width in thousandths of the bar.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuickPart {
@@ -94,11 +83,11 @@ fn view_of(o: &embed::compute::Outcome, s: &vram::Settings, query: String) -> Qu
     let parts: Vec<QuickPart> = b
         .parts()
         .into_iter()
-        .zip(CATEGORIES)
+        .zip(vram::palette::CATEGORIES)
         .filter(|(v, _)| *v > 0)
-        .map(|(v, (label, class))| QuickPart {
-            label: label.to_owned(),
-            class: class.to_owned(),
+        .map(|(v, c)| QuickPart {
+            label: c.label.to_owned(),
+            class: c.class.to_owned(),
             value: ByteSize(v).binary(),
             permille: permille(v),
         })

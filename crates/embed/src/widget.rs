@@ -32,16 +32,6 @@ thread_local! {
     static PENDING: RefCell<Vec<(HubKey, Vec<HubSignal>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Category names and swatch classes, in the breakdown's order.
-const CATEGORIES: [&str; 6] = [
-    "Pesos",
-    "Gradientes",
-    "Optimizador",
-    "Activaciones",
-    "Caché KV",
-    "Sobrecarga",
-];
-
 #[wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
@@ -50,7 +40,8 @@ pub fn start() {
 /// The stylesheet each shadow root adopts.
 #[wasm_bindgen]
 pub fn css() -> String {
-    crate::CSS.to_owned()
+    // The categories' colours come from the palette the site uses too.
+    format!("{}{}", crate::CSS, vram::palette::css())
 }
 
 type Signals = (RwSignal<Config>, RwSignal<Vec<Problem>>);
@@ -241,11 +232,11 @@ fn bar(o: &Outcome) -> impl IntoView + use<> {
     let mut x = 0.0;
     let rects = values
         .iter()
-        .enumerate()
-        .filter(|(_, v)| **v > 0)
-        .map(|(i, &v)| {
+        .zip(vram::palette::CATEGORIES)
+        .filter(|(v, _)| **v > 0)
+        .map(|(&v, c)| {
             let w = v as f64 / top * 1000.0;
-            let r = view! { <rect x=format!("{x:.1}") y="0" width=format!("{w:.1}") height="16" class=format!("s{i}") /> };
+            let r = view! { <rect x=format!("{x:.1}") y="0" width=format!("{w:.1}") height="16" class=c.class /> };
             x += w;
             r
         })
@@ -274,11 +265,10 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
         .breakdown
         .parts()
         .into_iter()
-        .zip(CATEGORIES)
-        .enumerate()
-        .filter(|(_, (v, _))| *v > 0)
-        .map(|(i, (v, name))| {
-            view! { <li><span class=format!("vw-sw s{i}")></span>{name}": "{ByteSize(v).binary()}</li> }
+        .zip(vram::palette::CATEGORIES)
+        .filter(|(v, _)| *v > 0)
+        .map(|(v, c)| {
+            view! { <li><span class=format!("vw-sw {}", c.class)></span>{c.label}": "{ByteSize(v).binary()}</li> }
         })
         .collect_view();
     let limits = match (o.eval.max_batch, o.eval.max_seq) {

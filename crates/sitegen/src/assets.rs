@@ -38,13 +38,15 @@ pub fn hashed_name(name: &str, hash: &str) -> String {
 }
 
 /// Copies every file directly inside `src` to `dst` with a hashed name, recording it
-/// under `prefix + name`. Subdirectories are copied as they are (wasm-bindgen's
-/// `snippets/` are already content-addressed and are imported by relative path).
+/// under `prefix + name`, with `append(name)` added at its end (generated rules for a
+/// stylesheet). Subdirectories are copied as they are (wasm-bindgen's `snippets/` are
+/// already content-addressed and are imported by relative path).
 pub fn copy_hashed(
     src: &Path,
     dst: &Path,
     url_dir: &str,
     prefix: &str,
+    append: &dyn Fn(&str) -> Option<String>,
     manifest: &mut Manifest,
 ) -> Result<()> {
     fs::create_dir_all(dst).with_context(|| format!("no se pudo crear {}", dst.display()))?;
@@ -59,8 +61,11 @@ pub fn copy_hashed(
             copy_tree(&path, &dst.join(&name))?;
             continue;
         }
-        let bytes =
+        let mut bytes =
             fs::read(&path).with_context(|| format!("no se pudo leer {}", path.display()))?;
+        if let Some(extra) = append(&name) {
+            bytes.extend_from_slice(extra.as_bytes());
+        }
         let out_name = hashed_name(&name, &content_hash(&bytes));
         fs::write(dst.join(&out_name), &bytes)?;
         manifest

@@ -89,6 +89,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         &opts.out.join("assets"),
         &format!("{base}assets/"),
         "",
+        // The categories' colours, from the one palette the widget uses too.
+        &|name| (name == "style.css").then(vram::palette::css),
         &mut manifest,
     )?;
     if let Some(pkg) = &opts.pkg {
@@ -97,6 +99,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             &opts.out.join("pkg"),
             &format!("{base}pkg/"),
             "pkg/",
+            &|_| None,
             &mut manifest,
         )?;
     }

@@ -24,6 +24,7 @@ pub mod hf_config;
 pub mod hub;
 pub mod import;
 pub mod model_search;
+pub mod palette;
 pub mod quant;
 pub mod reconcile;
 pub mod safetensors;

@@ -9,15 +9,10 @@ use vram::catalog;
 use super::compute::Outcome;
 use crate::numbers::fixed;
 
-/// The six categories with their Spanish names and CSS classes.
-pub const CATEGORIES: [(&str, &str); 6] = [
-    ("Pesos", "seg-weights"),
-    ("Gradientes", "seg-grads"),
-    ("Optimizador", "seg-optim"),
-    ("Activaciones", "seg-acts"),
-    ("Caché KV", "seg-kv"),
-    ("Sobrecarga", "seg-overhead"),
-];
+/// The six categories with their Spanish names and CSS classes (`vram::palette`).
+pub fn categories() -> impl Iterator<Item = (&'static str, &'static str)> {
+    vram::palette::CATEGORIES.iter().map(|c| (c.label, c.class))
+}
 
 /// "4k", "512": a token count as the chart's axis writes it.
 fn tokens_short(s: u64) -> String {
@@ -287,7 +282,7 @@ pub fn bar(o: &Outcome) -> impl IntoView + use<> {
         .breakdown
         .parts()
         .into_iter()
-        .zip(CATEGORIES)
+        .zip(categories())
         .filter(|(v, _)| *v > 0)
         .map(|(v, (name, class))| {
             let width = v as f64 / scale * 100.0;

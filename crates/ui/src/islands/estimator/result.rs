@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use vram::{ByteSize, Surface, group_digits};
 
 use super::compute::Outcome;
-use super::figures::{CATEGORIES, bar, chart, gpu_table};
+use super::figures::{bar, categories, chart, gpu_table};
 use crate::numbers::fixed;
 
 fn verdict(o: &Outcome) -> Option<impl IntoView + use<>> {
@@ -59,7 +59,7 @@ pub fn result_view(o: Outcome) -> impl IntoView {
         .breakdown
         .parts()
         .into_iter()
-        .zip(CATEGORIES)
+        .zip(categories())
         .map(|(v, (name, class))| {
             view! {
                 <tr>
