@@ -115,14 +115,22 @@ fn real_content_builds_under_a_sub_path() {
         home.contains(r#"href="/vramlab/anatomia-vram/""#),
         "markdown links get the base"
     );
-    // The home page has no island: it loads the theme script and the search box's
-    // script, no hydrate bundle; the box names its lazily loaded engine and index.
+    // The home page opens on its two tools, in their own bundle; the quick estimate
+    // links to the full estimator under the base path.
     assert!(
-        !home.contains("modulepreload")
-            && home.matches("<script").count() == 2
-            && home.contains(r#"<script type="module" src="/vramlab/assets/search."#)
-            && home.contains(r#"role="search""#)
-            && home.contains("/vramlab/pkg/search_web."),
+        home.contains(r#"href="/vramlab/pkg/hydrate_home."#)
+            && home.contains(r#"href="/vramlab/estimador/?modelo=llama-3.1-8b"#),
+        "the home page's tools"
+    );
+    // A page without islands (the glossary) loads the theme script and the search
+    // box's script, no hydrate bundle; the box names its lazily loaded engine and index.
+    let glossary = fs::read_to_string(dist.join("glosario/index.html")).unwrap();
+    assert!(
+        !glossary.contains("modulepreload")
+            && glossary.matches("<script").count() == 2
+            && glossary.contains(r#"<script type="module" src="/vramlab/assets/search."#)
+            && glossary.contains(r#"role="search""#)
+            && glossary.contains("/vramlab/pkg/search_web."),
         "pages without islands load only the theme and search scripts"
     );
     let index_url = home
