@@ -90,6 +90,33 @@ test("under a memory limit the naive kernel is refused and the tiled one carries
   await page.close();
 });
 
+test("a large N on a software adapter is announced, and Cancelar acts between passes", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("flashattention/"));
+  await waitForIslands(page);
+  // A first small run connects to the adapter (SwiftShader here: a software one).
+  await choose(page, "Longitud N", 128);
+  await page.getByRole("button", { name: "Ejecutar" }).click();
+  await results(page);
+  await choose(page, "Longitud N", 4096);
+  await page.locator(".attn-warning", { hasText: "adaptador WebGPU es de software" }).waitFor();
+  await page.getByRole("button", { name: "Ejecutar" }).click();
+  await page.locator(".attn-status", { hasText: "N = 4096" }).waitFor();
+  await page.getByRole("button", { name: "Cancelar" }).click();
+  // Said at once, done after the pass in flight (it used to wait for the whole run).
+  assert.match(await page.locator(".attn-status").innerText(), /Cancelando/);
+  await page.waitForFunction(
+    () => document.querySelector(".attn-status")?.dataset.running === "false",
+    null,
+    { timeout: 45_000 },
+  );
+  assert.equal(await page.locator(".attn-status").innerText(), "Cancelado.");
+  assert.equal(await page.locator(".attn-results tr[data-kernel]").count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("without WebGPU the lesson runs on the CPU and says how to enable WebGPU", async () => {
   const context = await shared.browser.newContext();
   await context.addInitScript(() => {

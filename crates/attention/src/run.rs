@@ -89,6 +89,9 @@ pub enum RunError {
     Unsupported(String),
     #[error("{0}")]
     Gpu(#[from] GpuError),
+    /// The caller asked to stop (between two submissions).
+    #[error("cancelado")]
+    Cancelled,
 }
 
 impl RunError {
@@ -418,6 +421,21 @@ pub async fn run(
     options: &RunOptions,
     now_ms: &dyn Fn() -> f64,
 ) -> Result<RunReport, RunError> {
+    run_until(gpu, kernel, shape, dtype, options, now_ms, &|| false).await
+}
+
+/// [`run`], asking `stop` before every submission: a page's Cancel button acts after
+/// the dispatch in flight, not after the whole run (a large N on a CPU adapter takes
+/// tens of seconds per dispatch).
+pub async fn run_until(
+    gpu: &Gpu,
+    kernel: Kernel,
+    shape: &Shape,
+    dtype: Dtype,
+    options: &RunOptions,
+    now_ms: &dyn Fn() -> f64,
+    stop: &dyn Fn() -> bool,
+) -> Result<RunReport, RunError> {
     let plan = preflight(gpu, kernel, shape, dtype, options.max_total, options.tiles)?;
     let prepared = prepare(gpu, kernel, shape, dtype, &plan, options.loop_bounding).await?;
 
@@ -442,11 +460,17 @@ pub async fn run(
     let mut warmed = 0.0;
     let mut warmups = 0u32;
     while warmups < options.warmup || (warmed < options.warmup_ms && warmups < 1000) {
+        if stop() {
+            return Err(RunError::Cancelled);
+        }
         warmed += timed_submission(gpu, &prepared, timing, now_ms).await?;
         warmups += 1;
     }
     let mut times_ms = Vec::new();
     for _ in 0..options.repeats.max(1) {
+        if stop() {
+            return Err(RunError::Cancelled);
+        }
         times_ms.push(timed_submission(gpu, &prepared, timing, now_ms).await?);
     }
     let median_ms = median(&times_ms);

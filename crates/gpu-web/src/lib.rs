@@ -12,7 +12,7 @@ mod exports {
     use std::rc::Rc;
 
     use attention::reference::{cpu_naive, cpu_tiled};
-    use attention::run::{RunError, RunOptions, RunReport, Timing, run};
+    use attention::run::{RunError, RunOptions, RunReport, Timing, run_until};
     use attention::shape::{self, Dtype, Kernel, MemoryLimits, Shape};
     use attention::{Gpu, smoke};
     use js_sys::{Float32Array, Object, Reflect};
@@ -93,6 +93,13 @@ mod exports {
         )?;
         set(&out, "f16", gpu.has_f16().into())?;
         set(&out, "timestamps", gpu.has_timestamps().into())?;
+        // A software adapter (SwiftShader, llvmpipe, lavapipe): large runs take minutes.
+        let label = gpu.adapter.to_string().to_ascii_lowercase();
+        let cpu = gpu.adapter.device_type == "Cpu"
+            || ["swiftshader", "llvmpipe", "lavapipe"]
+                .iter()
+                .any(|n| label.contains(n));
+        set(&out, "cpu", cpu.into())?;
         Ok(out.into())
     }
 
@@ -213,9 +220,30 @@ mod exports {
             max_total: req.max_total,
             ..RunOptions::default()
         };
-        match run(&gpu, req.kernel, &req.shape, Dtype::F32, &options, &now_ms).await {
+        // `signal`: an AbortSignal the page aborts on «Cancelar»; asked before every
+        // submission.
+        let signal = Reflect::get(&opts, &"signal".into())
+            .ok()
+            .and_then(|s| s.dyn_into::<web_sys::AbortSignal>().ok());
+        let stop = || signal.as_ref().is_some_and(web_sys::AbortSignal::aborted);
+        match run_until(
+            &gpu,
+            req.kernel,
+            &req.shape,
+            Dtype::F32,
+            &options,
+            &now_ms,
+            &stop,
+        )
+        .await
+        {
             Ok(r) => report_object(&r, &gpu.adapter.to_string()),
             Err(RunError::TooLarge(e)) => Err(too_large(&e, &req)),
+            Err(RunError::Cancelled) => {
+                let out = Object::new();
+                let _ = set(&out, "cancelled", true.into());
+                Err(out.into())
+            }
             Err(e) => Err(JsValue::from_str(&e.to_string())),
         }
     }

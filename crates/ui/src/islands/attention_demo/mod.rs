@@ -29,6 +29,9 @@ const LIMITS: [(u64, &str); 6] = [
     (512 << 20, "512 MiB"),
     (2 << 30, "2 GiB"),
 ];
+/// From this N a software adapter (SwiftShader, llvmpipe) takes seconds per pass: the
+/// reader is warned before running.
+const SOFTWARE_WARN_N: u32 = 4096;
 /// A sweep stops at the first run that starts after this many seconds.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 const TIME_CAP_S: f64 = 60.0;
@@ -74,6 +77,12 @@ pub fn AttentionDemo(
     let limit = RwSignal::new(0u64);
     let running = RwSignal::new(false);
     let cancel = RwSignal::new(false);
+    // Whether the WebGPU adapter is a software one (SwiftShader, llvmpipe).
+    let software = RwSignal::new(false);
+    // «Cancelar» aborts it: the GPU bundle stops before its next submission.
+    #[cfg(target_arch = "wasm32")]
+    let abort: StoredValue<Option<web_sys::AbortController>, LocalStorage> =
+        StoredValue::new_local(None);
     let place = RwSignal::new(Where::Unknown);
     let status = RwSignal::new(String::from(
         "Elige el tamaño y pulsa «Ejecutar»: cada kernel se ejecuta en tu GPU y se compara con una referencia en f64.",
@@ -101,9 +110,13 @@ pub fn AttentionDemo(
         #[cfg(target_arch = "wasm32")]
         {
             let (js_url, wasm_url) = (js_url.clone(), wasm_url.clone());
+            let controller = web_sys::AbortController::new().ok();
+            let signal = controller.as_ref().map(web_sys::AbortController::signal);
+            abort.set_value(controller);
             wasm_bindgen_futures::spawn_local(async move {
                 sweep(
-                    &js_url, &wasm_url, lengths, dd, hh, cc, ll, place, status, points, cancel,
+                    &js_url, &wasm_url, lengths, dd, hh, cc, ll, place, software, status, points,
+                    cancel, signal,
                 )
                 .await;
                 running.set(false);
@@ -196,9 +209,24 @@ pub fn AttentionDemo(
                 <button type="button" class="attn-sweep" disabled=move || running.get() on:click=move |_| start(true)>
                     {move || format!("Barrer N = 128 … {}", n.get())}
                 </button>
-                <button type="button" class="attn-cancel" disabled=move || !running.get() on:click=move |_| cancel.set(true)>"Cancelar"</button>
+                <button type="button" class="attn-cancel" disabled=move || !running.get() on:click=move |_| {
+                    cancel.set(true);
+                    status.set("Cancelando… (se detiene al acabar la pasada de GPU en curso)".into());
+                    #[cfg(target_arch = "wasm32")]
+                    abort.with_value(|a| {
+                        if let Some(a) = a {
+                            a.abort();
+                        }
+                    });
+                }>"Cancelar"</button>
             </div>
             {backend_note}
+            {move || (software.get() && n.get() >= SOFTWARE_WARN_N).then(|| view! {
+                <p class="attn-warning calc-hint" role="note">{format!(
+                    "Tu adaptador WebGPU es de software (se ejecuta en la CPU): con N = {} cada pasada puede tardar decenas de segundos. «Cancelar» actúa al terminar la pasada en curso.",
+                    n.get()
+                )}</p>
+            })}
             <output class="attn-status" aria-live="polite" data-running=move || running.get().to_string()>{move || status.get()}</output>
             <div class="table-scroll">
                 <table class="attn-results" tabindex="0">
@@ -268,16 +296,21 @@ async fn sweep(
     causal: bool,
     limit: u64,
     place: RwSignal<Where>,
+    software: RwSignal<bool>,
     status: RwSignal<String>,
     points: RwSignal<Vec<Point>>,
     cancel: RwSignal<bool>,
+    signal: Option<web_sys::AbortSignal>,
 ) {
     use crate::islands::lazy_module::yield_now;
 
     if place.get_untracked() == Where::Unknown {
         status.set("Cargando el módulo de GPU…".into());
         match web::connect(js_url, wasm_url).await {
-            Ok(web::Backend::Gpu(a)) => place.set(Where::Gpu(a)),
+            Ok(web::Backend::Gpu(a, cpu)) => {
+                software.set(cpu);
+                place.set(Where::Gpu(a));
+            }
             Ok(web::Backend::Cpu(reason)) => place.set(Where::Cpu(reason)),
             Err(e) => {
                 status.set(e);
@@ -324,8 +357,14 @@ async fn sweep(
                 heads,
                 causal,
                 max_total: limit,
+                signal: signal.clone(),
             };
             let mut outcome = web::run(js_url, wasm_url, on_gpu, &request).await;
+            // Cancelled during the run: nothing measured to show.
+            if cancel.get_untracked() {
+                status.set("Cancelado.".into());
+                return;
+            }
             // A lost device ends the GPU path: explain and carry on on the CPU.
             if let Outcome::Failed(msg) = &outcome
                 && msg.starts_with("Se perdió el dispositivo")

@@ -9,7 +9,8 @@ use crate::islands::lazy_module::{call, describe, has_webgpu, load, number, text
 
 /// Where the runs happen.
 pub enum Backend {
-    Gpu(String),
+    /// The adapter's name, and whether it is a software one (SwiftShader, llvmpipe).
+    Gpu(String, bool),
     Cpu(String),
 }
 
@@ -22,7 +23,13 @@ pub async fn connect(js_url: &str, wasm_url: &str) -> Result<Backend, String> {
         ));
     }
     match call(&module, "attention_info", &[&JsValue::UNDEFINED]).await {
-        Ok(info) => Ok(Backend::Gpu(text(&info, "adapter"))),
+        Ok(info) => {
+            let software = Reflect::get(&info, &"cpu".into())
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            Ok(Backend::Gpu(text(&info, "adapter"), software))
+        }
         Err(e) => Ok(Backend::Cpu(format!(
             "El navegador tiene WebGPU pero no entregó un adaptador: {}",
             describe(&e)
@@ -38,6 +45,8 @@ pub struct Request {
     pub heads: u32,
     pub causal: bool,
     pub max_total: u64,
+    /// Aborted by «Cancelar»: the bundle stops before its next submission.
+    pub signal: Option<web_sys::AbortSignal>,
 }
 
 fn options(r: &Request) -> JsValue {
@@ -51,6 +60,9 @@ fn options(r: &Request) -> JsValue {
     set("heads", r.heads.into());
     set("causal", r.causal.into());
     set("max_total", (r.max_total as f64).into());
+    if let Some(signal) = &r.signal {
+        set("signal", signal.into());
+    }
     o.into()
 }
 
