@@ -86,7 +86,8 @@ pub const TABLE: &[Row] = &[
     ("deepspeed", true, band(-59.4, 5.7, 28, true)),
     ("vllm", false, band(-14.9, 2.1, 18, false)),
     ("llama.cpp", false, band(0.0, 0.0, 11, false)),
-    ("ollama", false, band(-53.2, 1.7, 42, true)),
+    ("ollama", false, band(-43.7, 1.7, 42, true)),
+    ("autoawq", false, band(-5.2, -3.8, 3, false)),
 ];
 
 /// The validation runtime id of a runtime setting.
@@ -99,6 +100,7 @@ pub fn runtime_id(r: Runtime) -> &'static str {
         Runtime::Vllm => "vllm",
         Runtime::LlamaCpp => "llama.cpp",
         Runtime::Ollama => "ollama",
+        Runtime::AutoAwq => "autoawq",
     }
 }
 

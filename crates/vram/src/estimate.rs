@@ -620,10 +620,14 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
     let kv = u128::from(a.kv_width()).div_ceil(tp);
     let heads = u128::from(a.heads).div_ceil(tp);
     let residual = 2 * c * s * b * h;
-    let scores = match w.attention {
+    let scores = match (w.engine, w.attention) {
+        // AutoAWQ's fused attention: fp16 scores, `scores.float()` and the fp32
+        // softmax of that copy, alive together; K and V repeated to every query head
+        // (`torch.repeat_interleave`) before the product.
+        (Engine::AwqFused, _) => heads * s * s * b * (2 + 4 + 4) + 2 * 2 * s * b * q,
         // Scores in 16-bit and the fp32 softmax Transformers computes.
-        Attention::Eager => heads * s * s * b * (c + 4),
-        Attention::Sdpa | Attention::Flash => 4 * heads * s * b,
+        (_, Attention::Eager) => heads * s * s * b * (c + 4),
+        (_, Attention::Sdpa | Attention::Flash) => 4 * heads * s * b,
     };
     let attn_phase = residual + c * s * b * (q + 2 * kv) + scores;
     let inter = match a.moe {
@@ -900,6 +904,19 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
                     ..w.clone()
                 },
             )
+        } else if w.engine == Engine::AwqFused && w.mode == Mode::Inference {
+            // AutoAWQ allocates each layer's `WindowedCache` when the model is loaded:
+            // `max_seq_len` tokens (its `max_new_tokens`, which must hold the prompt)
+            // for the whole batch, in fp16, whatever the generation then uses.
+            kv_cache(
+                a,
+                &Workload {
+                    seq: w.seq.max(w.new_tokens),
+                    new_tokens: 0,
+                    kv_dtype: crate::workload::KvDtype::Fp16,
+                    ..w.clone()
+                },
+            )
         } else {
             kv_cache(a, w)
         }
@@ -993,6 +1010,42 @@ mod tests {
             torch.breakdown.weights - e.breakdown.weights,
             embeddings_on_cpu(&pc, Some(&a), WeightFormat::parse("Q4_K_M").unwrap())
         );
+    }
+
+    /// AutoAWQ 0.1.x's fused modules (read in awq/modules/fused/attn.py and cache.py at
+    /// v0.1.6): the cache is allocated for `max_seq_len` tokens of the whole batch, and
+    /// the prefill's eager attention keeps fp16 scores, their fp32 copy and the fp32
+    /// softmax alive together (10 bytes per score, 6 in transformers' eager path).
+    #[test]
+    fn autoawq_fused_modules_allocate_their_cache_and_attend_eagerly() {
+        let a = model("mistral-7b-v0.3").unwrap().arch.clone();
+        let w = |engine, attention, new_tokens| Workload {
+            seq: 2048,
+            new_tokens,
+            batch: 1,
+            engine,
+            attention,
+            ..Workload::default()
+        };
+        let awq = prefill_activations(&a, &w(Engine::AwqFused, Attention::Sdpa, 2048));
+        let eager = prefill_activations(&a, &w(Engine::Torch, Attention::Eager, 2048));
+        let scores = 32 * 2048 * 2048;
+        // 4 more bytes per score, and K and V repeated to the 32 query heads.
+        assert_eq!(awq - eager, scores * 4 + 2 * 2 * 2048 * 4096);
+        // The cache holds max(prompt, max_new_tokens) tokens, in fp16.
+        let kv = |new_tokens| {
+            estimate(
+                &preset("mistral-7b-v0.3"),
+                &w(Engine::AwqFused, Attention::Sdpa, new_tokens),
+            )
+            .unwrap()
+            .breakdown
+            .kv_cache
+        };
+        let per_token = 32 * 8 * 128 * 2 * 2;
+        assert_eq!(kv(2048), 2048 * per_token);
+        assert_eq!(kv(512), 2048 * per_token);
+        assert_eq!(kv(8192), 8192 * per_token);
     }
 
     #[test]

@@ -385,6 +385,7 @@ mod tests {
             gpu_kv: Some(1 << 28),
             gpu_compute: Some(1 << 27),
             gpu_devices: 2,
+            format: WeightFormat::from_llama_ftype("Q8_0"),
             ..GgmlLog::default()
         };
         let model = Model::new(ModelInput::Params(1_000_000_000));

@@ -155,6 +155,12 @@ pub enum Engine {
     /// ggml (llama.cpp, Ollama): one compute buffer reserved at start for the
     /// worst-case graph of a micro-batch, and a KV cache of padded cells.
     Ggml,
+    /// AutoAWQ's fused modules (awq/modules/fused/attn.py, `QuantAttentionFused`):
+    /// every layer allocates a `WindowedCache` of `max_seq_len` tokens for the whole
+    /// batch when the model is loaded, in fp16, and the prefill computes attention
+    /// eagerly (`F.softmax(scores.float())`: the fp16 scores, their fp32 copy and the
+    /// fp32 softmax are alive together), with K and V repeated to every query head.
+    AwqFused,
 }
 
 /// A whole workload. [`Workload::default`] is bf16 inference of one sequence of 4096

@@ -57,6 +57,9 @@ pub enum Runtime {
     LlamaCpp,
     /// Ollama: llama.cpp's engine with flash attention off by default.
     Ollama,
+    /// AutoAWQ with its fused modules (`fuse_layers=True`): a KV cache allocated up
+    /// front and attention computed eagerly.
+    AutoAwq,
 }
 
 impl Runtime {
@@ -71,7 +74,9 @@ impl Runtime {
         match self {
             Runtime::Transformers => true,
             Runtime::Unsloth | Runtime::Torchtune | Runtime::Deepspeed => task.is_training(),
-            Runtime::Vllm | Runtime::LlamaCpp | Runtime::Ollama => !task.is_training(),
+            Runtime::Vllm | Runtime::LlamaCpp | Runtime::Ollama | Runtime::AutoAwq => {
+                !task.is_training()
+            }
         }
     }
 }
@@ -220,6 +225,7 @@ pub const RUNTIMES: &[Choice<Runtime>] = &[
         label: "llama.cpp (GGUF)",
     },
     choice(Runtime::Ollama, "ollama", "Ollama"),
+    choice(Runtime::AutoAwq, "autoawq", "AutoAWQ (módulos fusionados)"),
 ];
 
 pub const LOSSES: &[Choice<Loss>] = &[

@@ -148,6 +148,11 @@ impl Settings {
                 // The quantisation Ollama pulls by default and most GGUF users pick.
                 (_, Runtime::LlamaCpp | Runtime::Ollama) => WeightFormat::parse("Q4_K_M")
                     .unwrap_or(WeightFormat::Plain { dtype: Dtype::Bf16 }),
+                // AutoAWQ runs AWQ checkpoints: 4 bits, groups of 128.
+                (_, Runtime::AutoAwq) => WeightFormat::GroupQuant {
+                    bits: 4,
+                    group: 128,
+                },
                 _ => WeightFormat::Plain { dtype: Dtype::Bf16 },
             },
             batch: 1,
@@ -168,7 +173,8 @@ impl Settings {
                 | Runtime::Torchtune
                 | Runtime::Vllm
                 | Runtime::LlamaCpp
-                | Runtime::Ollama => Precision::Pure,
+                | Runtime::Ollama
+                | Runtime::AutoAwq => Precision::Pure,
             },
             loss: match runtime {
                 Runtime::Torchtune => Loss::ChunkedOutput { chunks: 8 },
@@ -177,7 +183,8 @@ impl Settings {
                 | Runtime::Deepspeed
                 | Runtime::Vllm
                 | Runtime::LlamaCpp
-                | Runtime::Ollama => Loss::Full,
+                | Runtime::Ollama
+                | Runtime::AutoAwq => Loss::Full,
             },
             lora_rank: 16,
             lora_targets: match runtime {
@@ -437,6 +444,7 @@ impl Settings {
             ubatch: u64::from(self.ubatch),
             engine: match self.runtime {
                 Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,
+                Runtime::AutoAwq if !training => Engine::AwqFused,
                 _ => Engine::Torch,
             },
         }
