@@ -160,7 +160,7 @@ fn rows(rows: &[(String, u64)]) -> String {
 
 fn message_numbers(d: &Decoded) -> String {
     let mps = d.kind == Kind::MpsOom;
-    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
+    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom | Kind::XlaOom);
     let fields: [(&str, Option<u64>); 11] = [
         (
             if outside {

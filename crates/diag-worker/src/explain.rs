@@ -102,7 +102,7 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
     };
     // Only PyTorch's caching allocator rounds requests into blocks; the host and
     // llama.cpp messages print what was asked, and free host memory is RAM.
-    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom);
+    let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom | Kind::XlaOom);
     bytes(
         if outside {
             "Se pidió"

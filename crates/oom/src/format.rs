@@ -97,6 +97,21 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
     if let Some(n) = g.n_batch {
         out.push(("Lote (n_batch)".to_owned(), format!("{} tokens", count(n))));
     }
+    if let (Some(n), Some(ctx)) = (g.n_slots, g.n_ctx_slot) {
+        out.push((
+            "Ranuras de llama-server (n_slots)".to_owned(),
+            format!("{n} de {} tokens cada una", count(ctx)),
+        ));
+    }
+    if let Some(b) = g.model_size_bytes {
+        let bpw = g.bits_per_weight_x100.map_or_else(String::new, |x| {
+            format!(", {},{:02} bits por peso", x / 100, x % 100)
+        });
+        out.push((
+            "Tamaño del modelo (archivo)".to_owned(),
+            format!("{}{bpw}", both(b)),
+        ));
+    }
     if let Some(n) = g.n_copies {
         out.push((
             "Copias del grafo (paralelismo de tubería)".to_owned(),

@@ -88,6 +88,10 @@ pub fn explain(text: &str) -> Explanation {
                 g.n_ctx_per_seq = g.n_ctx_per_seq.or(facts.n_ctx_per_seq);
                 g.n_ctx_train = g.n_ctx_train.or(facts.n_ctx_train);
                 g.n_copies = g.n_copies.or(facts.n_copies);
+                g.n_slots = g.n_slots.or(facts.n_slots);
+                g.n_ctx_slot = g.n_ctx_slot.or(facts.n_ctx_slot);
+                g.model_size_bytes = g.model_size_bytes.or(facts.model_size_bytes);
+                g.bits_per_weight_x100 = g.bits_per_weight_x100.or(facts.bits_per_weight_x100);
             }
         }
     }
@@ -173,7 +177,7 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
         | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
         Kind::VllmProfile | Kind::GgmlReport | Kind::OllamaOffload => 0,
-        Kind::GgmlOom | Kind::HostOom => 2,
+        Kind::GgmlOom | Kind::HostOom | Kind::XlaOom => 2,
         Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
         Kind::Unknown => 0,
     };
@@ -312,6 +316,8 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
             .or_else(|| int_after(b"n_ctx_train~("))
             .map(|(n, _)| n),
         n_copies: int_after(b"(n_copies=").map(|(n, _)| n),
+        n_slots: int_after(b"n_slots~=").map(|(n, _)| n),
+        n_ctx_slot: int_after(b"n_ctx_slot~=").map(|(n, _)| n),
         n_seq_max: int_after(b"n_seq_max~=").map(|(n, _)| n),
         flash_attn,
         // "…seqs), K (f16): …" (llama_kv_cache) or "KV self size = …, K (f16): …".
@@ -352,6 +358,22 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
                 {
                     *field = size(h).map(|(v, _)| v);
                 }
+            }
+        }
+    }
+    // "model size       = 1.87 GiB (5.01 BPW)".
+    if let Some((_, e)) = t.find(0, end, b"model size~=") {
+        let line_end = t.line_end(e, end);
+        if let Some((bytes, e)) = t.size_after(e, line_end, crate::size::SiPrefixes::Binary) {
+            g.model_size_bytes = Some(bytes);
+            if let Some((_, p)) = t.find(e, line_end, b"(")
+                && let Some((whole, p)) = t.int_after(p, line_end)
+                && t.at(p) == Some(b'.')
+                && let Some((frac, p2)) = t.int_after(p + 1, line_end)
+                && p2 - (p + 1) == 2
+                && t.find(p2, line_end, b"bpw").is_some()
+            {
+                g.bits_per_weight_x100 = whole.checked_mul(100).and_then(|w| w.checked_add(frac));
             }
         }
     }

@@ -50,6 +50,9 @@ pub enum Kind {
     /// The host ran out of RAM: PyTorch's `DefaultCPUAllocator`, Ollama's system-memory
     /// check, a ggml host buffer.
     HostOom,
+    /// XLA's allocator (JAX, TensorFlow with XLA): "RESOURCE_EXHAUSTED: Out of memory
+    /// while trying to allocate N bytes."
+    XlaOom,
     /// Nothing recognisable.
     Unknown,
 }
@@ -73,6 +76,7 @@ impl Kind {
             Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
             Kind::OllamaOffload => "Ollama: su cálculo de memoria y las capas que puso en la GPU",
             Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
+            Kind::XlaOom => "JAX / XLA sin memoria en la GPU",
             Kind::Unknown => "No reconozco este texto",
         }
     }
@@ -273,6 +277,13 @@ pub struct GgmlMemory {
     /// "pipeline parallelism enabled (n_copies=4)": the compute graph is kept this
     /// many times.
     pub n_copies: Option<u64>,
+    /// llama-server: "n_slots = 1, n_ctx_slot = 50176".
+    pub n_slots: Option<u64>,
+    pub n_ctx_slot: Option<u64>,
+    /// "model size = 1.87 GiB (5.01 BPW)": the file's weights, and bits per weight in
+    /// hundredths.
+    pub model_size_bytes: Option<u64>,
+    pub bits_per_weight_x100: Option<u64>,
 }
 
 /// Ollama's offload line (`llm/memory.go` / `server.go`, sizes from

@@ -58,6 +58,8 @@ pub enum CauseId {
     GgmlBuffer,
     /// Ollama put only part of the layers on the GPU (or all of them, by its estimate).
     OllamaOffload,
+    /// XLA (JAX) ran out: its preallocated pool or the card itself.
+    XlaPool,
     /// The text is not a message this crate knows.
     Unrecognized,
 }
@@ -188,13 +190,19 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::GgmlReport => runtimes::ggml_report(d, &mut r),
         Kind::OllamaOffload => runtimes::ollama_offload(d, &mut r),
         Kind::HostOom => runtimes::host(d, &mut r),
+        Kind::XlaOom => others::xla(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),
     }
     // The block-rounding note is about PyTorch's CUDA caching allocator only.
     if let Some(req) = d.requested_bytes
         && !matches!(
             d.kind,
-            Kind::MpsOom | Kind::GgmlOom | Kind::GgmlReport | Kind::HostOom | Kind::OllamaOffload
+            Kind::MpsOom
+                | Kind::GgmlOom
+                | Kind::GgmlReport
+                | Kind::HostOom
+                | Kind::OllamaOffload
+                | Kind::XlaOom
         )
     {
         r.note(rounding_note(req));

@@ -46,6 +46,46 @@ pub(super) fn driver(d: &Decoded, r: &mut Ranking) {
     }
 }
 
+/// XLA's allocator (JAX, TensorFlow with XLA). JAX preallocates 75 % of the GPU on its
+/// first operation (JAX docs, "GPU memory allocation": `XLA_PYTHON_CLIENT_PREALLOCATE`,
+/// `XLA_PYTHON_CLIENT_MEM_FRACTION`), so the pool is smaller than the card, and
+/// smaller still beside another framework or process.
+pub(super) fn xla(d: &Decoded, r: &mut Ranking) {
+    let size = d
+        .requested_bytes
+        .map_or_else(String::new, |n| format!(" de {}", b(n)));
+    r.add(
+        80,
+        CauseId::TooBig,
+        "XLA no pudo reservar un búfer para este paso",
+        format!(
+            "El asignador de XLA (el de JAX, y el de TensorFlow con XLA) pidió un búfer{size} \
+             y su reserva no lo tenía libre: los arrays vivos de este paso más los temporales \
+             del programa compilado no caben."
+        ),
+        "Reduce el lote o la secuencia, recalcula activaciones con jax.checkpoint (remat), \
+         usa bfloat16, o reparte el modelo entre GPUs con jax.sharding. jax.profiler \
+         (device_memory_profile) muestra qué arrays ocupan la memoria."
+            .to_owned(),
+        GUIDE_STRATEGIES,
+    );
+    r.add(
+        60,
+        CauseId::XlaPool,
+        "JAX se reserva de entrada el 75 % de la GPU",
+        "Al primer cálculo, JAX reserva el 75 % de la memoria de la GPU para su propio \
+         asignador. Si en el mismo proceso corre PyTorch o TensorFlow, o hay otro proceso de \
+         JAX, cada uno cuenta con menos memoria de la que parece."
+            .to_owned(),
+        "Arranca con XLA_PYTHON_CLIENT_PREALLOCATE=false (reserva según haga falta) o sube la \
+         fracción con XLA_PYTHON_CLIENT_MEM_FRACTION=.90 si la GPU es solo para JAX; con \
+         XLA_PYTHON_CLIENT_ALLOCATOR=platform libera al momento (más lento, útil para \
+         depurar)."
+            .to_owned(),
+        GUIDE_OTHER_PROCESS,
+    );
+}
+
 pub(super) fn library(d: &Decoded, r: &mut Ranking) {
     let (why, fix) = if d.kind == Kind::CublasOom {
         (
@@ -294,7 +334,7 @@ pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
     }
     let mut why = String::from(
         "No encontré ningún error de memoria conocido (PyTorch con CUDA, ROCm, MPS, XPU o \
-         NPU; CUDA, cuBLAS, cuDNN; vLLM; llama.cpp y Ollama; RAM del equipo) ni una tabla de \
+         NPU; CUDA, cuBLAS, cuDNN; JAX/XLA; vLLM; llama.cpp y Ollama; RAM del equipo) ni una tabla de \
          torch.cuda.memory_summary().",
     );
     if has(b"resource_exhausted") || has(b"resourceexhaustederror") {

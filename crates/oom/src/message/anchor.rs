@@ -89,6 +89,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),
     (b"gpu blocks:", Anchor::VllmReport),
+    (b"cuda blocks:", Anchor::VllmReport),
     (b"loading model weights took", Anchor::VllmReport),
     (b"model loading took", Anchor::VllmReport),
 ];

@@ -172,6 +172,11 @@ fn out_of_memory(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     if before.ends_with("mpsbackend") {
         return Some(others::mps(t, span));
     }
+    // XLA (JAX, TensorFlow): "RESOURCE_EXHAUSTED: Out of memory while trying to
+    // allocate N bytes."
+    if before.ends_with("resource_exhausted:") {
+        return Some(others::xla(t, span));
+    }
     let kind = if before.ends_with("hip") {
         Kind::HipOom
     } else if before.ends_with("xpu") {
@@ -253,8 +258,13 @@ mod tests {
 
     #[test]
     fn foreign_out_of_memory_is_not_ours() {
-        for text in [
+        // Java's heap is not a GPU (JAX's XLA is decoded: `xla-oom`).
+        let jax = find_all(
             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1 bytes.",
+        );
+        assert_eq!(jax.messages[0].kind, Kind::XlaOom);
+        assert_eq!(jax.messages[0].requested_bytes, Some(1));
+        for text in [
             "java.lang.OutOfMemoryError: Java heap space",
             "except torch.cuda.OutOfMemoryError:",
             "timeout of memory",

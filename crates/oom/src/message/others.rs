@@ -60,6 +60,27 @@ pub(super) fn driver(t: &Text, span: Span) -> (Decoded, usize) {
     (d, consumed)
 }
 
+/// XLA's allocator: "Out of memory while trying to allocate N bytes." (the anchor is
+/// the "Out of memory").
+pub(super) fn xla(t: &Text, span: Span) -> (Decoded, usize) {
+    let mut d = Decoded::new(Kind::XlaOom);
+    let end = span.hit.end.saturating_add(80).min(span.end);
+    let mut consumed = span.hit.end;
+    if let Some((_, e)) = t.find(span.hit.end, end, b"trying to allocate")
+        && let Some((n, e)) = t.int_after(e, end)
+    {
+        d.requested_bytes = Some(n);
+        consumed = t.match_at(e, end, b" bytes").unwrap_or(e);
+    } else if let Some((_, e)) = t.find(span.hit.end, end, b"trying to allocate")
+        && let Some((n, e)) = t.size_after(e, end, crate::size::SiPrefixes::Binary)
+    {
+        // Newer XLA prints a size: "…allocate 16.00GiB."
+        d.requested_bytes = Some(n);
+        consumed = e;
+    }
+    (d, consumed)
+}
+
 /// TensorFlow's stream executor: "failed to allocate 17.79G (19104890880 bytes) from
 /// device: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (the exact bytes are in the
 /// parentheses). Not TensorFlow's: `None`.

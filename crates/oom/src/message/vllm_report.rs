@@ -107,17 +107,15 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
             consumed = consumed.max(t.match_at(e, end, b"x").unwrap_or(e));
         }
     }
-    for (phrase, field) in [
-        (&b"gpu blocks:"[..], &mut m.gpu_blocks),
-        (b"cpu blocks:", &mut m.cpu_blocks),
-    ] {
-        if let Some((_, e)) = t.find(from, end, phrase)
-            && let Some((n, e)) = t.int_after(e, end)
-        {
-            *field = Some(n);
-            consumed = consumed.max(e);
-        }
-    }
+    let mut blocks = |phrase: &[u8]| {
+        let (_, e) = t.find(from, end, phrase)?;
+        let (n, e) = t.int_after(e, end)?;
+        consumed = consumed.max(e);
+        Some(n)
+    };
+    // vLLM 0.7's executor says "# CUDA blocks: 6001".
+    m.gpu_blocks = blocks(b"gpu blocks:").or_else(|| blocks(b"cuda blocks:"));
+    m.cpu_blocks = blocks(b"cpu blocks:");
     let mut d = Decoded::new(Kind::VllmProfile);
     d.vllm_memory = Some(m);
     (d, consumed)
