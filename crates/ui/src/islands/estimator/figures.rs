@@ -16,7 +16,7 @@ pub fn categories() -> impl Iterator<Item = (&'static str, &'static str)> {
 
 /// "4k", "512": a token count as the chart's axis writes it.
 fn tokens_short(s: u64) -> String {
-    if s >= 1024 && s % 1024 == 0 {
+    if s >= 1024 && s.is_multiple_of(1024) {
         format!("{}k", s / 1024)
     } else {
         vram::group_digits(s)
