@@ -103,6 +103,9 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
             format!("{n} de {} tokens cada una", count(ctx)),
         ));
     }
+    if let Some(b) = g.ctx_size_bytes {
+        out.push(("Metadatos de los tensores (ggml ctx)".to_owned(), both(b)));
+    }
     if let Some(b) = g.model_size_bytes {
         let bpw = g.bits_per_weight_x100.map_or_else(String::new, |x| {
             format!(", {},{:02} bits por peso", x / 100, x % 100)
@@ -261,6 +264,15 @@ pub fn ollama_rows(m: &crate::OllamaMemory) -> Vec<(String, String)> {
         ),
     ];
     for (label, v) in sizes {
+        if let Some(v) = v {
+            out.push((label.to_owned(), both(v)));
+        }
+    }
+    for (label, v) in [
+        ("Ollama: RAM del equipo", m.system_total_bytes),
+        ("Ollama: RAM libre", m.system_free_bytes),
+        ("Ollama: swap libre", m.system_free_swap_bytes),
+    ] {
         if let Some(v) = v {
             out.push((label.to_owned(), both(v)));
         }

@@ -92,6 +92,7 @@ pub fn explain(text: &str) -> Explanation {
                 g.n_ctx_slot = g.n_ctx_slot.or(facts.n_ctx_slot);
                 g.model_size_bytes = g.model_size_bytes.or(facts.model_size_bytes);
                 g.bits_per_weight_x100 = g.bits_per_weight_x100.or(facts.bits_per_weight_x100);
+                g.ctx_size_bytes = g.ctx_size_bytes.or(facts.ctx_size_bytes);
             }
         }
     }
@@ -360,6 +361,11 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
                 }
             }
         }
+    }
+    if let Some((_, e)) = t.find(0, end, b"ggml ctx size~=") {
+        g.ctx_size_bytes = t
+            .size_after(e, t.line_end(e, end), crate::size::SiPrefixes::Binary)
+            .map(|(v, _)| v);
     }
     // "model size       = 1.87 GiB (5.01 BPW)".
     if let Some((_, e)) = t.find(0, end, b"model size~=") {

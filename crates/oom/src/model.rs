@@ -284,6 +284,8 @@ pub struct GgmlMemory {
     /// hundredths.
     pub model_size_bytes: Option<u64>,
     pub bits_per_weight_x100: Option<u64>,
+    /// "ggml ctx size = 0.68 MiB": the tensors' metadata, in RAM.
+    pub ctx_size_bytes: Option<u64>,
 }
 
 /// Ollama's offload line (`llm/memory.go` / `server.go`, sizes from
@@ -322,6 +324,10 @@ pub struct OllamaMemory {
     /// Vision models: `projector.weights`, `projector.graph`.
     pub projector_weights_bytes: Option<u64>,
     pub projector_graph_bytes: Option<u64>,
+    /// The `msg="system memory"` line just before: the host's RAM and swap.
+    pub system_total_bytes: Option<u64>,
+    pub system_free_bytes: Option<u64>,
+    pub system_free_swap_bytes: Option<u64>,
 }
 
 impl OllamaMemory {
@@ -342,6 +348,9 @@ impl OllamaMemory {
             self.graph_partial_bytes,
             self.projector_weights_bytes,
             self.projector_graph_bytes,
+            self.system_total_bytes,
+            self.system_free_bytes,
+            self.system_free_swap_bytes,
         ]
         .iter()
         .flatten()

@@ -41,6 +41,7 @@ pub(super) fn with_gpu_field(
 /// calloc N bytes").
 pub(super) fn driver(t: &Text, span: Span) -> (Decoded, usize) {
     let (mut d, mut consumed) = bare(Kind::DriverOom, span);
+    d.gpu_index = nccl_device(t, span);
     let near = span.hit.end.saturating_add(400).min(span.end);
     if let Some((_, e)) = t.find(span.hit.end, near, b"current device:")
         && let Some((n, e)) = t.int_after(e, near)
@@ -97,6 +98,21 @@ pub(super) fn stream_executor(t: &Text, span: Span) -> Option<(Decoded, usize)> 
     // message, not another.
     let consumed = t.find(e, end, b"out of memory").map_or(e, |(_, stop)| stop);
     Some((d, consumed))
+}
+
+/// NCCL's log prefix names the CUDA device: `host:pid:tid [cudaDev] file:line NCCL WARN`
+/// (`ncclDebugLog` in src/debug.cc).
+fn nccl_device(t: &Text, span: Span) -> Option<u32> {
+    let line = t.line_start(
+        span.hit.start,
+        span.floor.max(span.hit.start.saturating_sub(200)),
+    );
+    let head = t.slice_lossy(line, span.hit.start);
+    let warn = head.find(" NCCL WARN")?;
+    let before = head.get(..warn)?;
+    let open = before.rfind(" [")?;
+    let close = open + before.get(open..)?.find(']')?;
+    before.get(open + 2..close)?.parse().ok()
 }
 
 /// "torch.OutOfMemoryError:" with no message we recognise after it (the rest was cut

@@ -337,7 +337,24 @@ pub(super) fn ollama_offload(t: &Text, span: Span) -> (Decoded, usize) {
         graph_partial_bytes: size(b"memory.graph.partial="),
         projector_weights_bytes: size(b"projector.weights="),
         projector_graph_bytes: size(b"projector.graph="),
+        ..OllamaMemory::default()
     };
+    // Ollama logs the host's memory on the line before: `msg="system memory"
+    // total="31.3 GiB" free="29.5 GiB" free_swap="947.6 MiB"`.
+    let mut m = m;
+    let before = span.floor.max(start.saturating_sub(OLLAMA_LINE_HEAD));
+    if let Some((at, _)) = t.find(before, start, b"msg=\"system memory\"") {
+        let line_end = t.line_end(at, start);
+        let size = |key: &[u8]| {
+            let (_, e) = t.find(at, line_end, key)?;
+            let e = t.match_at(e, line_end, b"\"").unwrap_or(e);
+            t.size_after(e, line_end, SiPrefixes::Binary)
+                .map(|(v, _)| v)
+        };
+        m.system_total_bytes = size(b" total=");
+        m.system_free_bytes = size(b" free=");
+        m.system_free_swap_bytes = size(b" free_swap=");
+    }
     let mut d = Decoded::new(Kind::OllamaOffload);
     // A line cut before its last key (`memory.graph.partial`, printed by every version
     // that prints `memory.required.full`) may have lost others.
