@@ -178,7 +178,7 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
         | Kind::VllmKvCache => 3,
         Kind::MemorySummary => 2,
         Kind::VllmProfile | Kind::GgmlReport | Kind::OllamaOffload => 0,
-        Kind::GgmlOom | Kind::HostOom | Kind::XlaOom => 2,
+        Kind::GgmlOom | Kind::HostOom | Kind::XlaOom | Kind::TfOom => 2,
         Kind::DriverOom | Kind::CublasOom | Kind::CudnnOom => 1,
         Kind::Unknown => 0,
     };

@@ -53,6 +53,9 @@ pub enum Kind {
     /// XLA's allocator (JAX, TensorFlow with XLA): "RESOURCE_EXHAUSTED: Out of memory
     /// while trying to allocate N bytes."
     XlaOom,
+    /// TensorFlow's BFC allocator: "OOM when allocating tensor with shape[…] and type
+    /// float on /job:…/device:GPU:0 by allocator GPU_0_bfc".
+    TfOom,
     /// Nothing recognisable.
     Unknown,
 }
@@ -77,6 +80,7 @@ impl Kind {
             Kind::OllamaOffload => "Ollama: su cálculo de memoria y las capas que puso en la GPU",
             Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
             Kind::XlaOom => "JAX / XLA sin memoria en la GPU",
+            Kind::TfOom => "TensorFlow sin memoria en la GPU (asignador BFC)",
             Kind::Unknown => "No reconozco este texto",
         }
     }

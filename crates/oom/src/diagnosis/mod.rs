@@ -191,6 +191,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::OllamaOffload => runtimes::ollama_offload(d, &mut r),
         Kind::HostOom => runtimes::host(d, &mut r),
         Kind::XlaOom => others::xla(d, &mut r),
+        Kind::TfOom => others::tensorflow(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),
     }
     // The block-rounding note is about PyTorch's CUDA caching allocator only.
@@ -203,6 +204,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
                 | Kind::HostOom
                 | Kind::OllamaOffload
                 | Kind::XlaOom
+                | Kind::TfOom
         )
     {
         r.note(rounding_note(req));

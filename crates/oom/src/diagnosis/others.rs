@@ -86,6 +86,43 @@ pub(super) fn xla(d: &Decoded, r: &mut Ranking) {
     );
 }
 
+/// TensorFlow's BFC allocator. By default TensorFlow maps almost all of the GPU for
+/// itself when it starts (`tf.config.experimental.set_memory_growth` turns that off).
+pub(super) fn tensorflow(d: &Decoded, r: &mut Ranking) {
+    let device = d
+        .gpu_index
+        .map_or_else(String::new, |i| format!(" de la GPU {i}"));
+    r.add(
+        80,
+        CauseId::TooBig,
+        "TensorFlow no pudo reservar un tensor",
+        format!(
+            "El asignador BFC de TensorFlow{device} no encontró sitio para el tensor que \
+             indica el mensaje (su forma y su tipo dicen cuánto ocupa): los tensores vivos de \
+             este paso no caben."
+        ),
+        "Reduce el lote, usa precisión mixta (tf.keras.mixed_precision.set_global_policy(\
+         'mixed_float16')) o recalcula activaciones; con report_tensor_allocations_upon_oom \
+         en RunOptions, TensorFlow lista qué tensores ocupaban la memoria."
+            .to_owned(),
+        GUIDE_STRATEGIES,
+    );
+    r.add(
+        55,
+        CauseId::OtherProcess,
+        "TensorFlow se queda casi toda la GPU al arrancar",
+        "Por defecto TensorFlow reserva casi toda la memoria de la GPU en cuanto arranca: otro \
+         proceso (o PyTorch en el mismo) se queda sin sitio, y dos procesos de TensorFlow en \
+         la misma GPU se estorban."
+            .to_owned(),
+        "Llama a tf.config.experimental.set_memory_growth(gpu, True) para cada GPU antes de \
+         usarla (o TF_FORCE_GPU_ALLOW_GROWTH=true), o fija un tope con \
+         tf.config.set_logical_device_configuration."
+            .to_owned(),
+        GUIDE_OTHER_PROCESS,
+    );
+}
+
 pub(super) fn library(d: &Decoded, r: &mut Ranking) {
     let (why, fix) = if d.kind == Kind::CublasOom {
         (
@@ -334,7 +371,7 @@ pub(super) fn unrecognized(text: &str, r: &mut Ranking) {
     }
     let mut why = String::from(
         "No encontré ningún error de memoria conocido (PyTorch con CUDA, ROCm, MPS, XPU o \
-         NPU; CUDA, cuBLAS, cuDNN; JAX/XLA; vLLM; llama.cpp y Ollama; RAM del equipo) ni una tabla de \
+         NPU; CUDA, cuBLAS, cuDNN; JAX/XLA; TensorFlow; vLLM; llama.cpp y Ollama; RAM del equipo) ni una tabla de \
          torch.cuda.memory_summary().",
     );
     if has(b"resource_exhausted") || has(b"resourceexhaustederror") {

@@ -44,6 +44,8 @@ pub(crate) enum Anchor {
     GgmlBufferSize,
     /// Ollama's offload line: `memory.required.full="…"`.
     OllamaOffload,
+    /// TensorFlow's BFC allocator: "OOM when allocating tensor".
+    TfOom,
     /// Ollama's first system check (2023): "requested model (X) is too large for this
     /// system (Y)".
     OllamaTooLarge,
@@ -85,6 +87,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     ),
     (b"buffer size~=", Anchor::GgmlBufferSize),
     (b"memory.required.full=", Anchor::OllamaOffload),
+    (b"oom when allocating tensor", Anchor::TfOom),
     (b"is too large for this system", Anchor::OllamaTooLarge),
     (b"available kv cache memory:", Anchor::VllmReport),
     (b"gpu kv cache size:", Anchor::VllmReport),

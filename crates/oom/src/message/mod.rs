@@ -126,6 +126,7 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::DeviceMemoryAllocation => runtimes::vulkan_allocation(t, span)?,
         Anchor::GgmlBufferSize => runtimes::load_buffer(t, span)?,
         Anchor::OllamaOffload => runtimes::ollama_offload(t, span),
+        Anchor::TfOom => others::tensorflow(t, span),
     };
     if d.exception.is_none() {
         d.exception = exception_name(t, span);

@@ -82,6 +82,25 @@ pub(super) fn xla(t: &Text, span: Span) -> (Decoded, usize) {
     (d, consumed)
 }
 
+/// TensorFlow's BFC allocator: "OOM when allocating tensor with shape[32,1024,1024] and
+/// type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc".
+/// The bytes are not printed (only the shape), so none are decoded.
+pub(super) fn tensorflow(t: &Text, span: Span) -> (Decoded, usize) {
+    let mut d = Decoded::new(Kind::TfOom);
+    let end = t.line_end(span.hit.end, span.end.min(span.hit.end.saturating_add(400)));
+    let mut consumed = span.hit.end;
+    if let Some((_, e)) = t.find(span.hit.end, end, b"device:gpu:")
+        && let Some((n, e)) = t.int_after(e, end)
+    {
+        d.gpu_index = u32::try_from(n).ok();
+        consumed = e;
+    }
+    if let Some((_, e)) = t.find(consumed, end, b"_bfc") {
+        consumed = e;
+    }
+    (d, consumed)
+}
+
 /// TensorFlow's stream executor: "failed to allocate 17.79G (19104890880 bytes) from
 /// device: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (the exact bytes are in the
 /// parentheses). Not TensorFlow's: `None`.
@@ -295,6 +314,14 @@ mod tests {
     /// printed.
     #[test]
     fn rare_wordings_of_other_frameworks() {
+        let tf = &find_all(
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when \
+             allocating tensor with shape[32,1024,1024] and type float on \
+             /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc",
+        )
+        .messages;
+        assert_eq!(tf.len(), 1, "{tf:?}");
+        assert_eq!((tf[0].kind, tf[0].gpu_index), (Kind::TfOom, Some(1)));
         for (text, kind, requested, free) in [
             (
                 "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=2 : out of memory",
