@@ -87,6 +87,45 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
   await page.close();
 });
 
+test("a reader's trace of 300 000 events is prepared and played without freezing the tab", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  await page.goto(url("memoria-reservada/"));
+  await waitForIslands(page);
+  const lab = page.locator(".alloc-lab");
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const big = join(mkdtempSync(join(tmpdir(), "vramlab-big-")), "larga.jsonl");
+  const lines = [];
+  for (let i = 1; i <= 150_000; i++) {
+    lines.push(`{"op":"alloc","id":${i},"bytes":${((i % 7) + 1) * 2097152 + (i % 509)}}`);
+    if (i > 6) lines.push(`{"op":"free","id":${i - 6}}`);
+  }
+  writeFileSync(big, lines.join("\n") + "\n");
+  await lab.locator("input[name=traza]").setInputFiles(big);
+  await lab.locator(".calc-hint", { hasText: "larga.jsonl" }).waitFor({ timeout: 60_000 });
+  // From here on, the replay: long tasks (over 50 ms) are recorded by the browser.
+  await page.evaluate(() => {
+    window.__long = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__long.push(Math.round(e.duration));
+    }).observe({ type: "longtask" });
+  });
+  await lab.locator("input[name=capacidad]").fill("96 MiB");
+  await lab.locator(".alloc-map").waitFor({ timeout: 60_000 });
+  await lab.locator("button[name=reproducir]").click();
+  await page.waitForTimeout(1500);
+  await lab.locator("input[name=paso]").fill("250000");
+  await lab.locator(".alloc-map").waitFor();
+  await lab.locator("button[name=siguiente-oom]").click();
+  await page.waitForTimeout(500);
+  const long = await page.evaluate(() => window.__long);
+  assert.ok(Math.max(0, ...long) <= 200, `tareas largas: ${JSON.stringify(long)}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("the expandable-segments savings are measured at build time", async () => {
   const context = await shared.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();

@@ -3,7 +3,10 @@
 //!
 //! The reader scrubs or plays the trace, changes the capacity, and toggles
 //! `expandable_segments:True` to watch the same trace stop failing. All the state
-//! lives in signals; every frame is `replay::replay`, a pure function with tests.
+//! lives in signals. A trace is replayed once per capacity and allocator
+//! (`replay::Prepared`), in chunks with a yield between them and a progress line, so a
+//! reader's trace of millions of events never freezes the tab; every frame then
+//! replays at most `replay::EVERY` events from the nearest kept state.
 
 mod draw;
 mod replay;
@@ -14,7 +17,23 @@ use vram::ByteSize;
 
 use super::background::{FileJobs, WorkerUrls};
 use diag_worker::Job;
-use replay::{Frame, config, next_oom, scenario, timeline};
+use replay::{Frame, Prepared, config, scenario};
+
+/// Events replayed between two yields to the page while a trace is prepared (a few
+/// milliseconds of work each on a laptop).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+const CHUNK: usize = 20_000;
+
+/// Prepares `trace` all at once (the server's first render, and short traces).
+fn prepare_now(
+    trace: &allocator::Trace,
+    capacity: u64,
+    expandable: bool,
+) -> Result<Prepared, String> {
+    let mut p = Prepared::start(trace, &config(capacity, expandable))?;
+    while !p.advance(trace, usize::MAX) {}
+    Ok(p)
+}
 
 #[island]
 pub fn AllocatorLab(
@@ -53,19 +72,32 @@ pub fn AllocatorLab(
         capacity_text.set(text.clone());
         apply(text);
     };
-    let frame: Memo<Result<Frame, String>> = Memo::new(move |_| {
-        let cap = applied.get()?;
-        let c = config(cap, expandable.get());
-        trace.with(|t| replay::replay(t, &c, step.get()))
+    // The trace replayed under the applied capacity and allocator: `None` while a long
+    // one is being prepared (with its progress in percent).
+    let prepared: RwSignal<Option<Result<Prepared, String>>> = RwSignal::new(Some(
+        applied
+            .get_untracked()
+            .and_then(|cap| trace.with_untracked(|t| prepare_now(t, cap, false))),
+    ));
+    let progress = RwSignal::new(0u32);
+    prepare::drive(trace, applied, expandable, prepared, progress);
+    let frame: Memo<Result<Option<Frame>, String>> = Memo::new(move |_| {
+        applied.get()?;
+        let s = step.get();
+        prepared.with(|p| match p {
+            None => Ok(None),
+            Some(Err(e)) => Err(e.clone()),
+            Some(Ok(p)) => Ok(Some(trace.with(|t| p.frame(t, s)))),
+        })
     });
     let total = move || trace.with(|t| t.events.len());
-    // The whole run for the chart: recomputed when the trace or the allocator changes,
-    // not on every step.
-    let history = Memo::new(move |_| {
-        let cap = applied.get().ok()?;
-        let c = config(cap, expandable.get());
-        trace.with(|t| timeline(t, &c).ok())
-    });
+    // The whole run for the chart, from the same preparation.
+    let history = move || {
+        prepared.with(|p| match p {
+            Some(Ok(p)) => Some(p.timeline.clone()),
+            _ => None,
+        })
+    };
     let scenario_capacity = move || chosen.with(|id| scenario(id).demo_capacity());
 
     let scenario_options = Scenario::ALL
@@ -76,12 +108,11 @@ pub fn AllocatorLab(
         })
         .collect_view();
     let go_to_oom = move |_| {
-        let Ok(cap) = applied.get_untracked() else {
-            return;
-        };
-        let c = config(cap, expandable.get_untracked());
         let from = step.get_untracked();
-        let to = trace.with_untracked(|t| next_oom(t, &c, from));
+        let to = prepared.with_untracked(|p| match p {
+            Some(Ok(p)) => p.next_oom(from),
+            _ => None,
+        });
         step.set(to.unwrap_or_else(total));
     };
     let stride = move || (total() / 150).max(1);
@@ -190,8 +221,14 @@ pub fn AllocatorLab(
             <output aria-live="polite">
                 {move || match frame.get() {
                     Err(e) => view! { <p class="calc-error" role="alert">{e}</p> }.into_any(),
-                    Ok(f) => view! {
-                        {history.get().map(|t| draw::chart(&t, f.capacity, f.step, f.total))}
+                    Ok(None) => view! {
+                        <p class="calc-busy alloc-preparing" role="status">
+                            {move || format!("Preparando la traza: {} %…", progress.get())}
+                        </p>
+                    }
+                    .into_any(),
+                    Ok(Some(f)) => view! {
+                        {history().map(|t| draw::chart(&t, f.capacity, f.step, f.total))}
                         {draw::frame_view(&f)}
                     }
                     .into_any(),
@@ -211,7 +248,7 @@ mod play {
     pub fn drive(
         playing: RwSignal<bool>,
         step: RwSignal<usize>,
-        frame: Memo<Result<Frame, String>>,
+        frame: Memo<Result<Option<Frame>, String>>,
         stride: impl Fn() -> usize + Copy + 'static,
     ) {
         // A gloo Interval stops when dropped: when playback stops, and when the island
@@ -227,19 +264,96 @@ mod play {
             // happened within the events just played (so "play" resumes past it).
             let tick = move || {
                 let n = stride();
-                let total = frame.with_untracked(|f| f.as_ref().map_or(0, |f| f.total));
+                let total = frame.with_untracked(|f| match f {
+                    Ok(Some(f)) => f.total,
+                    _ => 0,
+                });
                 step.update(|s| *s = (*s + n).min(total));
                 let stop = frame.with_untracked(|f| match f {
-                    Ok(f) => {
+                    Ok(Some(f)) => {
                         f.step >= f.total || f.oom.as_ref().is_some_and(|(at, _)| at + n > f.step)
                     }
-                    Err(_) => true,
+                    _ => true,
                 });
                 if stop {
                     playing.set(false);
                 }
             };
             handle.set_value(Some(gloo_timers::callback::Interval::new(80, tick)));
+        });
+    }
+}
+
+mod prepare {
+    //! Preparing the replay when the trace, the capacity or the allocator changes: all
+    //! at once for a short trace, in chunks of [`super::CHUNK`] events with a yield
+    //! between them for a long one. A newer change abandons an older preparation.
+
+    use super::{Prepared, prepare_now};
+    use leptos::prelude::*;
+
+    pub fn drive(
+        trace: Memo<allocator::Trace>,
+        applied: Memo<Result<u64, String>>,
+        expandable: RwSignal<bool>,
+        prepared: RwSignal<Option<Result<Prepared, String>>>,
+        progress: RwSignal<u32>,
+    ) {
+        let generation = StoredValue::new(0u64);
+        Effect::new(move |first: Option<()>| {
+            let cap = applied.get();
+            let exp = expandable.get();
+            let len = trace.with(|t| t.events.len());
+            // The first run is the server's: already prepared.
+            if first.is_none() && len <= super::CHUNK {
+                return;
+            }
+            generation.update_value(|g| *g += 1);
+            let cap = match cap {
+                Ok(c) => c,
+                // The capacity box shows its own error; nothing to replay.
+                Err(_) => return,
+            };
+            if len <= super::CHUNK {
+                prepared.set(Some(trace.with_untracked(|t| prepare_now(t, cap, exp))));
+                return;
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                let mine = generation.get_value();
+                prepared.set(None);
+                progress.set(0);
+                wasm_bindgen_futures::spawn_local(async move {
+                    let c = super::config(cap, exp);
+                    let started = trace.with_untracked(|t| Prepared::start(t, &c));
+                    let mut p = match started {
+                        Ok(p) => p,
+                        Err(e) => {
+                            prepared.set(Some(Err(e)));
+                            return;
+                        }
+                    };
+                    loop {
+                        let done = trace.with_untracked(|t| p.advance(t, super::CHUNK));
+                        if done {
+                            break;
+                        }
+                        progress.set(u32::try_from(p.prepared() * 100 / len.max(1)).unwrap_or(100));
+                        gloo_timers::future::TimeoutFuture::new(0).await;
+                        if generation.get_value() != mine {
+                            return;
+                        }
+                    }
+                    if generation.get_value() == mine {
+                        prepared.set(Some(Ok(p)));
+                    }
+                });
+            }
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                let _ = progress;
+                prepared.set(Some(trace.with_untracked(|t| prepare_now(t, cap, exp))));
+            }
         });
     }
 }
