@@ -195,14 +195,14 @@ impl Prepared {
                 self.live.allocator.reserved(),
             );
             self.bucket = (self.bucket.0.max(a), self.bucket.1.max(r));
-            if (i + 1) % self.stride == 0 || i + 1 == total {
+            if (i + 1).is_multiple_of(self.stride) || i + 1 == total {
                 self.timeline
                     .points
                     .push((i as u64 + 1, self.bucket.0, self.bucket.1));
                 self.bucket = (0, 0);
             }
             self.live.step = i + 1;
-            if self.live.step % EVERY == 0 {
+            if self.live.step.is_multiple_of(EVERY) {
                 self.saved.push(self.live.clone());
             }
         }
