@@ -161,7 +161,7 @@ fn rows(rows: &[(String, u64)]) -> String {
 fn message_numbers(d: &Decoded) -> String {
     let mps = d.kind == Kind::MpsOom;
     let outside = matches!(d.kind, Kind::GgmlOom | Kind::HostOom | Kind::XlaOom);
-    let fields: [(&str, Option<u64>); 11] = [
+    let fields: [(&str, Option<u64>); 12] = [
         (
             if outside {
                 "Pedido"
@@ -204,6 +204,10 @@ fn message_numbers(d: &Decoded) -> String {
         ("En pools privados (CUDA Graphs)", d.private_pools_bytes),
         ("Tope del proceso (memory fraction)", d.allowed_bytes),
         ("Otras reservas de Metal", d.other_allocations_bytes),
+        (
+            "Límite del espacio de trabajo de cuDNN",
+            d.workspace_limit_bytes,
+        ),
     ];
     let mut list: Vec<(String, u64)> = fields
         .iter()

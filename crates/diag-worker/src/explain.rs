@@ -134,6 +134,10 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
     bytes("En pools privados (CUDA Graphs)", d.private_pools_bytes);
     bytes("Límite permitido al proceso", d.allowed_bytes);
     bytes("Otras asignaciones (MPS)", d.other_allocations_bytes);
+    bytes(
+        "Límite del espacio de trabajo de cuDNN",
+        d.workspace_limit_bytes,
+    );
     bytes("Pico de memoria asignada", d.peak_allocated_bytes);
     bytes("Pico de memoria reservada", d.peak_reserved_bytes);
     bytes(

@@ -122,8 +122,14 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
         ));
     }
     if let Some(b) = g.kv_total_bytes {
-        let halves = match (g.kv_k_bytes, g.kv_v_bytes) {
-            (Some(k), Some(v)) => format!(" (K {}, V {})", binary(k), binary(v)),
+        let halves = match (g.kv_k_bytes, g.kv_v_bytes, g.kv_ckv_bytes) {
+            (Some(k), Some(v), _) => format!(" (K {}, V {})", binary(k), binary(v)),
+            (_, _, Some(c)) => format!(
+                " (latente c^KV {}{})",
+                binary(c),
+                g.kv_kvt_bytes
+                    .map_or_else(String::new, |t| format!(", kv^T {}", binary(t)))
+            ),
             _ => String::new(),
         };
         out.push((

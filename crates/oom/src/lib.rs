@@ -82,6 +82,8 @@ pub fn explain(text: &str) -> Explanation {
                 g.kv_total_bytes = g.kv_total_bytes.or(facts.kv_total_bytes);
                 g.kv_k_bytes = g.kv_k_bytes.or(facts.kv_k_bytes);
                 g.kv_v_bytes = g.kv_v_bytes.or(facts.kv_v_bytes);
+                g.kv_ckv_bytes = g.kv_ckv_bytes.or(facts.kv_ckv_bytes);
+                g.kv_kvt_bytes = g.kv_kvt_bytes.or(facts.kv_kvt_bytes);
                 g.kv_cells = g.kv_cells.or(facts.kv_cells);
                 g.kv_layers = g.kv_layers.or(facts.kv_layers);
                 g.n_batch = g.n_batch.or(facts.n_batch);
@@ -348,11 +350,13 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
                     g.kv_layers = Some(layers);
                 }
             }
-            // ", K (f16): …", ", V (f16): …" (ik_llama's MLA cache prints "c^KV" and
-            // "kv^T" instead, which are neither).
+            // ", K (f16): …", ", V (f16): …", or ik_llama's MLA halves ", c^KV (f16): …",
+            // ", kv^T (f16): …".
             for (half, field) in [
                 (&b", k ("[..], &mut g.kv_k_bytes),
                 (b", v (", &mut g.kv_v_bytes),
+                (b", c^kv (", &mut g.kv_ckv_bytes),
+                (b", kv^t (", &mut g.kv_kvt_bytes),
             ] {
                 if let Some((_, h)) = t.find(e2, line_end, half)
                     && let Some((_, h)) = t.find(h, line_end, b"):")

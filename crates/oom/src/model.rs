@@ -271,6 +271,10 @@ pub struct GgmlMemory {
     pub kv_total_bytes: Option<u64>,
     pub kv_k_bytes: Option<u64>,
     pub kv_v_bytes: Option<u64>,
+    /// ik_llama's MLA cache: "c^KV (f16): X" (the compressed latent) and "kv^T (f16):
+    /// Y" (the transposed rope part).
+    pub kv_ckv_bytes: Option<u64>,
+    pub kv_kvt_bytes: Option<u64>,
     /// "( 65536 cells,  48 layers, …)".
     pub kv_cells: Option<u64>,
     pub kv_layers: Option<u64>,
@@ -394,6 +398,8 @@ pub struct Decoded {
     pub allowed_bytes: Option<u64>,
     /// MPS: "other allocations" (Metal memory outside PyTorch's tensors).
     pub other_allocations_bytes: Option<u64>,
+    /// cuDNN frontend: "no engine config fits the X workspace limit".
+    pub workspace_limit_bytes: Option<u64>,
     pub gpu_index: Option<u32>,
     pub pytorch_era: Option<Era>,
     pub other_processes: Vec<ProcessUse>,
@@ -452,6 +458,7 @@ impl Decoded {
             private_pools_bytes: None,
             allowed_bytes: None,
             other_allocations_bytes: None,
+            workspace_limit_bytes: None,
             gpu_index: None,
             pytorch_era: None,
             other_processes: Vec::new(),
@@ -499,6 +506,7 @@ impl Decoded {
             self.private_pools_bytes,
             self.allowed_bytes,
             self.other_allocations_bytes,
+            self.workspace_limit_bytes,
             self.peak_allocated_bytes,
             self.peak_reserved_bytes,
             self.non_releasable_bytes,

@@ -171,8 +171,13 @@ pub(super) fn error_name_only(t: &Text, span: Span) -> Option<(Decoded, usize)> 
 /// `CUDNN_STATUS_NOT_SUPPORTED` is an OOM only when its message blames a workspace.
 pub(super) fn cudnn_not_supported(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     let end = span.hit.end.saturating_add(300).min(span.end);
-    let (_, e) = t.find(span.start(t), end, b"workspace")?;
-    Some((Decoded::new(Kind::CudnnOom), e.max(span.hit.end)))
+    let (at, e) = t.find(span.start(t), end, b"workspace")?;
+    let mut d = Decoded::new(Kind::CudnnOom);
+    // cuDNN frontend: "no engine config fits the 4.00 GiB workspace limit".
+    if t.match_at(e, end, b" limit").is_some() {
+        d.workspace_limit_bytes = t.size_before(at, span.hit.end, SiPrefixes::Binary);
+    }
+    Some((d, e.max(span.hit.end)))
 }
 
 /// Apple's Metal allocator.
