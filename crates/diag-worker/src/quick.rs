@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 use vram::ByteSize;
-use vram::settings::TASKS;
 
 /// One part of the bar: its label, size, and width in thousandths of the bar.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,15 +67,6 @@ pub fn quick(query: &str) -> QuickView {
 }
 
 fn view_of(o: &embed::compute::Outcome, s: &vram::Settings, query: String) -> QuickView {
-    let task = TASKS
-        .iter()
-        .find(|c| c.value == s.task)
-        .map_or("", |c| c.label);
-    let gpus = if s.gpus > 1 {
-        format!("{} × {}", s.gpus, o.gpu_name)
-    } else {
-        o.gpu_name.clone()
-    };
     let b = &o.eval.estimate.breakdown;
     let top = o.per_gpu().max(o.capacity()).max(1);
     let permille = |v: u64| u32::try_from(u128::from(v) * 1000 / u128::from(top)).unwrap_or(1000);
@@ -92,23 +82,15 @@ fn view_of(o: &embed::compute::Outcome, s: &vram::Settings, query: String) -> Qu
             permille: permille(v),
         })
         .collect();
-    let limits = match (o.eval.max_batch, o.eval.max_seq) {
-        (Some(b), Some(seq)) => format!(
-            "Lote máximo: {} · contexto máximo: {}.",
-            vram::with_margin(b, o.eval.margin.batch, ""),
-            vram::with_margin(seq, o.eval.margin.seq, " tokens")
-        ),
-        _ => "Ni con lote 1 cabe esta configuración.".to_owned(),
-    };
     QuickView {
-        title: format!("{} en {gpus} · {task}", o.model_name),
+        title: o.title(s),
         total: ByteSize(o.per_gpu()).binary(),
         capacity: ByteSize(o.capacity()).binary(),
         verdict: o.verdict(),
         state: o.eval.verdict.map_or("", vram::Verdict::id).to_owned(),
         parts,
         capacity_permille: permille(o.capacity()),
-        limits,
+        limits: o.limits(),
         query,
     }
 }

@@ -53,6 +53,29 @@ impl Outcome {
         self.eval.capacity.unwrap_or(0)
     }
 
+    /// "Llama 3.1 8B en 2 × GeForce RTX 4090 · QLoRA".
+    pub fn title(&self, s: &Settings) -> String {
+        let gpus = if s.gpus > 1 {
+            format!("{} × {}", s.gpus, self.gpu_name)
+        } else {
+            self.gpu_name.clone()
+        };
+        let task = vram::settings::entry(vram::settings::TASKS, s.task).label;
+        format!("{} en {gpus} · {task}", self.model_name)
+    }
+
+    /// "Lote máximo: 4 (1 con margen) · contexto máximo: …", or why nothing fits.
+    pub fn limits(&self) -> String {
+        match (self.eval.max_batch, self.eval.max_seq) {
+            (Some(b), Some(s)) => format!(
+                "Lote máximo: {} · contexto máximo: {}.",
+                vram::with_margin(b, self.eval.margin.batch, ""),
+                vram::with_margin(s, self.eval.margin.seq, " tokens")
+            ),
+            _ => "Ni con lote 1 cabe esta configuración.".into(),
+        }
+    }
+
     /// "Cabe con margen: sobran …", "Al límite: …", "No cabe: faltan 3,1 GiB.", or the
     /// serving verdict.
     pub fn verdict(&self) -> String {

@@ -8,7 +8,6 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use vram::import::Imported;
-use vram::settings::{TASKS, entry};
 use vram::{ByteSize, Field, Surface, catalog};
 use wasm_bindgen::prelude::*;
 
@@ -251,14 +250,7 @@ fn bar(o: &Outcome) -> impl IntoView + use<> {
 }
 
 fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
-    let s = &c.settings;
-    let gpus = if s.gpus > 1 {
-        format!("{} × {}", s.gpus, o.gpu_name)
-    } else {
-        o.gpu_name.clone()
-    };
-    let task = entry(TASKS, s.task).label;
-    let title = format!("{} en {gpus} · {task}", o.model_name);
+    let title = o.title(&c.settings);
     let legend = o
         .eval
         .estimate
@@ -271,14 +263,7 @@ fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
             view! { <li><span class=format!("vw-sw {}", c.class)></span>{c.label}": "{ByteSize(v).binary()}</li> }
         })
         .collect_view();
-    let limits = match (o.eval.max_batch, o.eval.max_seq) {
-        (Some(b), Some(s)) => format!(
-            "Lote máximo: {} · contexto máximo: {}.",
-            vram::with_margin(b, o.eval.margin.batch, ""),
-            vram::with_margin(s, o.eval.margin.seq, " tokens")
-        ),
-        _ => "Ni con lote 1 cabe esta configuración.".into(),
-    };
+    let limits = o.limits();
     let fits = o.fits();
     let state = o.eval.verdict.map_or("", vram::Verdict::id);
     let notice = o
