@@ -362,7 +362,12 @@ fn home_tools(ctx: &WidgetContext) -> Result<String, String> {
         .iter()
         .map(|c| (c.web.to_owned(), c.label.to_owned()))
         .collect();
-    let initial = diag_worker::quick::quick(&format!("modelo={MODEL}&gpu={GPU}&modo={TASK}"));
+    use vram::settings::{Field, MODEL_KEY};
+    let initial = diag_worker::quick::quick(&format!(
+        "{MODEL_KEY}={MODEL}&{}={GPU}&{}={TASK}",
+        Field::Gpu.spec().key,
+        Field::Task.spec().key
+    ));
     if initial.state.is_empty() {
         return Err(format!(
             "la estimación de la portada falla: {}",

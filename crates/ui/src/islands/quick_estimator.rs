@@ -8,6 +8,7 @@
 
 use diag_worker::quick::QuickView;
 use leptos::prelude::*;
+use vram::settings::{Field, MODEL_KEY};
 
 use super::background::WorkerUrls;
 
@@ -79,9 +80,9 @@ pub fn QuickEstimator(
     let ask = ask_in_background(result, error, worker);
     let query = move || {
         form_urlencoded::Serializer::new(String::new())
-            .append_pair("modelo", &model.get_untracked())
-            .append_pair("gpu", &gpu.get_untracked())
-            .append_pair("modo", &task.get_untracked())
+            .append_pair(MODEL_KEY, &model.get_untracked())
+            .append_pair(Field::Gpu.spec().key, &gpu.get_untracked())
+            .append_pair(Field::Task.spec().key, &task.get_untracked())
             .finish()
     };
     let select = |name: &'static str,
@@ -108,9 +109,9 @@ pub fn QuickEstimator(
     view! {
         <div class="calc quick-estimator" role="group" aria-label="¿Cabe mi modelo?">
             <div class="quick-inputs">
-                {select("modelo", "Modelo", model, models)}
-                {select("gpu", "GPU", gpu, gpus)}
-                {select("modo", "Qué vas a hacer", task, tasks)}
+                {select(MODEL_KEY, "Modelo", model, models)}
+                {select(Field::Gpu.spec().key, "GPU", gpu, gpus)}
+                {select(Field::Task.spec().key, "Qué vas a hacer", task, tasks)}
             </div>
             {move || error.get().map(|e| view! { <p class="calc-error" role="alert">{e}</p> })}
             <output aria-live="polite">{move || result_view(result.get())}</output>
