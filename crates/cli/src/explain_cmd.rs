@@ -73,6 +73,17 @@ fn human(e: &Explanation) -> String {
             numbers.push_str(&format!("  {label}: {value}\n"));
         }
     }
+    if let Some(m) = &d.frontend_memory {
+        numbers.push_str(if m.frontend == "comfyui" {
+            "Carga del modelo en ComfyUI\n"
+        } else {
+            "Pie de memoria de la webui\n"
+        });
+        for (label, value) in oom::format::frontend_rows(m) {
+            let label = label.split_once(": ").map_or(label.as_str(), |(_, l)| l);
+            numbers.push_str(&format!("  {label}: {value}\n"));
+        }
+    }
     if let Some(m) = &d.vllm_memory {
         numbers.push_str("Reparto de vLLM al arrancar\n");
         for (label, value) in oom::format::vllm_rows(m) {

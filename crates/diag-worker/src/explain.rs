@@ -75,6 +75,11 @@ pub fn view(e: Explanation) -> ExplainView {
             .map(|(k, v)| (k.to_owned(), v))
             .chain(d.ggml_memory.iter().flat_map(oom::format::ggml_rows))
             .chain(d.ollama_memory.iter().flat_map(oom::format::ollama_rows))
+            .chain(
+                d.frontend_memory
+                    .iter()
+                    .flat_map(oom::format::frontend_rows),
+            )
             .collect(),
         causes: e
             .diagnosis

@@ -292,6 +292,50 @@ pub fn ollama_rows(m: &crate::OllamaMemory) -> Vec<(String, String)> {
     out
 }
 
+/// ComfyUI's load line or AUTOMATIC1111's memory footer as (label, value) rows.
+pub fn frontend_rows(m: &crate::FrontendMemory) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let (who, sizes) = if m.frontend == "comfyui" {
+        (
+            "ComfyUI",
+            [
+                ("para los pesos (usable)", m.usable_bytes),
+                ("pesos en la GPU (loaded)", m.loaded_bytes),
+                ("pesos en la RAM (offloaded)", m.offloaded_bytes),
+                ("búfer para las capas en la RAM", m.buffer_reserved_bytes),
+            ],
+        )
+    } else {
+        (
+            "Webui",
+            [
+                ("pico activo de PyTorch (A)", m.active_peak_bytes),
+                ("pico reservado por PyTorch (R)", m.reserved_peak_bytes),
+                ("pico de toda la GPU (Sys)", m.system_peak_bytes),
+                ("memoria total de la GPU", m.system_total_bytes),
+            ],
+        )
+    };
+    if let Some(model) = &m.model {
+        out.push((format!("{who}: modelo"), model.clone()));
+    }
+    for (label, v) in sizes {
+        if let Some(v) = v {
+            out.push((format!("{who}: {label}"), both(v)));
+        }
+    }
+    if let Some(n) = m.lowvram_patches {
+        out.push((format!("{who}: parches en modo lowvram"), n.to_string()));
+    }
+    if let Some(full) = m.full_load {
+        out.push((
+            format!("{who}: carga completa"),
+            if full { "sí" } else { "no" }.to_owned(),
+        ));
+    }
+    out
+}
+
 /// vLLM's start-up report as (label, value) rows, for the page and the CLI.
 pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();

@@ -27,6 +27,7 @@
 mod clean;
 pub mod diagnosis;
 pub mod format;
+mod frontends;
 mod message;
 mod model;
 mod scan;
@@ -38,8 +39,8 @@ use serde::{Deserialize, Serialize};
 pub use diagnosis::{Cause, CauseId, Diagnosis, diagnose};
 pub use message::MAX_MESSAGES;
 pub use model::{
-    Allocator, Decoded, Era, GgmlBuffer, GgmlMemory, Kind, KvCacheShortfall, OllamaMemory,
-    ProcessUse, VllmMemory,
+    Allocator, Decoded, Era, FrontendMemory, GgmlBuffer, GgmlMemory, Kind, KvCacheShortfall,
+    OllamaMemory, ProcessUse, VllmMemory,
 };
 pub use size::{SiPrefixes, SizeError, parse_size, parse_size_as};
 pub use summary::{Cells, Metric, RowUnit, SummaryRow, SummaryTable};
@@ -142,6 +143,15 @@ pub fn explain(text: &str) -> Explanation {
             .find(|m| m.kind == Kind::OllamaOffload)
             .and_then(|m| m.ollama_memory.clone());
     }
+    // llama-server's slots and a context line still describe a failure whose log has no
+    // buffer lines.
+    if llama_family && primary.ggml_memory.is_none() {
+        let facts = ggml_facts(&cleaned);
+        if facts != GgmlMemory::default() {
+            primary.ggml_memory = Some(facts);
+        }
+    }
+    primary.frontend_memory = frontends::read(&cleaned);
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
         notes.push(format!(

@@ -368,6 +368,57 @@ impl OllamaMemory {
     }
 }
 
+/// What an image or video front end printed about memory around the error (read from
+/// the whole paste by `frontends`): ComfyUI's last model load, or AUTOMATIC1111's memory
+/// footer. Both print MiB-based figures, labelled "MB" and "GB".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontendMemory {
+    /// `"comfyui"` or `"webui"` (AUTOMATIC1111 and its forks).
+    pub frontend: String,
+    /// ComfyUI: the model it was loading ("Requested to load WAN21").
+    pub model: Option<String>,
+    /// ComfyUI: the memory it let the model's weights use ("X MB usable").
+    pub usable_bytes: Option<u64>,
+    /// ComfyUI: weights placed on the GPU ("X MB loaded").
+    pub loaded_bytes: Option<u64>,
+    /// ComfyUI: weights left in RAM and streamed in per layer ("X MB offloaded").
+    pub offloaded_bytes: Option<u64>,
+    /// ComfyUI: the GPU buffer its offloaded layers are streamed through.
+    pub buffer_reserved_bytes: Option<u64>,
+    /// ComfyUI: LoRA patches applied to offloaded weights ("lowvram patches: N").
+    pub lowvram_patches: Option<u64>,
+    /// ComfyUI: "loaded completely; … full load: True".
+    pub full_load: Option<bool>,
+    /// webui "A:": peak of PyTorch's active memory during the generation.
+    pub active_peak_bytes: Option<u64>,
+    /// webui "R:": peak of PyTorch's reserved memory.
+    pub reserved_peak_bytes: Option<u64>,
+    /// webui "Sys: X/…": peak memory in use on the GPU by every program.
+    pub system_peak_bytes: Option<u64>,
+    /// webui "Sys: …/Y": the GPU's total memory.
+    pub system_total_bytes: Option<u64>,
+}
+
+impl FrontendMemory {
+    /// How many numbers it holds.
+    pub fn count(&self) -> usize {
+        [
+            self.usable_bytes,
+            self.loaded_bytes,
+            self.offloaded_bytes,
+            self.buffer_reserved_bytes,
+            self.lowvram_patches,
+            self.active_peak_bytes,
+            self.reserved_peak_bytes,
+            self.system_peak_bytes,
+            self.system_total_bytes,
+        ]
+        .iter()
+        .flatten()
+        .count()
+    }
+}
+
 /// One message (or table) decoded. See the module documentation for the rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decoded {
@@ -416,6 +467,8 @@ pub struct Decoded {
     /// Ollama's estimate and offload decision (its own message, or attached to a ggml
     /// error or load log of the same paste).
     pub ollama_memory: Option<OllamaMemory>,
+    /// ComfyUI's model load or AUTOMATIC1111's memory footer printed with the error.
+    pub frontend_memory: Option<FrontendMemory>,
     /// ggml: the backend buffer type that failed, as printed ("CUDA0", "CUDA_Host",
     /// "Vulkan0", "CPU").
     pub backend: Option<String>,
@@ -467,6 +520,7 @@ impl Decoded {
             vllm_memory: None,
             ggml_memory: None,
             ollama_memory: None,
+            frontend_memory: None,
             backend: None,
             buffer: None,
             peak_allocated_bytes: None,
@@ -520,6 +574,10 @@ impl Decoded {
             + self.vllm_memory.as_ref().map_or(0, VllmMemory::count)
             + self.ggml_memory.as_ref().map_or(0, |g| g.buffers.len())
             + self.ollama_memory.as_ref().map_or(0, OllamaMemory::count)
+            + self
+                .frontend_memory
+                .as_ref()
+                .map_or(0, FrontendMemory::count)
             + self.other_processes.len()
     }
 

@@ -7,6 +7,7 @@
 //! Notes are caveats that are not causes (block rounding, truncation, units).
 
 mod allocator;
+mod frontends;
 mod others;
 mod runtimes;
 mod summary;
@@ -60,6 +61,8 @@ pub enum CauseId {
     OllamaOffload,
     /// XLA (JAX) ran out: its preallocated pool or the card itself.
     XlaPool,
+    /// What ComfyUI or AUTOMATIC1111 printed about memory next to the error.
+    FrontendMemory,
     /// The text is not a message this crate knows.
     Unrecognized,
 }
@@ -194,6 +197,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::TfOom => others::tensorflow(d, &mut r),
         Kind::Unknown => others::unrecognized(&d.excerpt, &mut r),
     }
+    frontends::diagnose(d, &mut r);
     // The block-rounding note is about PyTorch's CUDA caching allocator only.
     if let Some(req) = d.requested_bytes
         && !matches!(
