@@ -6,6 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use leptos::either::EitherOf3;
 use leptos::prelude::*;
 use vram::import::Imported;
 use vram::{ByteSize, Field, Surface, catalog};
@@ -385,9 +386,9 @@ fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls)
             {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
             {move || config.with(|c| c.controls).then(|| controls(config, failed, hub))}
             {move || match outcome.get() {
-                Ok(Shown::Ready(o)) => config.with(|c| result(*o, c)).into_any(),
-                Ok(Shown::Loading(s)) => view! { <p class="vw-loading" role="status">{s}</p> }.into_any(),
-                Err(e) => view! { <p class="vw-problem" role="alert">{e}</p> }.into_any(),
+                Ok(Shown::Ready(o)) => EitherOf3::A(config.with(|c| result(*o, c))),
+                Ok(Shown::Loading(s)) => EitherOf3::B(view! { <p class="vw-loading" role="status">{s}</p> }),
+                Err(e) => EitherOf3::C(view! { <p class="vw-problem" role="alert">{e}</p> }),
             }}
             <p class="vw-foot"><a class="vw-link" href=link target="_blank" rel="noopener">"Abrir en el estimador de vramlab ↗"</a></p>
         </div>

@@ -4,6 +4,7 @@
 //! This island stays small and, on click, imports the separate `gpu-web` bundle
 //! (`js_url` + `wasm_url`, hashed at build time) and calls its `run_smoke` export.
 
+use leptos::either::EitherOf4;
 use leptos::prelude::*;
 
 use crate::numbers::{fixed_es, scientific_es};
@@ -63,14 +64,12 @@ pub fn GpuCheck(
     };
 
     let status = move || match state.get() {
-        State::Idle => view! {
+        State::Idle => EitherOf4::A(view! {
             <p class="gpu-status">"Pulsa el botón para ejecutar un kernel WGSL en tu GPU."</p>
-        }
-        .into_any(),
-        State::Running => view! {
+        }),
+        State::Running => EitherOf4::B(view! {
             <p class="gpu-status" data-state="running">"Ejecutando en la GPU…"</p>
-        }
-        .into_any(),
+        }),
         State::Done(v) => {
             let ok = v.max_abs_err < 1e-3;
             let verdict = if ok {
@@ -78,7 +77,7 @@ pub fn GpuCheck(
             } else {
                 "La GPU devolvió valores distintos de la CPU."
             };
-            view! {
+            EitherOf4::C(view! {
                 <div class="gpu-status" data-state=if ok { "ok" } else { "mismatch" }>
                     <p><strong>{verdict}</strong></p>
                     <dl>
@@ -92,13 +91,11 @@ pub fn GpuCheck(
                         <dd class="gpu-err">{scientific_es(v.max_abs_err)}</dd>
                     </dl>
                 </div>
-            }
-            .into_any()
+            })
         }
-        State::Failed(msg) => view! {
+        State::Failed(msg) => EitherOf4::D(view! {
             <p class="gpu-status calc-error" data-state="error" role="alert">{msg}</p>
-        }
-        .into_any(),
+        }),
     };
 
     view! {

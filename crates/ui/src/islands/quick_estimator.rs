@@ -7,6 +7,7 @@
 //! page until the reader picks something.
 
 use diag_worker::quick::QuickView;
+use leptos::either::Either;
 use leptos::prelude::*;
 use vram::settings::{Field, MODEL_KEY};
 
@@ -14,7 +15,7 @@ use super::background::WorkerUrls;
 
 fn result_view(v: QuickView) -> impl IntoView {
     if v.state.is_empty() {
-        return view! { <p class="calc-error" role="alert">{v.verdict}</p> }.into_any();
+        return Either::Left(view! { <p class="calc-error" role="alert">{v.verdict}</p> });
     }
     let fits = matches!(v.state.as_str(), "fits" | "serves");
     // SVG attributes, not inline styles: the site's Content-Security-Policy blocks those.
@@ -39,7 +40,7 @@ fn result_view(v: QuickView) -> impl IntoView {
         })
         .collect_view();
     let cap = v.capacity_permille.min(1000).to_string();
-    view! {
+    Either::Right(view! {
         <p class="quick-title">{v.title}</p>
         <p class="quick-total"><strong>{v.total}</strong>" por GPU, de "{v.capacity}</p>
         <p class="quick-verdict" data-verdict=v.state data-cabe=fits.to_string()>{v.verdict}</p>
@@ -49,8 +50,7 @@ fn result_view(v: QuickView) -> impl IntoView {
         </svg>
         <ul class="quick-legend">{legend}</ul>
         <p class="calc-hint">{v.limits}</p>
-    }
-    .into_any()
+    })
 }
 
 #[island]

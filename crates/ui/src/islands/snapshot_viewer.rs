@@ -9,6 +9,7 @@
 
 use diag_worker::SnapshotView;
 use diag_worker::snapshot_view::BlockKind;
+use leptos::either::Either;
 use leptos::prelude::*;
 use vram::ByteSize;
 
@@ -196,8 +197,8 @@ pub fn SnapshotViewer(
             <output aria-live="polite">
                 {move || opened.with(|o| match o {
                     None => None,
-                    Some(Err(e)) => Some(view! { <p class="calc-error" role="alert">{e.clone()}</p> }.into_any()),
-                    Some(Ok(v)) => Some(opened_view(v).into_any()),
+                    Some(Err(e)) => Some(Either::Left(view! { <p class="calc-error" role="alert">{e.clone()}</p> })),
+                    Some(Ok(v)) => Some(Either::Right(opened_view(v))),
                 })}
             </output>
         </div>

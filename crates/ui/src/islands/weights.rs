@@ -1,5 +1,6 @@
 //! Bytes-per-parameter calculator: parameter count × storage format → weight memory.
 
+use leptos::either::Either;
 use leptos::prelude::*;
 use vram::{ByteSize, Dtype, ParseError, group_digits, parse_count};
 
@@ -68,7 +69,7 @@ pub fn WeightsCalculator(
                     }
                 })
                 .collect_view();
-            view! {
+            Either::Left(view! {
                 <p class="calc-main">
                     <strong class="calc-big">{bytes.binary()}</strong>
                     <span class="calc-alt">" = " {bytes.decimal()}</span>
@@ -88,10 +89,9 @@ pub fn WeightsCalculator(
                     </thead>
                     <tbody>{rows}</tbody>
                 </table>
-            }
-            .into_any()
+            })
         }
-        Err(e) => view! { <p class="calc-error" role="alert">{e.to_string()}</p> }.into_any(),
+        Err(e) => Either::Right(view! { <p class="calc-error" role="alert">{e.to_string()}</p> }),
     };
 
     view! {

@@ -12,6 +12,7 @@ mod draw;
 mod replay;
 
 use allocator::scenarios::Scenario;
+use leptos::either::EitherOf3;
 use leptos::prelude::*;
 use vram::ByteSize;
 
@@ -220,18 +221,16 @@ pub fn AllocatorLab(
             </label>
             <output aria-live="polite">
                 {move || match frame.get() {
-                    Err(e) => view! { <p class="calc-error" role="alert">{e}</p> }.into_any(),
-                    Ok(None) => view! {
+                    Err(e) => EitherOf3::A(view! { <p class="calc-error" role="alert">{e}</p> }),
+                    Ok(None) => EitherOf3::B(view! {
                         <p class="calc-busy alloc-preparing" role="status">
                             {move || format!("Preparando la traza: {} %…", progress.get())}
                         </p>
-                    }
-                    .into_any(),
-                    Ok(Some(f)) => view! {
+                    }),
+                    Ok(Some(f)) => EitherOf3::C(view! {
                         {history().map(|t| draw::chart(&t, f.capacity, f.step, f.total))}
                         {draw::frame_view(&f)}
-                    }
-                    .into_any(),
+                    }),
                 }}
             </output>
         </div>

@@ -12,6 +12,7 @@ mod model;
 #[cfg(target_arch = "wasm32")]
 mod web;
 
+use leptos::either::{Either, EitherOf3};
 use leptos::prelude::*;
 use vram::ByteSize;
 
@@ -130,17 +131,18 @@ pub fn AttentionDemo(
     let rows = move || {
         let pts = points.get();
         if pts.is_empty() {
-            return view! { <tr><td colspan="7">"Aún no hay mediciones."</td></tr> }.into_any();
+            return Either::Left(view! { <tr><td colspan="7">"Aún no hay mediciones."</td></tr> });
         }
-        pts.iter()
-            .flat_map(|p| {
-                [("ingenuo", &p.naive), ("por bloques", &p.tiled)]
-                    .into_iter()
-                    .filter_map(move |(name, o)| o.as_ref().map(|o| (p.n, name, o.clone())))
-            })
-            .map(|(n, name, o)| result_row(n, name, &o))
-            .collect_view()
-            .into_any()
+        Either::Right(
+            pts.iter()
+                .flat_map(|p| {
+                    [("ingenuo", &p.naive), ("por bloques", &p.tiled)]
+                        .into_iter()
+                        .filter_map(move |(name, o)| o.as_ref().map(|o| (p.n, name, o.clone())))
+                })
+                .map(|(n, name, o)| result_row(n, name, &o))
+                .collect_view(),
+        )
     };
     let summary = move || {
         let pts = points.get();
@@ -164,19 +166,19 @@ pub fn AttentionDemo(
         }
         Some(view! { <p class="attn-summary">{parts.join(" ")}</p> })
     };
-    let backend_note = move || {
-        match place.get() {
+    let backend_note = move || match place.get() {
         Where::Unknown => None,
-        Where::Gpu(adapter) => Some(view! { <p class="attn-backend">"GPU: " <strong>{adapter}</strong></p> }.into_any()),
-        Where::Cpu(reason) => Some(view! {
+        Where::Gpu(adapter) => Some(Either::Left(
+            view! { <p class="attn-backend">"GPU: " <strong>{adapter}</strong></p> },
+        )),
+        Where::Cpu(reason) => Some(Either::Right(view! {
             <div class="attn-backend attn-fallback" role="note">
                 <p><strong>"Sin WebGPU: la demostración se ejecuta en la CPU, en WebAssembly, con tamaños pequeños."</strong> " " {reason}</p>
                 <p>"Para activar WebGPU: en Chrome o Edge 113+ (Windows, macOS, ChromeOS) viene activado; en Linux y Android abre "
                     <code>"chrome://flags/#enable-unsafe-webgpu"</code>" y actívalo (en Linux, también "<code>"#enable-vulkan"</code>"); en Firefox 141+ está activado en Windows y en versiones anteriores se activa con "
                     <code>"dom.webgpu.enabled"</code>" en "<code>"about:config"</code>"; en Safari 26 viene activado y en versiones anteriores está en Desarrollo › Funciones experimentales › WebGPU."</p>
             </div>
-        }.into_any()),
-    }
+        })),
     };
 
     view! {
@@ -252,9 +254,9 @@ pub fn AttentionDemo(
     }
 }
 
-fn result_row(n: u32, name: &'static str, o: &Outcome) -> AnyView {
+fn result_row(n: u32, name: &'static str, o: &Outcome) -> impl IntoView + use<> {
     match o {
-        Outcome::Done(m) => view! {
+        Outcome::Done(m) => EitherOf3::A(view! {
             <tr data-kernel=name data-state="ok">
                 <td>{n.to_string()}</td>
                 <td>{name}{(!m.tile.is_empty()).then(|| format!(" ({})", m.tile))}</td>
@@ -264,24 +266,21 @@ fn result_row(n: u32, name: &'static str, o: &Outcome) -> AnyView {
                 <td class="attn-err">{scientific_es(m.max_abs_err)}</td>
                 <td>{if m.max_abs_err <= 1e-4 { "correcto" } else { "difiere" }}</td>
             </tr>
-        }
-        .into_any(),
-        Outcome::OutOfMemory { message, .. } => view! {
+        }),
+        Outcome::OutOfMemory { message, .. } => EitherOf3::B(view! {
             <tr data-kernel=name data-state="oom">
                 <td>{n.to_string()}</td>
                 <td>{name}</td>
                 <td colspan="5" class="calc-error">{message.clone()}</td>
             </tr>
-        }
-        .into_any(),
-        Outcome::Failed(msg) => view! {
+        }),
+        Outcome::Failed(msg) => EitherOf3::C(view! {
             <tr data-kernel=name data-state="error">
                 <td>{n.to_string()}</td>
                 <td>{name}</td>
                 <td colspan="5" class="calc-error">{msg.clone()}</td>
             </tr>
-        }
-        .into_any(),
+        }),
     }
 }
 

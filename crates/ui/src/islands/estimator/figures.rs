@@ -43,11 +43,11 @@ fn tick_step(top_gib: f64) -> f64 {
 /// marked, and so is where their curve crosses the capacity: the solver's maximum
 /// context, labelled with its value. Every point carries its values for a pointer or
 /// the keyboard, and the same values are in a table below for touch screens.
-pub fn chart(o: &Outcome) -> impl IntoView + use<> {
+pub fn chart(o: &Outcome) -> Option<impl IntoView + use<>> {
     let cap = o.capacity();
     let curve = &o.curve;
     if curve.len() < 2 {
-        return ().into_any();
+        return None;
     }
     let eager_attention = o.settings.attention == vram::workload::Attention::Eager;
     let mine = |p: &(u64, u64, u64)| if eager_attention { p.1 } else { p.2 };
@@ -183,7 +183,7 @@ pub fn chart(o: &Outcome) -> impl IntoView + use<> {
                 vram::group_digits(m)
             ))
     );
-    view! {
+    Some(view! {
         <figure class="est-chart">
             <svg viewBox=format!("0 0 {} {}", fixed(w, 0), fixed(h, 0)) role="img" aria-label=label>
                 <defs>
@@ -217,8 +217,7 @@ pub fn chart(o: &Outcome) -> impl IntoView + use<> {
                 </table>
             </details>
         </figure>
-    }
-    .into_any()
+    })
 }
 
 /// Every catalog GPU and whether the workload fits on it: with room when the error

@@ -20,6 +20,7 @@ mod remembered;
 mod remote;
 mod result;
 
+use leptos::either::Either;
 use leptos::prelude::*;
 use vram::model_search::ModelQuery;
 use vram::settings::{
@@ -267,8 +268,8 @@ pub fn Estimator(
         })
         .collect_view();
     let result = move || match outcome.get() {
-        Err(msg) => view! { <p class="calc-error" role="alert">{msg}</p> }.into_any(),
-        Ok(o) => result::result_view(o).into_any(),
+        Err(msg) => Either::Left(view! { <p class="calc-error" role="alert">{msg}</p> }),
+        Ok(o) => Either::Right(result::result_view(o)),
     };
 
     view! {
