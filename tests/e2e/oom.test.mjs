@@ -85,6 +85,17 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   await box.locator(".oom-kind", { hasText: "reparto de la memoria al cargar" }).waitFor();
   assert.match(await box.locator(".oom-numbers").innerText(), /CUDA0 · caché KV\s+1,00 GiB[\s\S]*Capas en la GPU\s+33 de 33/);
 
+  // ComfyUI's load line next to a bare CUDA error says the weights were already split.
+  await box.locator("textarea[name=oom]").fill([
+    "Requested to load WAN21",
+    "loaded partially; 5167.08 MB usable, 5167.08 MB loaded, 4633.39 MB offloaded, lowvram patches: 0",
+    "!!! Exception during processing !!! CUDA error: out of memory",
+  ].join("\n"));
+  await box.locator(".oom-cause", { hasText: "ComfyUI ya cargaba el modelo a medias" }).waitFor();
+  assert.match(await box.locator(".oom-numbers").innerText(), /ComfyUI: pesos en la RAM \(offloaded\)\s+4,52 GiB/);
+  assert.match(await box.locator(".oom-cause", { hasText: "ComfyUI" }).innerText(), /--reserve-vram/);
+  await screenshot(page, "explicador-comfyui");
+
   // Opened from a file, the text replaces what the box showed.
   const { mkdtempSync, writeFileSync } = await import("node:fs");
   const { join } = await import("node:path");
