@@ -1630,7 +1630,16 @@ mod tests {
             if let Ok(e) = estimate(&m, &w) {
                 let g = &crate::catalog::gpus()[0];
                 let _ = crate::speed::speed(&a, &w, &e, g);
-                let _ = crate::serving::plan(&a, &w, &e, g.memory_bytes, 90, 16, 0);
+                let _ = crate::serving::plan(
+                    &a,
+                    &w,
+                    &e,
+                    g.memory_bytes,
+                    90,
+                    16,
+                    crate::serving::Profile::vllm_default(g.memory_bytes, false),
+                    0,
+                );
                 let _ = crate::solve::max_batch(&m, &w, g.memory_bytes);
             }
         }

@@ -80,9 +80,72 @@ pub fn profile_peak(a: &Architecture, w: &Workload, p: Profile) -> u64 {
     forward.max(sampler)
 }
 
+/// How vLLM's hybrid KV cache manager lays out a model whose layers attend in two ways
+/// (`_get_kv_cache_groups_uniform_page_size` in vllm/v1/core/kv_cache_utils.py): the
+/// layers of each kind are split into groups of `group_size` layers, the last group of
+/// a kind padded to full size, and every group draws its blocks from one shared pool in
+/// which a block holds `group_size` layers' pages. The group size is the smaller kind's
+/// count, or the larger one's when it is under 1.5× the smaller (so Gemma 3's 52
+/// windowed + 10 global layers become 6 + 1 groups of 10: 70 layers' worth of memory per
+/// token, and Gemma 2's 23 + 23 stay 2 groups of 23).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct HybridLayout {
+    group_size: u64,
+    windowed_groups: u64,
+    global_groups: u64,
+    window: u64,
+}
+
+impl HybridLayout {
+    /// `None` for a model whose layers all attend the same way (one group, no padding).
+    fn of(a: &Architecture, pp: u32) -> Option<HybridLayout> {
+        let window = a.sliding_window?;
+        let (windowed, global) = a.windowed_layers();
+        // Each pipeline stage groups its own layers.
+        let pp = pp.max(1);
+        let (windowed, global) = (
+            u64::from(windowed.div_ceil(pp)),
+            u64::from(global.div_ceil(pp)),
+        );
+        if windowed == 0 || global == 0 {
+            return None;
+        }
+        let (small, large) = (windowed.min(global), windowed.max(global));
+        // `max_num_layers < min_num_layers * 1.5`, in integers.
+        let group_size = if 2 * large < 3 * small { large } else { small };
+        Some(HybridLayout {
+            group_size,
+            windowed_groups: windowed.div_ceil(group_size),
+            global_groups: global.div_ceil(group_size),
+            window: u64::from(window.window),
+        })
+    }
+
+    fn groups(&self) -> u64 {
+        self.windowed_groups + self.global_groups
+    }
+
+    /// Blocks one request of `len` tokens may hold in every group
+    /// (`get_max_concurrency_for_kv_cache_config`: a global group needs the whole
+    /// length; a windowed one `window - 1 + max_num_batched_tokens` tokens at most, plus
+    /// one block).
+    fn blocks_per_request(&self, len: u64, block: u64, batched_tokens: u64) -> u64 {
+        let global = len.div_ceil(block);
+        let windowed = (self.window.saturating_sub(1).saturating_add(batched_tokens))
+            .min(len)
+            .div_ceil(block)
+            .saturating_add(1);
+        self.global_groups
+            .saturating_mul(global)
+            .saturating_add(self.windowed_groups.saturating_mul(windowed))
+    }
+}
+
 /// Plans a serving deployment. `utilization_percent` is vLLM's
 /// `gpu_memory_utilization` × 100; `est` must be an inference estimate of one sequence
-/// (its weights and overhead are used); `profile_peak` is [`profile_peak`]'s bytes.
+/// (its weights and overhead are used); `profile` is what the start-up profile ran and
+/// `profile_peak` [`profile_peak`]'s bytes for it.
+#[allow(clippy::too_many_arguments)]
 pub fn plan(
     a: &Architecture,
     w: &Workload,
@@ -90,6 +153,7 @@ pub fn plan(
     capacity: u64,
     utilization_percent: u8,
     block_size: u32,
+    profile: Profile,
     profile_peak: u64,
 ) -> ServingPlan {
     let budget =
@@ -120,9 +184,37 @@ pub fn plan(
     .div_ceil(u64::from(w.pp.max(1)))
     .max(1);
     let block = u64::from(block_size.max(1));
+    let seq_tokens = w.seq.saturating_add(w.new_tokens).max(1);
+    if let Some(h) = HybridLayout::of(a, w.pp) {
+        // Every layer caches the same bytes per token (one KV spec per kind).
+        let per_layer = per_token
+            .div_ceil(
+                u64::from(a.layers.max(1))
+                    .div_ceil(u64::from(w.pp.max(1)))
+                    .max(1),
+            )
+            .max(1);
+        let pool_block = per_layer.saturating_mul(block).saturating_mul(h.group_size);
+        let pool_blocks = kv_budget / pool_block;
+        // vLLM reports `num_blocks // len(kv_cache_groups) * block_size` tokens
+        // (`_report_kv_cache_config`).
+        let blocks = pool_blocks / h.groups();
+        let per_request = h
+            .blocks_per_request(seq_tokens, block, profile.batched_tokens)
+            .max(1);
+        return ServingPlan {
+            budget_bytes: budget,
+            kv_budget_bytes: kv_budget,
+            kv_bytes_per_token: per_layer
+                .saturating_mul(h.group_size)
+                .saturating_mul(h.groups()),
+            blocks,
+            tokens: blocks * block,
+            max_sequences: pool_blocks / per_request,
+        };
+    }
     let blocks = kv_budget / per_token.saturating_mul(block);
     let tokens = blocks * block;
-    let seq_tokens = w.seq.saturating_add(w.new_tokens).max(1);
     ServingPlan {
         budget_bytes: budget,
         kv_budget_bytes: kv_budget,
@@ -158,7 +250,7 @@ mod tests {
             overhead: 0,
             ..e.breakdown
         };
-        let p = plan(&a, &w, &e, kv, 100, 16, 0);
+        let p = plan(&a, &w, &e, kv, 100, 16, Profile::vllm_default(kv, false), 0);
         assert_eq!(p.kv_bytes_per_token, 131_072);
         assert_eq!(p.tokens, 37_680);
         assert_eq!(p.tokens % 16, 0);
@@ -218,8 +310,71 @@ mod tests {
             total_params: None,
         };
         let e = estimate(&m, &w).unwrap();
-        let peak = profile_peak(&a, &w, Profile::vllm_default(24 * ByteSize::GIB, false));
-        let p = plan(&a, &w, &e, 24 * ByteSize::GIB, 90, 16, peak);
+        let profile = Profile::vllm_default(24 * ByteSize::GIB, false);
+        let peak = profile_peak(&a, &w, profile);
+        let p = plan(&a, &w, &e, 24 * ByteSize::GIB, 90, 16, profile, peak);
         assert_eq!((p.kv_budget_bytes, p.tokens, p.max_sequences), (0, 0, 0));
+    }
+
+    /// vLLM's hybrid layout, checked against what vLLM 0.19 logged for
+    /// google/gemma-3-27b-it on an H100 (llm-d-planner's run, see `validation`):
+    /// 19.53 GiB of KV cache, 2 285 blocks of 16 tokens (36 560 tokens), a block of
+    /// 9 177 320 bytes per token group and a concurrency of 4.46 for 8 192 tokens.
+    #[test]
+    fn hybrid_layers_are_grouped_and_padded_like_vllm() {
+        let gemma3 = model("gemma-3-27b").unwrap().arch.clone();
+        let h = HybridLayout::of(&gemma3, 1).unwrap();
+        assert_eq!(
+            (h.group_size, h.windowed_groups, h.global_groups),
+            (10, 6, 1)
+        );
+        // 8 192 tokens with max_num_batched_tokens 8 192: a windowed group holds the
+        // whole length too (513 blocks), so 512 + 6 × 513 blocks per request.
+        assert_eq!(h.blocks_per_request(8192, 16, 8192), 512 + 6 * 513);
+        // Gemma 2 alternates: two groups, no padding.
+        let gemma2 = model("gemma-2-27b").unwrap().arch.clone();
+        let h2 = HybridLayout::of(&gemma2, 1).unwrap();
+        assert_eq!(
+            (h2.group_size, h2.windowed_groups, h2.global_groups),
+            (23, 1, 1)
+        );
+        // One kind of layer only: one group.
+        assert_eq!(
+            HybridLayout::of(&model("llama-3.1-8b").unwrap().arch, 1),
+            None
+        );
+
+        // The plan, with the KV budget vLLM logged.
+        let w = Workload::default();
+        let m = ModelInput::Arch {
+            arch: Box::new(gemma3.clone()),
+            total_params: None,
+        };
+        let mut e = estimate(&m, &w).unwrap();
+        e.breakdown = Breakdown {
+            weights: 0,
+            activations: 0,
+            overhead: 0,
+            ..e.breakdown
+        };
+        let budget = 15_995 * 16 * 8192 * 10;
+        let w = Workload {
+            seq: 8192,
+            ..Workload::default()
+        };
+        let p = plan(
+            &gemma3,
+            &w,
+            &e,
+            budget,
+            100,
+            16,
+            Profile::vllm_default(80 * ByteSize::GIB, false),
+            0,
+        );
+        assert_eq!(p.kv_bytes_per_token, 70 * 8192);
+        assert_eq!((p.blocks, p.tokens), (2285, 36_560));
+        // 15 995 / 3 590 = 4.46.
+        assert_eq!(p.max_sequences, 4);
     }
 }

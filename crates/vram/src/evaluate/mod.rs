@@ -295,6 +295,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 c,
                 s.utilization,
                 s.block_size,
+                profile,
                 peak,
             ))
         }
