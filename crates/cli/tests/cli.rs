@@ -42,7 +42,7 @@ fn estimate_json_contract() {
     assert_eq!(v["fits"], serde_json::json!(true));
     assert!(v["band"]["p10"].as_f64().unwrap() < 0.0, "{v}");
     assert!(v["band"]["cases"].as_u64().unwrap() >= 3, "{v}");
-    // A 16k context fits by the estimate, not at the band's high end.
+    // A 20k context fits by the estimate, not at the band's high end.
     let long = json(&[
         "estimate",
         "--model",
@@ -50,7 +50,7 @@ fn estimate_json_contract() {
         "--gpu",
         "rtx-4090",
         "--seq",
-        "16k",
+        "20k",
         "--json",
     ]);
     assert_eq!(long["verdict"], serde_json::json!("tight"));

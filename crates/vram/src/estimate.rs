@@ -828,6 +828,26 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
     u64::try_from(bits.div_ceil(8 * 32)).unwrap_or(u64::MAX)
 }
 
+/// The KV cache of the step before the last one of `generate`: what transformers kept
+/// alive beside the new cache until 2024. Its model forward received the previous
+/// step's cache as a tuple of tensors, `torch.cat` made each layer's new cache a copy,
+/// and the tuple `generate` held kept the old one from being freed, so "the current
+/// implementation basically has 2 copies of the full cache in every iteration"
+/// (huggingface/transformers#30536; also #25930). Newer versions update the cache
+/// object in place. Zero when nothing is generated or the cache is not PyTorch's.
+pub fn previous_step_cache(a: &Architecture, w: &Workload) -> u64 {
+    if w.new_tokens == 0 || w.engine != Engine::Torch {
+        return 0;
+    }
+    kv_cache(
+        a,
+        &Workload {
+            new_tokens: w.new_tokens - 1,
+            ..w.clone()
+        },
+    )
+}
+
 /// Estimates `w` for `model`.
 pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateError> {
     validate(w)?;

@@ -491,6 +491,16 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             offload: w.checkpoint_offload,
         });
     }
+    if s.runtime == crate::settings::Runtime::Transformers
+        && !s.task.is_training()
+        && !s.serve
+        && let Some(a) = model.arch()
+    {
+        let bytes = crate::estimate::previous_step_cache(a, w);
+        if bytes > 0 {
+            notes.push(Note::OldGenerateCache { bytes });
+        }
+    }
     if s.task == Task::Qlora && matches!(s.format, WeightFormat::Plain { .. }) {
         notes.push(Note::QloraBase {
             asked: s.format.id(),

@@ -85,6 +85,9 @@ pub enum Note {
     ExactWeightsIgnored { source: String },
     /// QLoRA was asked with 16/32-bit weights: the base is loaded in NF4 anyway.
     QloraBase { asked: String },
+    /// transformers' `generate` before 2024 held the previous step's KV cache beside the
+    /// new one (`estimate::previous_step_cache`).
+    OldGenerateCache { bytes: u64 },
 }
 
 impl Note {
@@ -311,6 +314,10 @@ impl Note {
             Note::QloraBase { asked } => format!(
                 "QLoRA carga el modelo base en NF4 con doble cuantización, no en {asked}: así se cuenta."
             ),
+            Note::OldGenerateCache { bytes } => format!(
+                "Versiones antiguas: hasta 2024 (transformers 4.35 y las de su época), generate guardaba la caché KV del paso anterior junto a la nueva, dos copias enteras; con ellas súmale {}. Desde entonces la caché se actualiza en su sitio y vale el total de arriba.",
+                ByteSize(*bytes).binary()
+            ),
         }
     }
 }
@@ -394,6 +401,7 @@ mod tests {
             Note::QloraBase {
                 asked: "bf16".into(),
             },
+            Note::OldGenerateCache { bytes: 1 << 30 },
         ];
         for n in &notes {
             let web = n.text(Surface::Web);

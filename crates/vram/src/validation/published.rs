@@ -58,6 +58,10 @@ enum Measure {
     Allocated,
     /// The whole GPU as nvidia-smi or NVML show it.
     Device,
+    /// The same, for transformers' `generate` before 2024, which held the previous
+    /// step's KV cache beside the new one (`estimate::previous_step_cache`, shown to
+    /// users as `Note::OldGenerateCache`).
+    DeviceOldGenerate,
     /// vLLM's "GPU KV cache size" in tokens.
     KvTokens,
     /// The KV cache alone.
@@ -112,7 +116,7 @@ const AUTOAWQ: &str = "README de AutoAWQ (casper-hansen/AutoAWQ), banco de prueb
 const LLAMACPP: &str = "registros de carga de llama.cpp con n_ctx 2048 (huggingface.co/dranger003/c4ai-command-r-v01-iMat.GGUF, discusión 6)";
 const UNSLOTH: &str = "README de Unsloth (unslothai/unsloth): contexto máximo de Llama 3.1 8B con QLoRA, rango 32 en todas las lineales, lote 1";
 const TORCHTUNE: &str = "README de torchtune (pytorch/torchtune)";
-const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py en una A100-SXM4-80GB; pico de nvidia-smi con el contexto CUDA, en MB)";
+const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py con transformers 4.35 y PyTorch 2.0.1 en una A100-SXM4-80GB; pico de lo asignado por PyTorch más lo ajeno a PyTorch según nvidia-smi, contexto CUDA incluido, en MB)";
 const LLAMACPP_3070: &str = "registro de llama-cpp-python con llama-3-Korean-Bllossom-8B-Q4_K_M.gguf (arquitectura Llama 3 8B) en una RTX 3070, n_ctx 512, sin flash attention; archivo público hallado en el índice de código";
 const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-A3B-Instruct-Q8_0.gguf (arquitectura Qwen3-30B-A3B) en una A100-PCIE-40GB, --ctx-size 65536, flash attention automática; README público de despliegue hallado en el índice de código";
 const LLAMACPP_NGL: &str = "registro de llama-cpp-python con mistral-7b-instruct-v0.1.Q4_K_M.gguf, n_gpu_layers 20, n_ctx 768, flash attention, en una RTX 4060 Laptop (apéndice B de «A GPU-Accelerated RAG-Based Telegram Assistant…», G. Tel-Zur, EduHPC 2025)";
@@ -471,29 +475,29 @@ const SPECS: &[Spec] = &[
     // optimum's GPTQ benchmark: transformers generate on an A100 80GB, nvidia-smi peak.
     Spec {
         id: "optimum-llama2-13b-fp16-bs1",
-        what: "Llama-2-13B en FP16 con transformers generate, lote 1, 512 + 512 tokens (pico de nvidia-smi)",
+        what: "Llama-2-13B en FP16 con transformers generate, lote 1, 512 + 512 tokens (pico de PyTorch más lo ajeno a PyTorch)",
         source: OPTIMUM,
-        runtime: "transformers",
+        runtime: "transformers 4.35 (2023)",
         model: "llama-2-13b",
         args: "--dtype fp16 --batch 1 --seq 512 --new-tokens 512 --gpu a100-80gb",
-        measure: Measure::Device,
+        measure: Measure::DeviceOldGenerate,
         published: mb(2915298),
         unit: Unit::Decimal,
     },
     Spec {
         id: "optimum-llama2-13b-fp16-bs16",
-        what: "Llama-2-13B en FP16 con transformers generate, lote 16, 512 + 512 tokens (pico de nvidia-smi)",
+        what: "Llama-2-13B en FP16 con transformers generate, lote 16, 512 + 512 tokens (pico de PyTorch más lo ajeno a PyTorch)",
         source: OPTIMUM,
-        runtime: "transformers",
+        runtime: "transformers 4.35 (2023)",
         model: "llama-2-13b",
         args: "--dtype fp16 --batch 16 --seq 512 --new-tokens 512 --gpu a100-80gb",
-        measure: Measure::Device,
+        measure: Measure::DeviceOldGenerate,
         published: mb(5398651),
         unit: Unit::Decimal,
     },
     Spec {
         id: "optimum-llama2-13b-fp16-prefill",
-        what: "Llama-2-13B en FP16 con transformers, solo prellenado de 512 tokens, lote 1 (pico de nvidia-smi)",
+        what: "Llama-2-13B en FP16 con transformers, solo prellenado de 512 tokens, lote 1 (pico de PyTorch más lo ajeno a PyTorch)",
         source: OPTIMUM,
         runtime: "transformers",
         model: "llama-2-13b",
@@ -504,23 +508,23 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         id: "optimum-llama2-13b-gptq-bs1",
-        what: "Llama-2-13B GPTQ 4 bits (g128, exllama) con transformers generate, lote 1, 512 + 512 tokens (pico de nvidia-smi)",
+        what: "Llama-2-13B GPTQ 4 bits (g128, exllama) con transformers generate, lote 1, 512 + 512 tokens (pico de PyTorch más lo ajeno a PyTorch)",
         source: OPTIMUM,
-        runtime: "transformers",
+        runtime: "transformers 4.35 (2023)",
         model: "llama-2-13b",
         args: "--dtype gptq-4bit-128g --batch 1 --seq 512 --new-tokens 512 --gpu a100-80gb",
-        measure: Measure::Device,
+        measure: Measure::DeviceOldGenerate,
         published: mb(1048434),
         unit: Unit::Decimal,
     },
     Spec {
         id: "optimum-llama2-13b-gptq-bs16",
-        what: "Llama-2-13B GPTQ 4 bits (g128, exllama) con transformers generate, lote 16, 512 + 512 tokens (pico de nvidia-smi)",
+        what: "Llama-2-13B GPTQ 4 bits (g128, exllama) con transformers generate, lote 16, 512 + 512 tokens (pico de PyTorch más lo ajeno a PyTorch)",
         source: OPTIMUM,
-        runtime: "transformers",
+        runtime: "transformers 4.35 (2023)",
         model: "llama-2-13b",
         args: "--dtype gptq-4bit-128g --batch 16 --seq 512 --new-tokens 512 --gpu a100-80gb",
-        measure: Measure::Device,
+        measure: Measure::DeviceOldGenerate,
         published: mb(3477704),
         unit: Unit::Decimal,
     },
@@ -909,6 +913,15 @@ fn measured(e: &Evaluation, m: Measure) -> u64 {
     match m {
         Measure::Allocated => b.total().saturating_sub(b.overhead),
         Measure::Device => e.estimate.per_gpu_bytes,
+        Measure::DeviceOldGenerate => e.estimate.per_gpu_bytes.saturating_add(
+            e.notes
+                .iter()
+                .find_map(|n| match n {
+                    crate::evaluate::Note::OldGenerateCache { bytes } => Some(*bytes),
+                    _ => None,
+                })
+                .unwrap_or(0),
+        ),
         Measure::KvTokens => e.serving.map_or(0, |p| p.tokens),
         Measure::KvBytes => b.kv_cache,
         Measure::Weights => b.weights,
@@ -932,7 +945,7 @@ pub(super) fn cases() -> Vec<Case> {
                 .and_then(|model| evaluate(&model, &settings).ok());
             let estimated = evaluation.as_ref().map_or(0, |e| measured(e, spec.measure));
             let weights = match spec.measure {
-                Measure::Allocated | Measure::Device => Some(
+                Measure::Allocated | Measure::Device | Measure::DeviceOldGenerate => Some(
                     evaluation
                         .as_ref()
                         .map_or(0, |e| e.estimate.breakdown.weights),
