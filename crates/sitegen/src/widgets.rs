@@ -52,8 +52,9 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("inicio", &[]),
 ];
 
-/// The hydrate bundle a page loads. Every bundle carries the light islands; the others
-/// add one family of heavy islands each, so a page can use at most one of them.
+/// The hydrate bundle a page loads. The light bundle carries the light islands; the
+/// others carry one family of heavy islands each (so a page can use at most one of
+/// them) and only the light islands that share a page with it (`Widget::also_in`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Bundle {
     /// `hydrate`: the light islands only.
@@ -120,6 +121,11 @@ pub struct Widget {
     pub html: String,
     pub island: bool,
     pub bundle: Bundle,
+    /// For a light island: the heavy bundles that carry it too (`ui`'s features in
+    /// their crates), so the heavy islands it may share a page with.
+    pub also_in: &'static [Bundle],
+    /// What a reader of a build error calls it.
+    pub name: &'static str,
 }
 
 fn island_in(bundle: Bundle, html: String) -> Widget {
@@ -127,11 +133,20 @@ fn island_in(bundle: Bundle, html: String) -> Widget {
         html,
         island: true,
         bundle,
+        also_in: &[],
+        name: bundle.describe(),
     }
 }
 
-fn island(html: String) -> Widget {
-    island_in(Bundle::Light, html)
+/// A light island carried by the light bundle and by `also_in`.
+fn light_island(name: &'static str, also_in: &'static [Bundle], html: String) -> Widget {
+    Widget {
+        html,
+        island: true,
+        bundle: Bundle::Light,
+        also_in,
+        name,
+    }
 }
 
 fn diag_island(html: String) -> Widget {
@@ -147,6 +162,8 @@ fn static_html(html: String) -> Widget {
         html,
         island: false,
         bundle: Bundle::Light,
+        also_in: &[],
+        name: "",
     }
 }
 
@@ -247,9 +264,15 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 .parse()
                 .map_err(|e| format!("formato=\"{dtype}\": {e}"))?;
             let dtype = parsed.id().to_owned();
-            Ok(island(render(move || {
-                view! { <WeightsCalculator params=params dtype=dtype /> }.into_any()
-            })))
+            // `hydrate-tools` carries it too: the VRAM anatomy chapter shows it beside
+            // the estimator.
+            Ok(light_island(
+                "la calculadora de pesos",
+                &[Bundle::Tools],
+                render(move || {
+                    view! { <WeightsCalculator params=params dtype=dtype /> }.into_any()
+                }),
+            ))
         }
         "laboratorio-asignador" => {
             check_attrs(sc, &["escenario"])?;
@@ -310,9 +333,11 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete gpu-web: compila con `cargo xtask build`".into());
             }
             let (js_url, wasm_url) = (ctx.gpu_js.clone(), ctx.gpu_wasm.clone());
-            Ok(island(render(move || {
-                view! { <GpuCheck js_url=js_url wasm_url=wasm_url /> }.into_any()
-            })))
+            Ok(light_island(
+                "la prueba de WebGPU",
+                &[],
+                render(move || view! { <GpuCheck js_url=js_url wasm_url=wasm_url /> }.into_any()),
+            ))
         }
         "atencion-por-bloques" => {
             check_attrs(sc, &[])?;

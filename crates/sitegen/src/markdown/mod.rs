@@ -177,9 +177,15 @@ mod tests {
 
     #[test]
     fn each_page_gets_one_bundle() {
-        let r = go("{{< pesos >}}\n\n{{< atencion-por-bloques >}}\n").unwrap();
-        assert_eq!(r.bundle, Bundle::Attention);
+        let r = go("{{< pesos >}}\n\n{{< estimador >}}\n").unwrap();
+        assert_eq!(r.bundle, Bundle::Tools);
         assert_eq!(go("{{< pesos >}}\n").unwrap().bundle, Bundle::Light);
+        // A heavy bundle carries only the light islands listed for it.
+        let (line, msg) = go("{{< pesos >}}\n\n{{< atencion-por-bloques >}}\n").unwrap_err();
+        assert_eq!(line, 10);
+        assert!(msg.contains("la calculadora de pesos"), "{msg}");
+        let (_, msg) = go("{{< prueba-webgpu >}}\n\n{{< estimador >}}\n").unwrap_err();
+        assert!(msg.contains("la prueba de WebGPU"), "{msg}");
         let (line, msg) =
             go("{{< atencion-por-bloques >}}\n\n{{< visor-snapshot >}}\n").unwrap_err();
         assert_eq!(line, 12);

@@ -22,6 +22,8 @@ pub(super) fn expand<'a>(
     // stray shortcodes are looked for in the concatenated run.
     let mut text_run = String::new();
     let mut in_code = false;
+    // The page's light islands: (line, name, heavy bundles that carry it).
+    let mut light: Vec<(usize, &'static str, &'static [Bundle])> = Vec::new();
     while let Some((event, range)) = iter.next() {
         let line = lines.line(range.start);
         match &event {
@@ -50,6 +52,9 @@ pub(super) fn expand<'a>(
                     }
                 }
                 out.has_islands |= widget.island;
+                if widget.island && widget.bundle == Bundle::Light {
+                    light.push((line, widget.name, widget.also_in));
+                }
                 if widget.island && widget.bundle != Bundle::Light {
                     if out.bundle != Bundle::Light && out.bundle != widget.bundle {
                         return Err((
@@ -80,6 +85,20 @@ pub(super) fn expand<'a>(
                 result.push((event, range));
             }
         }
+    }
+    // A heavy bundle carries only the light islands that share pages with it.
+    if out.bundle != Bundle::Light
+        && let Some((line, name, _)) = light
+            .iter()
+            .find(|(_, _, also_in)| !also_in.contains(&out.bundle))
+    {
+        return Err((
+            *line,
+            format!(
+                "esta página usa {} y su paquete no lleva {name}: ponla en otra página o añádela al paquete (las features de ui en su crate y `also_in` en widgets.rs)",
+                out.bundle.describe()
+            ),
+        ));
     }
     Ok(result)
 }

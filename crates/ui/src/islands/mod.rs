@@ -8,8 +8,10 @@
 //! `diag` and ship in `hydrate-diag`; the attention demo is behind `attention` and ships
 //! in `hydrate-attention`. The home page's OOM explainer and quick estimator, both
 //! answered by the diagnostics worker, are behind `home` and ship in `hydrate-home`.
-//! Everything else is in the light `hydrate` bundle, which the
-//! other bundles carry too.
+//! The WebGPU check and the weights calculator are in the light `hydrate` bundle
+//! (features `gpu-check` and `weights`); of the heavy bundles only `hydrate-tools`
+//! carries one of them (the weights calculator, which shares a page with the
+//! estimator), so the others do not pay for islands their pages never show.
 
 #[cfg(feature = "diag")]
 mod allocator_lab;
@@ -24,8 +26,12 @@ mod estimator;
     any(feature = "tools", feature = "diag", feature = "home")
 ))]
 mod file_text;
+#[cfg(feature = "gpu-check")]
 mod gpu_check;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(
+    target_arch = "wasm32",
+    any(feature = "gpu-check", feature = "attention")
+))]
 mod lazy_module;
 #[cfg(any(feature = "diag", feature = "home"))]
 mod oom_explainer;
@@ -33,6 +39,7 @@ mod oom_explainer;
 mod quick_estimator;
 #[cfg(feature = "diag")]
 mod snapshot_viewer;
+#[cfg(feature = "weights")]
 mod weights;
 
 #[cfg(feature = "diag")]
@@ -41,6 +48,7 @@ pub use allocator_lab::AllocatorLab;
 pub use attention_demo::AttentionDemo;
 #[cfg(feature = "tools")]
 pub use estimator::Estimator;
+#[cfg(feature = "gpu-check")]
 pub use gpu_check::GpuCheck;
 #[cfg(any(feature = "diag", feature = "home"))]
 pub use oom_explainer::OomExplainer;
@@ -48,4 +56,5 @@ pub use oom_explainer::OomExplainer;
 pub use quick_estimator::QuickEstimator;
 #[cfg(feature = "diag")]
 pub use snapshot_viewer::SnapshotViewer;
+#[cfg(feature = "weights")]
 pub use weights::WeightsCalculator;
