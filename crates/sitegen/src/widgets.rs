@@ -52,9 +52,8 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("inicio", &[]),
 ];
 
-/// The hydrate bundle a page loads. The light bundle carries the light islands; the
-/// others carry one family of heavy islands each (so a page can use at most one of
-/// them) and only the light islands that share a page with it (`Widget::also_in`).
+/// The hydrate bundle a page loads. Each carries the islands of the pages that load it
+/// and no others (`Widget::carried_by`), so a page's islands must share one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Bundle {
     /// `hydrate`: the light islands only.
@@ -62,8 +61,10 @@ pub enum Bundle {
     Light,
     /// `hydrate-tools`: the estimator.
     Tools,
-    /// `hydrate-diag`: allocator lab, OOM explainer, snapshot viewer.
+    /// `hydrate-diag`: OOM explainer, snapshot viewer.
     Diag,
+    /// `hydrate-lab`: OOM explainer, caching-allocator lab.
+    Lab,
     /// `hydrate-attention`: the tiled-attention demo.
     Attention,
     /// `hydrate-home`: the home page's explainer and quick estimator (their work runs
@@ -72,10 +73,11 @@ pub enum Bundle {
 }
 
 impl Bundle {
-    pub const ALL: [Bundle; 5] = [
+    pub const ALL: [Bundle; 6] = [
         Bundle::Light,
         Bundle::Tools,
         Bundle::Diag,
+        Bundle::Lab,
         Bundle::Attention,
         Bundle::Home,
     ];
@@ -86,6 +88,7 @@ impl Bundle {
             Bundle::Light => "hydrate",
             Bundle::Tools => "hydrate-tools",
             Bundle::Diag => "hydrate-diag",
+            Bundle::Lab => "hydrate-lab",
             Bundle::Attention => "hydrate-attention",
             Bundle::Home => "hydrate-home",
         }
@@ -97,6 +100,7 @@ impl Bundle {
             Bundle::Light => "hydrate",
             Bundle::Tools => "hydrate_tools",
             Bundle::Diag => "hydrate_diag",
+            Bundle::Lab => "hydrate_lab",
             Bundle::Attention => "hydrate_attention",
             Bundle::Home => "hydrate_home",
         }
@@ -108,6 +112,7 @@ impl Bundle {
             Bundle::Light => "las islas ligeras",
             Bundle::Tools => "el estimador",
             Bundle::Diag => "las herramientas de diagnóstico",
+            Bundle::Lab => "el laboratorio del asignador",
             Bundle::Attention => "la demo de atención por bloques",
             Bundle::Home => "las herramientas de la portada",
         }
@@ -115,54 +120,33 @@ impl Bundle {
 }
 
 /// A rendered widget: its HTML, whether it is an island (needs a hydrate bundle) and
-/// which bundle carries that island.
+/// which bundles carry that island.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Widget {
     pub html: String,
     pub island: bool,
-    pub bundle: Bundle,
-    /// For a light island: the heavy bundles that carry it too (`ui`'s features in
-    /// their crates), so the heavy islands it may share a page with.
-    pub also_in: &'static [Bundle],
+    /// The hydrate bundles whose `ui` features include this island (empty for static
+    /// HTML). A page loads one bundle, so all its islands must share one.
+    pub carried_by: &'static [Bundle],
     /// What a reader of a build error calls it.
     pub name: &'static str,
 }
 
-fn island_in(bundle: Bundle, html: String) -> Widget {
+/// An island, carried by `carried_by` (the features of `ui` in those bundles' crates).
+fn island(name: &'static str, carried_by: &'static [Bundle], html: String) -> Widget {
     Widget {
         html,
         island: true,
-        bundle,
-        also_in: &[],
-        name: bundle.describe(),
-    }
-}
-
-/// A light island carried by the light bundle and by `also_in`.
-fn light_island(name: &'static str, also_in: &'static [Bundle], html: String) -> Widget {
-    Widget {
-        html,
-        island: true,
-        bundle: Bundle::Light,
-        also_in,
+        carried_by,
         name,
     }
-}
-
-fn diag_island(html: String) -> Widget {
-    island_in(Bundle::Diag, html)
-}
-
-fn tools_island(html: String) -> Widget {
-    island_in(Bundle::Tools, html)
 }
 
 fn static_html(html: String) -> Widget {
     Widget {
         html,
         island: false,
-        bundle: Bundle::Light,
-        also_in: &[],
+        carried_by: &[],
         name: "",
     }
 }
@@ -224,13 +208,17 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             } else {
                 String::new()
             };
-            Ok(tools_island(render(move || {
-                view! {
-                    <Estimator model=model settings=settings
-                        import_js=import_js import_wasm=import_wasm embed_js=embed_js />
-                }
-                .into_any()
-            })))
+            Ok(island(
+                "el estimador",
+                &[Bundle::Tools],
+                render(move || {
+                    view! {
+                        <Estimator model=model settings=settings
+                            import_js=import_js import_wasm=import_wasm embed_js=embed_js />
+                    }
+                    .into_any()
+                }),
+            ))
         }
         "widget" => {
             check_attrs(sc, &["parte"])?;
@@ -266,9 +254,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             let dtype = parsed.id().to_owned();
             // `hydrate-tools` carries it too: the VRAM anatomy chapter shows it beside
             // the estimator.
-            Ok(light_island(
+            Ok(island(
                 "la calculadora de pesos",
-                &[Bundle::Tools],
+                &[Bundle::Light, Bundle::Tools],
                 render(move || {
                     view! { <WeightsCalculator params=params dtype=dtype /> }.into_any()
                 }),
@@ -286,9 +274,13 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             })?;
             let scenario_id = scenario.id().to_owned();
             let worker = worker_urls(ctx)?;
-            Ok(diag_island(render(move || {
-                view! { <AllocatorLab scenario_id=scenario_id worker=worker /> }.into_any()
-            })))
+            Ok(island(
+                "el laboratorio del asignador",
+                &[Bundle::Lab],
+                render(move || {
+                    view! { <AllocatorLab scenario_id=scenario_id worker=worker /> }.into_any()
+                }),
+            ))
         }
         "explicador-oom" => {
             check_attrs(sc, &["ejemplo"])?;
@@ -307,21 +299,32 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             // Explained now, so the page reads without JavaScript and hydrates as is.
             let initial =
                 (!example.trim().is_empty()).then(|| diag_worker::explain::explain(&example));
-            Ok(diag_island(render(move || {
-                view! { <OomExplainer example=example initial=initial base=base pages=pages worker=worker compact=false /> }
+            // Both chapters that show it load a bundle with it.
+            Ok(island(
+                "el explicador de errores",
+                &[Bundle::Diag, Bundle::Lab],
+                render(move || {
+                    view! { <OomExplainer example=example initial=initial base=base pages=pages worker=worker compact=false /> }
                     .into_any()
-            })))
+                }),
+            ))
         }
         "inicio" => {
             check_attrs(sc, &[])?;
-            Ok(island_in(Bundle::Home, home_tools(ctx)?))
+            Ok(island(
+                "las herramientas de la portada",
+                &[Bundle::Home],
+                home_tools(ctx)?,
+            ))
         }
         "visor-snapshot" => {
             check_attrs(sc, &[])?;
             let worker = worker_urls(ctx)?;
-            Ok(diag_island(render(move || {
-                view! { <SnapshotViewer worker=worker /> }.into_any()
-            })))
+            Ok(island(
+                "el visor de snapshots",
+                &[Bundle::Diag],
+                render(move || view! { <SnapshotViewer worker=worker /> }.into_any()),
+            ))
         }
         "ahorro-expandable" => {
             check_attrs(sc, &[])?;
@@ -333,9 +336,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete gpu-web: compila con `cargo xtask build`".into());
             }
             let (js_url, wasm_url) = (ctx.gpu_js.clone(), ctx.gpu_wasm.clone());
-            Ok(light_island(
+            Ok(island(
                 "la prueba de WebGPU",
-                &[],
+                &[Bundle::Light],
                 render(move || view! { <GpuCheck js_url=js_url wasm_url=wasm_url /> }.into_any()),
             ))
         }
@@ -345,8 +348,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete gpu-web: compila con `cargo xtask build`".into());
             }
             let (js_url, wasm_url) = (ctx.gpu_js.clone(), ctx.gpu_wasm.clone());
-            Ok(island_in(
-                Bundle::Attention,
+            Ok(island(
+                "la demo de atención por bloques",
+                &[Bundle::Attention],
                 render(move || {
                     view! { <AttentionDemo js_url=js_url wasm_url=wasm_url /> }.into_any()
                 }),
@@ -619,7 +623,7 @@ mod tests {
         assert!(render_widget(&sc, &WidgetContext::default()).is_err());
         let sc = parse("{{< atencion-por-bloques >}}").unwrap();
         let w = render_widget(&sc, &ctx()).unwrap();
-        assert!(w.island && w.bundle == Bundle::Attention, "{w:?}");
+        assert!(w.island && w.carried_by == [Bundle::Attention], "{w:?}");
         assert!(
             w.html.contains("data-component=\"AttentionDemo"),
             "{}",
@@ -632,7 +636,7 @@ mod tests {
     fn estimator_and_validation() {
         let sc = parse(r#"{{< estimador modelo="llama-3.1-8b" gpu="rtx-4090" >}}"#).unwrap();
         let w = render_widget(&sc, &ctx()).unwrap();
-        assert!(w.island && w.bundle == Bundle::Tools, "{w:?}");
+        assert!(w.island && w.carried_by == [Bundle::Tools], "{w:?}");
         assert!(w.html.contains("data-component=\"Estimator"), "{}", w.html);
         assert!(
             w.html.contains("Cabe con margen en GeForce RTX 4090"),

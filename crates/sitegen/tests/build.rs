@@ -27,6 +27,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "hydrate_tools_bg.wasm",
         "hydrate_diag.js",
         "hydrate_diag_bg.wasm",
+        "hydrate_lab.js",
+        "hydrate_lab_bg.wasm",
         "hydrate_attention.js",
         "hydrate_attention_bg.wasm",
         "hydrate_home.js",

@@ -19,8 +19,10 @@ pub const HYDRATE_BUDGET: u64 = 200 * 1000;
 /// Budget for the tools bundle of pages with the estimator: every page at load within
 /// 200 KB gzip (issue 20).
 pub const TOOLS_BUDGET: u64 = 200 * 1000;
-/// Budget for the diagnostics bundle (allocator lab, OOM explainer, snapshot viewer).
+/// Budget for the debugging chapter's bundle (OOM explainer, snapshot viewer).
 pub const DIAG_BUDGET: u64 = 200 * 1000;
+/// Budget for the reserved-memory chapter's bundle (OOM explainer, allocator lab).
+pub const LAB_BUDGET: u64 = 200 * 1000;
 /// Budget for the FlashAttention chapter's bundle (the light islands plus the demo;
 /// the GPU code itself is the separate, lazily loaded `gpu-web` bundle).
 pub const ATTENTION_BUDGET: u64 = 200 * 1000;
@@ -45,8 +47,10 @@ struct Report {
     hydrate_budget_bytes: u64,
     /// The bundle of pages with heavy islands (the estimator).
     tools_bundle_gzip_bytes: u64,
-    /// The bundle of pages with the diagnostics islands.
+    /// The debugging chapter's bundle (explainer, snapshot viewer).
     diag_bundle_gzip_bytes: u64,
+    /// The reserved-memory chapter's bundle (explainer, allocator lab).
+    lab_bundle_gzip_bytes: u64,
     /// The bundle of the FlashAttention chapter (the attention demo).
     attention_bundle_gzip_bytes: u64,
     /// The home page's bundle (explainer and quick estimator; their work is the
@@ -127,6 +131,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
     let report = Report {
         tools_bundle_gzip_bytes: bundle(&files, &["hydrate_tools", "hydrate_tools_bg"]),
         diag_bundle_gzip_bytes: bundle(&files, &["hydrate_diag", "hydrate_diag_bg"]),
+        lab_bundle_gzip_bytes: bundle(&files, &["hydrate_lab", "hydrate_lab_bg"]),
         attention_bundle_gzip_bytes: bundle(&files, &["hydrate_attention", "hydrate_attention_bg"]),
         home_bundle_gzip_bytes: bundle(&files, &["hydrate_home", "hydrate_home_bg"]),
         hydrate_bundle_gzip_bytes: bundle(&files, &["hydrate", "hydrate_bg"])
@@ -187,7 +192,8 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
     md.push_str(&format!(
         "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({} the {} byte budget).\n\
          Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
-         Diagnostics bundle (allocator lab, OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
+         Debugging bundle (OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
+         Lab bundle (OOM explainer, allocator lab; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Home bundle (home page: light islands + explainer and quick estimator views; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          GPU bundle (loaded on demand), gzipped: {} bytes.\n\
@@ -204,6 +210,9 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         report.diag_bundle_gzip_bytes,
         verdict(report.diag_bundle_gzip_bytes, DIAG_BUDGET),
         DIAG_BUDGET,
+        report.lab_bundle_gzip_bytes,
+        verdict(report.lab_bundle_gzip_bytes, LAB_BUDGET),
+        LAB_BUDGET,
         report.attention_bundle_gzip_bytes,
         verdict(report.attention_bundle_gzip_bytes, ATTENTION_BUDGET),
         ATTENTION_BUDGET,

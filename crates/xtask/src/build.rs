@@ -15,6 +15,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("hydrate", "hydrate"),
     ("hydrate-tools", "hydrate_tools"),
     ("hydrate-diag", "hydrate_diag"),
+    ("hydrate-lab", "hydrate_lab"),
     ("hydrate-attention", "hydrate_attention"),
     ("hydrate-home", "hydrate_home"),
     ("gpu-web", "gpu_web"),

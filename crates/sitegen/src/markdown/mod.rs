@@ -180,17 +180,21 @@ mod tests {
         let r = go("{{< pesos >}}\n\n{{< estimador >}}\n").unwrap();
         assert_eq!(r.bundle, Bundle::Tools);
         assert_eq!(go("{{< pesos >}}\n").unwrap().bundle, Bundle::Light);
-        // A heavy bundle carries only the light islands listed for it.
+        // The explainer rides with the snapshot viewer or with the lab.
+        let r = go("{{< explicador-oom >}}\n\n{{< visor-snapshot >}}\n").unwrap();
+        assert_eq!(r.bundle, Bundle::Diag);
+        let r = go("{{< explicador-oom >}}\n\n{{< laboratorio-asignador >}}\n").unwrap();
+        assert_eq!(r.bundle, Bundle::Lab);
+        // A bundle carries only the islands listed for it.
         let (line, msg) = go("{{< pesos >}}\n\n{{< atencion-por-bloques >}}\n").unwrap_err();
-        assert_eq!(line, 10);
+        assert_eq!(line, 12);
         assert!(msg.contains("la calculadora de pesos"), "{msg}");
+        assert!(msg.contains("la demo de atención por bloques"), "{msg}");
         let (_, msg) = go("{{< prueba-webgpu >}}\n\n{{< estimador >}}\n").unwrap_err();
         assert!(msg.contains("la prueba de WebGPU"), "{msg}");
-        let (line, msg) =
-            go("{{< atencion-por-bloques >}}\n\n{{< visor-snapshot >}}\n").unwrap_err();
-        assert_eq!(line, 12);
-        assert!(msg.contains("la demo de atención por bloques"), "{msg}");
-        assert!(msg.contains("las herramientas de diagnóstico"), "{msg}");
+        let (_, msg) = go("{{< visor-snapshot >}}\n\n{{< laboratorio-asignador >}}\n").unwrap_err();
+        assert!(msg.contains("el visor de snapshots"), "{msg}");
+        assert!(msg.contains("el laboratorio del asignador"), "{msg}");
     }
 
     #[test]

@@ -22,8 +22,10 @@ pub(super) fn expand<'a>(
     // stray shortcodes are looked for in the concatenated run.
     let mut text_run = String::new();
     let mut in_code = false;
-    // The page's light islands: (line, name, heavy bundles that carry it).
-    let mut light: Vec<(usize, &'static str, &'static [Bundle])> = Vec::new();
+    // The bundles that carry every island of the page so far, in `Bundle::ALL`'s order
+    // (the light bundle first: the smallest that will do), and the first island.
+    let mut carriers: Vec<Bundle> = Bundle::ALL.to_vec();
+    let mut first_island: Option<(usize, &'static str)> = None;
     while let Some((event, range)) = iter.next() {
         let line = lines.line(range.start);
         match &event {
@@ -52,21 +54,25 @@ pub(super) fn expand<'a>(
                     }
                 }
                 out.has_islands |= widget.island;
-                if widget.island && widget.bundle == Bundle::Light {
-                    light.push((line, widget.name, widget.also_in));
-                }
-                if widget.island && widget.bundle != Bundle::Light {
-                    if out.bundle != Bundle::Light && out.bundle != widget.bundle {
+                if widget.island {
+                    // The bundles that carry every island so far.
+                    let shared: Vec<Bundle> = carriers
+                        .iter()
+                        .copied()
+                        .filter(|b| widget.carried_by.contains(b))
+                        .collect();
+                    if shared.is_empty() {
+                        let before = first_island.map_or("", |(_, name)| name);
                         return Err((
                             line,
                             format!(
-                                "esta página ya usa {} y este shortcode necesita {}: cada familia de herramientas tiene su propio paquete; ponlas en páginas distintas",
-                                out.bundle.describe(),
-                                widget.bundle.describe()
+                                "esta página ya usa {before} y {} va en otro paquete: ponlas en páginas distintas, o añade la isla al paquete (las features de ui en su crate y `carried_by` en widgets.rs)",
+                                widget.name
                             ),
                         ));
                     }
-                    out.bundle = widget.bundle;
+                    carriers = shared;
+                    first_island.get_or_insert((line, widget.name));
                 }
                 result.push((Event::Html(format!("{}\n", widget.html).into()), range));
             }
@@ -86,19 +92,8 @@ pub(super) fn expand<'a>(
             }
         }
     }
-    // A heavy bundle carries only the light islands that share pages with it.
-    if out.bundle != Bundle::Light
-        && let Some((line, name, _)) = light
-            .iter()
-            .find(|(_, _, also_in)| !also_in.contains(&out.bundle))
-    {
-        return Err((
-            *line,
-            format!(
-                "esta página usa {} y su paquete no lleva {name}: ponla en otra página o añádela al paquete (las features de ui en su crate y `also_in` en widgets.rs)",
-                out.bundle.describe()
-            ),
-        ));
+    if first_island.is_some() {
+        out.bundle = carriers.first().copied().unwrap_or_default();
     }
     Ok(result)
 }

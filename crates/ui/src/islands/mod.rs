@@ -2,29 +2,25 @@
 //! into `data-props`, and hydrated in the browser by the exported function Leptos
 //! generates for it.
 //!
-//! Islands behind the `tools` feature are heavy (the estimator links the whole engine
-//! and catalogs); they ship in the `hydrate-tools` bundle, which pages load only when
-//! they contain one. The diagnostics islands (allocator lab, OOM explainer, snapshot viewer) are behind
-//! `diag` and ship in `hydrate-diag`; the attention demo is behind `attention` and ships
-//! in `hydrate-attention`. The home page's OOM explainer and quick estimator, both
-//! answered by the diagnostics worker, are behind `home` and ship in `hydrate-home`.
-//! The WebGPU check and the weights calculator are in the light `hydrate` bundle
-//! (features `gpu-check` and `weights`); of the heavy bundles only `hydrate-tools`
-//! carries one of them (the weights calculator, which shares a page with the
-//! estimator), so the others do not pay for islands their pages never show.
+//! Each island is behind a feature, and each page bundle turns on exactly the features
+//! of the islands its pages show: the estimator (`tools`, in `hydrate-tools`, which links
+//! the whole engine and catalogs); the debugging chapter's explainer and snapshot viewer
+//! (`diag`, in `hydrate-diag`); the reserved-memory chapter's explainer and allocator lab
+//! (`lab`, in `hydrate-lab`); the attention demo (`attention`); the home page's explainer
+//! and quick estimator (`home`), both answered by the diagnostics worker; the WebGPU
+//! check (`gpu-check`) and the weights calculator (`weights`, in `hydrate` and, for the
+//! VRAM anatomy chapter, `hydrate-tools`). No bundle pays for islands its pages never
+//! show.
 
-#[cfg(feature = "diag")]
+#[cfg(feature = "lab")]
 mod allocator_lab;
 #[cfg(feature = "attention")]
 mod attention_demo;
-#[cfg(any(feature = "diag", feature = "home"))]
+#[cfg(feature = "explainer")]
 pub mod background;
 #[cfg(feature = "tools")]
 mod estimator;
-#[cfg(all(
-    target_arch = "wasm32",
-    any(feature = "tools", feature = "diag", feature = "home")
-))]
+#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "explainer")))]
 mod file_text;
 #[cfg(feature = "gpu-check")]
 mod gpu_check;
@@ -33,7 +29,7 @@ mod gpu_check;
     any(feature = "gpu-check", feature = "attention")
 ))]
 mod lazy_module;
-#[cfg(any(feature = "diag", feature = "home"))]
+#[cfg(feature = "explainer")]
 mod oom_explainer;
 #[cfg(feature = "home")]
 mod quick_estimator;
@@ -42,7 +38,7 @@ mod snapshot_viewer;
 #[cfg(feature = "weights")]
 mod weights;
 
-#[cfg(feature = "diag")]
+#[cfg(feature = "lab")]
 pub use allocator_lab::AllocatorLab;
 #[cfg(feature = "attention")]
 pub use attention_demo::AttentionDemo;
@@ -50,7 +46,7 @@ pub use attention_demo::AttentionDemo;
 pub use estimator::Estimator;
 #[cfg(feature = "gpu-check")]
 pub use gpu_check::GpuCheck;
-#[cfg(any(feature = "diag", feature = "home"))]
+#[cfg(feature = "explainer")]
 pub use oom_explainer::OomExplainer;
 #[cfg(feature = "home")]
 pub use quick_estimator::QuickEstimator;
