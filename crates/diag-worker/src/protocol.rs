@@ -207,7 +207,7 @@ mod packed_trace {
 
     fn unpack(p: Packed) -> Result<Trace, String> {
         let bad = || "El trabajador envió una traza incompleta.".to_owned();
-        if p.ops.len() % 4 != 0 {
+        if !p.ops.len().is_multiple_of(4) {
             return Err(bad());
         }
         let events = p
