@@ -232,10 +232,15 @@ fn message_numbers(d: &Decoded) -> String {
         };
         list.push((who, p.bytes));
     }
-    if list.is_empty() {
+    let unset = if d.fraction_unset {
+        "  Límite de PyTorch (fracción): ninguno; imprime 2^64 bytes, el valor de «sin límite»\n"
+    } else {
+        ""
+    };
+    if list.is_empty() && unset.is_empty() {
         return String::new();
     }
-    format!("Cifras del mensaje\n{}", rows(&list))
+    format!("Cifras del mensaje\n{}{unset}", rows(&list))
 }
 
 fn kv_cache(d: &Decoded) -> String {

@@ -149,6 +149,12 @@ fn rows(d: &Decoded) -> Vec<(&'static str, String)> {
         "No liberable (huecos en bloques en caché)",
         d.non_releasable_bytes,
     );
+    if d.fraction_unset {
+        out.push((
+            "Límite de PyTorch (fracción)",
+            "ninguno: imprime 2^64 bytes, el valor de «sin límite»".to_owned(),
+        ));
+    }
     if let Some(n) = d.cuda_malloc_retries {
         out.push(("cudaMalloc retries", oom::format::count(n)));
     }

@@ -447,6 +447,10 @@ pub struct Decoded {
     pub private_pools_bytes: Option<u64>,
     /// "A allowed": the limit set with `set_per_process_memory_fraction`.
     pub allowed_bytes: Option<u64>,
+    /// cudaMallocAsync printed its "PyTorch limit (set by user-supplied memory
+    /// fraction)" as 2^64 bytes ("17179869184.00 GiB"): no fraction was set, and the
+    /// only limit is the device's. (A real limit goes to `allowed_bytes`.)
+    pub fraction_unset: bool,
     /// MPS: "other allocations" (Metal memory outside PyTorch's tensors).
     pub other_allocations_bytes: Option<u64>,
     /// cuDNN frontend: "no engine config fits the X workspace limit".
@@ -510,6 +514,7 @@ impl Decoded {
             reserved_total_bytes: None,
             private_pools_bytes: None,
             allowed_bytes: None,
+            fraction_unset: false,
             other_allocations_bytes: None,
             workspace_limit_bytes: None,
             gpu_index: None,

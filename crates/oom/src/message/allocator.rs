@@ -309,8 +309,10 @@ pub(super) fn malloc_async(t: &Text, span: Span) -> (Decoded, usize) {
     d.total_bytes = r.size_after(b"device limit~:");
     d.free_bytes = r.size_after(b"free (according to cuda)~:");
     let limit = r.size_after(b"pytorch limit (set by user-supplied memory fraction)~:");
-    // Without a fraction the limit prints as 2^64 bytes: no limit at all.
-    d.allowed_bytes = limit.filter(|&l| d.total_bytes.is_none_or(|t| l < t));
+    // Without a fraction the limit prints as 2^64 bytes (size_t's maximum, rounded):
+    // no limit at all. Anything from 2^63 bytes up can only be that.
+    d.fraction_unset = limit.is_some_and(|l| l >= 1 << 63);
+    d.allowed_bytes = limit.filter(|&l| l < 1 << 63 && d.total_bytes.is_none_or(|t| l < t));
     d.truncated = d.free_bytes.is_none();
     (d, r.consumed)
 }
@@ -460,6 +462,7 @@ mod tests {
         assert_eq!(m.gpu_index, Some(0));
         assert_eq!(m.requested_bytes, Some(640 * MIB));
         assert_eq!(m.allowed_bytes, None);
+        assert!(m.fraction_unset);
         assert!(!m.truncated);
     }
 }
