@@ -9,16 +9,24 @@ use crate::model::{Decoded, Kind};
 use crate::scan::Text;
 
 pub(super) fn driver(d: &Decoded, r: &mut Ranking) {
+    // The figures a front end printed beside the error are not the message's.
+    let figures = if d.frontend_memory.is_some() {
+        "así que el mensaje de CUDA no trae cifras (las de la tabla son del programa que lo \
+         lanzó, no del error)"
+    } else {
+        "así que el mensaje no trae cifras"
+    };
     r.add(
         80,
         CauseId::DriverContext,
         "CUDA se quedó sin memoria fuera del asignador de PyTorch",
-        "El error viene de CUDA directamente (cudaMalloc, la creación del contexto o un kernel), \
-         no de la contabilidad del asignador de PyTorch, así que el mensaje no trae cifras. \
-         Pasa cuando la GPU ya está llena, por este u otro proceso, y el contexto CUDA o una \
-         biblioteca necesita memoria. Los errores de CUDA llegan tarde: la línea del traceback \
-         puede no ser la culpable."
-            .to_owned(),
+        format!(
+            "El error viene de CUDA directamente (cudaMalloc, la creación del contexto o un \
+             kernel), no de la contabilidad del asignador de PyTorch, {figures}. Pasa cuando la \
+             GPU ya está llena, por este u otro proceso, y el contexto CUDA o una biblioteca \
+             necesita memoria. Los errores de CUDA llegan tarde: la línea del traceback puede no \
+             ser la culpable."
+        ),
         "Mira nvidia-smi antes de arrancar; ejecuta con CUDA_LAUNCH_BLOCKING=1 para que el error \
          salga en la línea que lo causa; deja margen a las bibliotecas reduciendo el lote o con \
          torch.cuda.set_per_process_memory_fraction(0.9)."
