@@ -141,6 +141,15 @@ impl HybridLayout {
     }
 }
 
+/// For a model whose layers attend in two ways, the layers' worth of KV cache vLLM's
+/// hybrid manager gives each token (groups × group size, padding included) and the
+/// layers the model has per pipeline stage; `None` when every layer attends alike.
+pub fn hybrid_padding(a: &Architecture, pp: u32) -> Option<(u64, u64)> {
+    let h = HybridLayout::of(a, pp)?;
+    let layers = u64::from(a.layers.div_ceil(pp.max(1)));
+    Some((h.groups().saturating_mul(h.group_size), layers))
+}
+
 /// Plans a serving deployment. `utilization_percent` is vLLM's
 /// `gpu_memory_utilization` × 100; `est` must be an inference estimate of one sequence
 /// (its weights and overhead are used); `profile` is what the start-up profile ran and
@@ -343,6 +352,8 @@ mod tests {
             HybridLayout::of(&model("llama-3.1-8b").unwrap().arch, 1),
             None
         );
+        assert_eq!(hybrid_padding(&gemma3, 1), Some((70, 62)));
+        assert_eq!(hybrid_padding(&gemma2, 1), Some((46, 46)));
 
         // The plan, with the KV budget vLLM logged.
         let w = Workload::default();

@@ -288,6 +288,11 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 sequences: profile.sequences,
                 bytes: peak,
             });
+            if let Some((padded, layers)) = serving::hybrid_padding(a, w.pp)
+                && padded > layers
+            {
+                notes.push(Note::HybridKv { padded, layers });
+            }
             Some(serving::plan(
                 a,
                 &w,

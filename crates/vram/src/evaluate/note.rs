@@ -88,6 +88,10 @@ pub enum Note {
     /// transformers' `generate` before 2024 held the previous step's KV cache beside the
     /// new one (`estimate::previous_step_cache`).
     OldGenerateCache { bytes: u64 },
+    /// vLLM's hybrid manager pads a model's windowed and global layers into groups of one
+    /// size: each token costs `padded` layers' worth instead of `layers`
+    /// (`serving::hybrid_padding`).
+    HybridKv { padded: u64, layers: u64 },
 }
 
 impl Note {
@@ -314,6 +318,9 @@ impl Note {
             Note::QloraBase { asked } => format!(
                 "QLoRA carga el modelo base en NF4 con doble cuantización, no en {asked}: así se cuenta."
             ),
+            Note::HybridKv { padded, layers } => format!(
+                "Capas de ventana deslizante y globales: vLLM las reparte en grupos del mismo tamaño y rellena el último de cada tipo, así que cada token de la caché ocupa lo de {padded} capas, no lo de {layers}; por eso anuncia menos tokens que la cuenta capa a capa."
+            ),
             Note::OldGenerateCache { bytes } => format!(
                 "Versiones antiguas: hasta 2024 (transformers 4.35 y las de su época), generate guardaba la caché KV del paso anterior junto a la nueva, dos copias enteras; con ellas súmale {}. Desde entonces la caché se actualiza en su sitio y vale el total de arriba.",
                 ByteSize(*bytes).binary()
@@ -402,6 +409,10 @@ mod tests {
                 asked: "bf16".into(),
             },
             Note::OldGenerateCache { bytes: 1 << 30 },
+            Note::HybridKv {
+                padded: 70,
+                layers: 62,
+            },
         ];
         for n in &notes {
             let web = n.text(Surface::Web);
