@@ -67,8 +67,10 @@ pub fn explain(text: &str) -> Explanation {
     let cleaned = clean::clean(text);
     let found = message::find_all(&cleaned);
     let mut messages = merge_ggml_reports(merge_vllm_reports(found.messages));
+    // What the log says once about the whole load, read at most once.
+    let mut facts_read: Option<GgmlMemory> = None;
     if messages.iter().any(|m| m.ggml_memory.is_some()) {
-        let facts = ggml_facts(&cleaned);
+        let facts = facts_read.insert(ggml_facts(&cleaned));
         for m in &mut messages {
             if let Some(g) = m.ggml_memory.as_mut() {
                 g.n_ctx = g.n_ctx.or(facts.n_ctx);
@@ -146,7 +148,7 @@ pub fn explain(text: &str) -> Explanation {
     // llama-server's slots and a context line still describe a failure whose log has no
     // buffer lines.
     if llama_family && primary.ggml_memory.is_none() {
-        let facts = ggml_facts(&cleaned);
+        let facts = facts_read.unwrap_or_else(|| ggml_facts(&cleaned));
         if facts != GgmlMemory::default() {
             primary.ggml_memory = Some(facts);
         }
