@@ -86,7 +86,7 @@ pub const TABLE: &[Row] = &[
     ("deepspeed", true, band(-59.4, 5.7, 28, true)),
     ("vllm", false, band(-2.2, 2.1, 18, false)),
     ("llama.cpp", false, band(0.0, 0.0, 11, false)),
-    ("ollama", false, band(-23.1, 1.7, 42, true)),
+    ("ollama", false, band(-14.9, 1.7, 42, true)),
     ("autoawq", false, band(-5.2, -3.8, 3, false)),
 ];
 

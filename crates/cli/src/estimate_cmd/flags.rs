@@ -49,6 +49,7 @@ fn defaults(f: Field) -> String {
         Field::Tp => "auto".into(),
         Field::CudaContext => "el de la familia de la GPU".into(),
         Field::GpuLayers => "all".into(),
+        Field::BatchedTokens => "auto, el de vLLM V1 para la GPU".into(),
         _ => "ninguno".into(),
     });
     let mut text = format!("por defecto: {base}");
@@ -66,7 +67,7 @@ fn value_name(f: Field) -> &'static str {
     match f {
         Field::Gpu => "ID",
         Field::GpuMemory | Field::CudaContext => "TAMAÑO",
-        Field::Seq | Field::NewTokens => "TOKENS",
+        Field::Seq | Field::NewTokens | Field::BatchedTokens => "TOKENS",
         Field::Utilization => "FRACCIÓN",
         f if is_switch(f) => "true|false",
         f if f.bounds().is_some() => "N",

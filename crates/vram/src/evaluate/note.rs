@@ -40,6 +40,9 @@ pub enum Note {
         tokens: u64,
         sequences: u64,
         bytes: u64,
+        /// Whether `tokens` is the reader's `max_num_batched_tokens` (not vLLM's
+        /// default for the GPU).
+        chosen: bool,
     },
     /// How llama.cpp (or Ollama) lays out inference memory.
     Ggml {
@@ -130,10 +133,16 @@ impl Note {
                 tokens,
                 sequences,
                 bytes,
+                chosen,
             } => format!(
-                "Arranque del servidor: antes de repartir la caché KV, vLLM V1 hace una pasada de perfil con {} tokens de prellenado y el muestreador sobre {} secuencias (max_num_batched_tokens y max_num_seqs por defecto en esta GPU), y descuenta su pico: {}. Con vocabularios grandes manda el muestreador; bajar max_num_seqs lo reduce.",
+                "Arranque del servidor: antes de repartir la caché KV, vLLM V1 hace una pasada de perfil con {} tokens de prellenado y el muestreador sobre {} secuencias ({}), y descuenta su pico: {}. Con vocabularios grandes manda el muestreador; bajar max_num_seqs lo reduce, y con un max_num_batched_tokens grande manda el prellenado.",
                 group_digits(*tokens),
                 group_digits(*sequences),
+                if *chosen {
+                    "el max_num_batched_tokens elegido, y max_num_seqs por defecto en esta GPU"
+                } else {
+                    "max_num_batched_tokens y max_num_seqs por defecto en esta GPU"
+                },
                 ByteSize(*bytes).binary()
             ),
             Note::Ggml {
@@ -392,6 +401,7 @@ mod tests {
                 tokens: 8192,
                 sequences: 1024,
                 bytes: 1 << 30,
+                chosen: false,
             },
             Note::Pipeline { pp: 2 },
             Note::CpuOffload { bytes: 1 << 30 },

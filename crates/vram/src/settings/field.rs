@@ -10,8 +10,8 @@ use super::choice::{
 };
 use super::count::{Bounds, CountProblem};
 use super::{
-    BATCH, BLOCK_SIZE, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings, Surface, UBATCH,
-    UTILIZATION,
+    BATCH, BATCHED_TOKENS, BLOCK_SIZE, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings,
+    Surface, UBATCH, UTILIZATION,
 };
 use crate::catalog;
 use crate::quant::WeightFormat;
@@ -46,6 +46,7 @@ pub enum Field {
     CpuOffload,
     Serve,
     Utilization,
+    BatchedTokens,
     BlockSize,
     CudaContext,
 }
@@ -238,6 +239,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::BatchedTokens,
+        "tokens-por-paso",
+        "Tokens por paso del servidor",
+        "el número de tokens por paso",
+        false,
+    ),
+    spec(
         Field::BlockSize,
         "bloque",
         "Tokens por bloque",
@@ -282,6 +290,7 @@ impl Field {
         Field::CpuOffload,
         Field::Serve,
         Field::Utilization,
+        Field::BatchedTokens,
         Field::BlockSize,
         Field::CudaContext,
     ];
@@ -315,6 +324,7 @@ impl Field {
             Field::CpuOffload => "cpu_offload",
             Field::Serve => "serve",
             Field::Utilization => "utilization",
+            Field::BatchedTokens => "max_num_batched_tokens",
             Field::BlockSize => "block_size",
             Field::CudaContext => "cuda_context",
         }
@@ -349,6 +359,7 @@ impl Field {
             Field::CpuOffload => "cpu-offload",
             Field::Serve => "serve",
             Field::Utilization => "gpu-memory-utilization",
+            Field::BatchedTokens => "max-num-batched-tokens",
             Field::BlockSize => "block-size",
             Field::CudaContext => "cuda-context",
         }
@@ -417,6 +428,9 @@ impl Field {
             Field::Utilization => {
                 "La fracción de la memoria que toma el servidor (gpu_memory_utilization de vLLM): 0.9 o 90%."
             }
+            Field::BatchedTokens => {
+                "Tokens que el servidor procesa en un paso (max_num_batched_tokens de vLLM): su pasada de perfil al arrancar los usa todos, y su pico se resta de la caché KV. «auto» toma el valor por defecto de vLLM V1 en esa GPU (8192 en las de 70 GiB o más que no son A100; 2048 en las demás); el motor V0 sin prellenado por trozos usaba max(max_model_len, 2048)."
+            }
             Field::BlockSize => "Tokens por bloque de la caché KV paginada.",
             Field::CudaContext => {
                 "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi mientras corre el trabajo."
@@ -463,6 +477,7 @@ impl Field {
             ),
             Field::Tp => format!("auto o {}", GPUS.describe()),
             Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
+            Field::BatchedTokens => format!("auto o {}", BATCHED_TOKENS.describe()),
             _ => self.bounds().map(Bounds::describe).unwrap_or_default(),
         }
     }
@@ -478,6 +493,7 @@ impl Field {
             Field::BlockSize => Some(BLOCK_SIZE),
             Field::GpuLayers => Some(GPU_LAYERS),
             Field::Ubatch => Some(UBATCH),
+            Field::BatchedTokens => Some(BATCHED_TOKENS),
             _ => None,
         }
     }
@@ -691,6 +707,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
         Field::Serve => print_switch(s.serve, surface),
         Field::Utilization => print_percent(s.utilization),
+        Field::BatchedTokens => n(s.batched_tokens?),
         Field::BlockSize => n(u64::from(s.block_size)),
         Field::CudaContext => print_size(s.cuda_context?),
     })
@@ -758,6 +775,8 @@ pub(super) fn set(
             Field::CpuOffload => s.cpu_offload = switch(input)?,
             Field::Serve => s.serve = switch(input)?,
             Field::Utilization => s.utilization = percent(input)?,
+            Field::BatchedTokens if auto(input) => s.batched_tokens = None,
+            Field::BatchedTokens => s.batched_tokens = Some(count(f, input)?),
             Field::BlockSize => s.block_size = small(f, input)?,
             Field::CudaContext if auto(input) => s.cuda_context = None,
             Field::CudaContext => s.cuda_context = Some(size(input, 0)?),
@@ -800,6 +819,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::CpuOffload => to.cpu_offload = from.cpu_offload,
         Field::Serve => to.serve = from.serve,
         Field::Utilization => to.utilization = from.utilization,
+        Field::BatchedTokens => to.batched_tokens = from.batched_tokens,
         Field::BlockSize => to.block_size = from.block_size,
         Field::CudaContext => to.cuda_context = from.cuda_context,
         Field::GpuLayers => to.gpu_layers = from.gpu_layers,

@@ -88,6 +88,9 @@ pub struct Settings {
     pub serve: bool,
     /// vLLM's `gpu_memory_utilization`, in percent.
     pub utilization: u8,
+    /// vLLM's `max_num_batched_tokens`: the tokens of its start-up profile pass;
+    /// `None` is vLLM V1's default for the GPU (`serving::Profile::vllm_default`).
+    pub batched_tokens: Option<u64>,
     /// Tokens per block of the paged KV cache.
     pub block_size: u32,
     /// llama.cpp's `-ngl`: layers on the GPU (`None`: all of them and the output).
@@ -103,6 +106,8 @@ pub(crate) const SEQ: Bounds = Bounds::tokens(1, MAX_SEQ);
 pub(crate) const NEW_TOKENS: Bounds = Bounds::tokens(0, MAX_SEQ);
 pub(crate) const GPUS: Bounds = Bounds::plain(1, MAX_GPUS as u64);
 pub(crate) const LORA_RANK: Bounds = Bounds::plain(1, 16_384);
+/// vLLM's `max_num_batched_tokens`: one token per step up to the longest context.
+pub(crate) const BATCHED_TOKENS: Bounds = Bounds::tokens(1, MAX_SEQ);
 pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
 /// Layers llama.cpp can offload: 0 (everything on the CPU) up to far more than any
 /// model has; more than the model's layers means all of them.
@@ -200,6 +205,7 @@ impl Settings {
             cpu_offload: false,
             serve: runtime == Runtime::Vllm,
             utilization: 90,
+            batched_tokens: None,
             block_size: 16,
             cuda_context: None,
             gpu_layers: None,

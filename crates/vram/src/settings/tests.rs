@@ -260,6 +260,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             proptest::option::of(0u64..(1 << 36)),
             proptest::option::of(0u32..=1024),
             1u32..=65_536,
+            proptest::option::of(1u64..=(1 << 24)),
         ),
     )
         .prop_map(move |(a, b, c)| Settings {
@@ -300,6 +301,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             cuda_context: c.5,
             gpu_layers: c.6,
             ubatch: c.7,
+            batched_tokens: c.8,
         })
 }
 
