@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { useBrowser, url, watch, screenshot, waitForIslands } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, waitForLaterIsland } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -11,6 +11,7 @@ test("the lab reaches an OOM that expandable segments avoid", async () => {
   const problems = watch(page);
   await page.goto(url("memoria-reservada/"));
   await waitForIslands(page);
+  await waitForLaterIsland(page, ".alloc-lab");
   const lab = page.locator(".alloc-lab");
   const stat = (name) => lab.locator(`.alloc-stats div:has(dt:text-is("${name}")) dd`);
 
@@ -92,6 +93,7 @@ test("a reader's trace of 300 000 events is prepared and played without freezing
   const problems = watch(page);
   await page.goto(url("memoria-reservada/"));
   await waitForIslands(page);
+  await waitForLaterIsland(page, ".alloc-lab");
   const lab = page.locator(".alloc-lab");
   const { mkdtempSync, writeFileSync } = await import("node:fs");
   const { join } = await import("node:path");
@@ -132,6 +134,27 @@ test("a reader's trace of 300 000 events is prepared and played without freezing
   await page.waitForTimeout(500);
   const long = await page.evaluate(() => window.__long);
   assert.ok(Math.max(0, ...long) <= 200, `tareas largas: ${JSON.stringify(long)}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("the lab's bundle is fetched only when the lab nears the screen", async () => {
+  const page = await shared.browser.newPage();
+  const problems = watch(page);
+  const fetched = [];
+  page.on("request", (r) => fetched.push(r.url()));
+  await page.goto(url("memoria-reservada/"));
+  await waitForIslands(page);
+  // The explainer near the top is awake; the lab, far below, still shows its build-time
+  // frame and its bundle has not been asked for.
+  assert.equal(await page.locator(".oom-explainer").evaluate((e) => e.closest("leptos-island").dataset.hydrated), "true");
+  assert.equal(await page.locator(".alloc-lab").evaluate((e) => e.closest("leptos-island").dataset.hydrated), "later");
+  assert.ok(!fetched.some((u) => u.includes("hydrate_lab")), fetched.join("\n"));
+  await waitForLaterIsland(page, ".alloc-lab");
+  assert.ok(fetched.some((u) => /hydrate_lab_bg\.[^/]*wasm$/.test(u)), fetched.join("\n"));
+  // Awake: a step moves the lab.
+  await page.locator(".alloc-lab button[name=siguiente-oom]").click();
+  await page.locator(".alloc-lab .alloc-oom").waitFor();
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -83,6 +83,17 @@ export async function waitForIslands(page) {
   if (state !== "ready") throw new Error(`islas en estado ${state}`);
 }
 
+// Scrolls to an island that its page wakes from a second bundle only when it nears the
+// screen (the allocator lab) and waits until it is hydrated.
+export async function waitForLaterIsland(page, selector) {
+  await page.locator(selector).scrollIntoViewIfNeeded();
+  await page.waitForFunction(
+    (sel) => document.querySelector(sel)?.closest("leptos-island")?.dataset.hydrated === "true",
+    selector,
+    { timeout: 30_000 },
+  );
+}
+
 // One browser per test file, launched before its tests and closed after them.
 // Returns an object whose `browser` property is set once the file's tests start.
 export function useBrowser(extraArgs = []) {

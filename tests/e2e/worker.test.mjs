@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { useBrowser, url, watch, waitForIslands, screenshot } from "./helpers.mjs";
+import { useBrowser, url, watch, waitForIslands, waitForLaterIsland, screenshot } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -134,6 +134,7 @@ test("the lab drops a file still being read when the reader picks a scenario", a
   const problems = watch(page);
   await page.goto(url("memoria-reservada/"));
   await waitForIslands(page);
+  await waitForLaterIsland(page, ".alloc-lab");
   const lab = page.locator(".alloc-lab");
   const trace = join(dir, "traza.jsonl");
   writeFileSync(trace, '{"op":"alloc","id":1,"bytes":1048576}\n{"op":"free","id":1}\n');

@@ -133,6 +133,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         search: asset("search.js"),
         hydrate_js: asset("pkg/hydrate.js"),
         hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
+        later_js: String::new(),
+        later_wasm: String::new(),
     };
     // Each page loads exactly one hydrate bundle: the light one, or the one that adds
     // its family of heavy islands.
@@ -142,9 +144,9 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         ..asset_urls.clone()
     };
     for bundle in Bundle::ALL {
-        let needed = pages
-            .iter()
-            .any(|p| p.body.has_islands && p.body.bundle == bundle);
+        let needed = pages.iter().any(|p| {
+            (p.body.has_islands && p.body.bundle == bundle) || p.body.later == Some(bundle)
+        });
         let urls = bundle_urls(bundle);
         if needed && (urls.hydrate_js.is_empty() || urls.hydrate_wasm.is_empty()) {
             bail!(
@@ -240,7 +242,17 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
             // Shortcodes and islands write code blocks too (the widget's snippets, the
             // estimator's embed code): they get the copy buttons as well.
             has_code: page.body.has_code || page.body.html.contains("<div class=\"code\">"),
-            assets: bundle_urls(page.body.bundle),
+            assets: match page.body.later {
+                Some(later) => {
+                    let l = bundle_urls(later);
+                    AssetUrls {
+                        later_js: l.hydrate_js,
+                        later_wasm: l.hydrate_wasm,
+                        ..bundle_urls(page.body.bundle)
+                    }
+                }
+                None => bundle_urls(page.body.bundle),
+            },
             body_html: format!(
                 "<h1>{}</h1>\n{}",
                 crate::html::escape(&page.front.title),

@@ -63,7 +63,7 @@ pub enum Bundle {
     Tools,
     /// `hydrate-diag`: OOM explainer, snapshot viewer.
     Diag,
-    /// `hydrate-lab`: OOM explainer, caching-allocator lab.
+    /// `hydrate-lab`: the caching-allocator lab, loaded when it nears the screen.
     Lab,
     /// `hydrate-attention`: the tiled-attention demo.
     Attention,
@@ -73,13 +73,15 @@ pub enum Bundle {
 }
 
 impl Bundle {
+    /// Every bundle, lightest first among those that share islands: a page loads the
+    /// first that carries all its islands.
     pub const ALL: [Bundle; 6] = [
         Bundle::Light,
         Bundle::Tools,
+        Bundle::Home,
         Bundle::Diag,
         Bundle::Lab,
         Bundle::Attention,
-        Bundle::Home,
     ];
 
     /// The crate that builds it.
@@ -130,6 +132,10 @@ pub struct Widget {
     pub carried_by: &'static [Bundle],
     /// What a reader of a build error calls it.
     pub name: &'static str,
+    /// A heavy island that, below an earlier island of its page, is woken only when it
+    /// nears the screen, from a second bundle the page loads then: it does not weigh on
+    /// the page's first load. As its page's first island it is woken at once.
+    pub deferrable: bool,
 }
 
 /// An island, carried by `carried_by` (the features of `ui` in those bundles' crates).
@@ -139,6 +145,15 @@ fn island(name: &'static str, carried_by: &'static [Bundle], html: String) -> Wi
         island: true,
         carried_by,
         name,
+        deferrable: false,
+    }
+}
+
+/// A heavy island, woken later below another one (see `Widget::deferrable`).
+fn deferrable_island(name: &'static str, carried_by: &'static [Bundle], html: String) -> Widget {
+    Widget {
+        deferrable: true,
+        ..island(name, carried_by, html)
     }
 }
 
@@ -148,6 +163,7 @@ fn static_html(html: String) -> Widget {
         island: false,
         carried_by: &[],
         name: "",
+        deferrable: false,
     }
 }
 
@@ -208,7 +224,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             } else {
                 String::new()
             };
-            Ok(island(
+            // Below another island (the VRAM anatomy chapter's weights calculator) it
+            // comes later; on its own page it is the first island and wakes at once.
+            Ok(deferrable_island(
                 "el estimador",
                 &[Bundle::Tools],
                 render(move || {
@@ -274,7 +292,9 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             })?;
             let scenario_id = scenario.id().to_owned();
             let worker = worker_urls(ctx)?;
-            Ok(island(
+            // Far down its chapter, below the explainer: its bundle loads when the
+            // reader gets near it.
+            Ok(deferrable_island(
                 "el laboratorio del asignador",
                 &[Bundle::Lab],
                 render(move || {
@@ -299,10 +319,12 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
             // Explained now, so the page reads without JavaScript and hydrates as is.
             let initial =
                 (!example.trim().is_empty()).then(|| diag_worker::explain::explain(&example));
-            // Both chapters that show it load a bundle with it.
+            // Both chapters that show it load a bundle with it: the debugging chapter's
+            // (with the snapshot viewer), and the home page's, the lighter one, on the
+            // reserved-memory chapter.
             Ok(island(
                 "el explicador de errores",
-                &[Bundle::Diag, Bundle::Lab],
+                &[Bundle::Diag, Bundle::Home],
                 render(move || {
                     view! { <OomExplainer example=example initial=initial base=base pages=pages worker=worker compact=false /> }
                     .into_any()

@@ -76,14 +76,28 @@ fn real_content_builds_under_a_sub_path() {
         page.contains(r#"href="/vramlab/assets/style."#),
         "stylesheet"
     );
-    // The chapter embeds the estimator: it loads the tools bundle, not the light one.
+    // The chapter's first island is the weights calculator: it loads the light bundle,
+    // and names the tools bundle for the estimator further down, fetched when the
+    // reader nears it.
     assert!(
-        page.contains(r#"href="/vramlab/pkg/hydrate_tools."#),
-        "tools bundle"
+        page.contains(r#"href="/vramlab/pkg/hydrate."#),
+        "light bundle"
     );
     assert!(
-        !page.contains(r#"href="/vramlab/pkg/hydrate."#),
-        "light bundle"
+        page.contains(r#"data-later-js="/vramlab/pkg/hydrate_tools."#)
+            && page.contains(r#"data-later-wasm="/vramlab/pkg/hydrate_tools_bg."#),
+        "tools bundle, later"
+    );
+    assert!(
+        !page.contains(r#"href="/vramlab/pkg/hydrate_tools."#),
+        "tools bundle at load"
+    );
+    // The estimator's own page wakes it at once.
+    let estimator = fs::read_to_string(dist.join("estimador/index.html")).unwrap();
+    assert!(
+        estimator.contains(r#"href="/vramlab/pkg/hydrate_tools."#)
+            && !estimator.contains("data-later-js"),
+        "tools bundle at load"
     );
     let gpu_page = fs::read_to_string(dist.join("comprobar-webgpu/index.html")).unwrap();
     assert!(

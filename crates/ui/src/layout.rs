@@ -37,6 +37,10 @@ pub struct AssetUrls {
     pub search: String,
     pub hydrate_js: String,
     pub hydrate_wasm: String,
+    /// A second bundle for islands the first one lacks, loaded by the loader only when
+    /// one of them nears the screen (empty: none).
+    pub later_js: String,
+    pub later_wasm: String,
 }
 
 /// What the search box loads on first focus, all hashed and with the base path.
@@ -194,6 +198,8 @@ fn page(shell: PageShell) -> impl IntoView {
                 src=assets.loader.clone()
                 id="vramlab-islands"
                 data-wasm=assets.hydrate_wasm.clone()
+                data-later-js=(!assets.later_js.is_empty()).then(|| assets.later_js.clone())
+                data-later-wasm=(!assets.later_wasm.is_empty()).then(|| assets.later_wasm.clone())
             ></script>
         }
     });

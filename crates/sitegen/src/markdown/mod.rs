@@ -61,8 +61,11 @@ pub struct Rendered {
     pub ids: Vec<String>,
     pub links: Vec<InternalLink>,
     pub has_islands: bool,
-    /// The hydrate bundle that carries every island of the page.
+    /// The hydrate bundle that carries every island of the page loaded at once.
     pub bundle: Bundle,
+    /// The bundle of the islands woken only when they near the screen
+    /// (`Widget::deferrable`, below the page's first island), if the page has any.
+    pub later: Option<Bundle>,
     /// The page has a code block (and gets the copy buttons' script).
     pub has_code: bool,
     /// The page's text split at its h2/h3 headings, for the search index. The first
@@ -176,24 +179,34 @@ mod tests {
     }
 
     #[test]
-    fn each_page_gets_one_bundle() {
-        let r = go("{{< pesos >}}\n\n{{< estimador >}}\n").unwrap();
-        assert_eq!(r.bundle, Bundle::Tools);
+    fn each_page_gets_its_bundles() {
         assert_eq!(go("{{< pesos >}}\n").unwrap().bundle, Bundle::Light);
-        // The explainer rides with the snapshot viewer or with the lab.
+        // The explainer rides with the snapshot viewer, or alone in the home page's
+        // bundle, the lighter one; the lab comes later from its own.
         let r = go("{{< explicador-oom >}}\n\n{{< visor-snapshot >}}\n").unwrap();
         assert_eq!(r.bundle, Bundle::Diag);
         let r = go("{{< explicador-oom >}}\n\n{{< laboratorio-asignador >}}\n").unwrap();
-        assert_eq!(r.bundle, Bundle::Lab);
+        assert_eq!((r.bundle, r.later), (Bundle::Home, Some(Bundle::Lab)));
+        // As the page's first island, a heavy island is woken at once.
+        let r = go("{{< laboratorio-asignador >}}\n").unwrap();
+        assert_eq!((r.bundle, r.later), (Bundle::Lab, None));
+        let r = go("{{< estimador >}}\n\n{{< pesos >}}\n").unwrap();
+        assert_eq!((r.bundle, r.later), (Bundle::Tools, None));
+        // Below the weights calculator the estimator comes later.
+        let r = go("{{< pesos >}}\n\n{{< estimador >}}\n").unwrap();
+        assert_eq!((r.bundle, r.later), (Bundle::Light, Some(Bundle::Tools)));
+        let r = go("{{< visor-snapshot >}}\n\n{{< laboratorio-asignador >}}\n").unwrap();
+        assert_eq!((r.bundle, r.later), (Bundle::Diag, Some(Bundle::Lab)));
         // A bundle carries only the islands listed for it.
         let (line, msg) = go("{{< pesos >}}\n\n{{< atencion-por-bloques >}}\n").unwrap_err();
         assert_eq!(line, 12);
         assert!(msg.contains("la calculadora de pesos"), "{msg}");
         assert!(msg.contains("la demo de atención por bloques"), "{msg}");
-        let (_, msg) = go("{{< prueba-webgpu >}}\n\n{{< estimador >}}\n").unwrap_err();
+        let (_, msg) = go("{{< estimador >}}\n\n{{< prueba-webgpu >}}\n").unwrap_err();
         assert!(msg.contains("la prueba de WebGPU"), "{msg}");
-        let (_, msg) = go("{{< visor-snapshot >}}\n\n{{< laboratorio-asignador >}}\n").unwrap_err();
-        assert!(msg.contains("el visor de snapshots"), "{msg}");
+        // Two heavy islands below the first must share their later bundle too.
+        let (_, msg) = go("{{< pesos >}}\n\n{{< estimador >}}\n\n{{< laboratorio-asignador >}}\n")
+            .unwrap_err();
         assert!(msg.contains("el laboratorio del asignador"), "{msg}");
     }
 

@@ -26,6 +26,10 @@ pub(super) fn expand<'a>(
     // (the light bundle first: the smallest that will do), and the first island.
     let mut carriers: Vec<Bundle> = Bundle::ALL.to_vec();
     let mut first_island: Option<(usize, &'static str)> = None;
+    // The same for the islands woken when they near the screen, from a second bundle
+    // (`Widget::deferrable`).
+    let mut later_carriers: Vec<Bundle> = Bundle::ALL.to_vec();
+    let mut first_later: Option<(usize, &'static str)> = None;
     while let Some((event, range)) = iter.next() {
         let line = lines.line(range.start);
         match &event {
@@ -55,6 +59,13 @@ pub(super) fn expand<'a>(
                 }
                 out.has_islands |= widget.island;
                 if widget.island {
+                    // A heavy island below another one is woken later, from its own bundle.
+                    let deferred = widget.deferrable && first_island.is_some();
+                    let (carriers, first_island) = if deferred {
+                        (&mut later_carriers, &mut first_later)
+                    } else {
+                        (&mut carriers, &mut first_island)
+                    };
                     // The bundles that carry every island so far.
                     let shared: Vec<Bundle> = carriers
                         .iter()
@@ -71,7 +82,7 @@ pub(super) fn expand<'a>(
                             ),
                         ));
                     }
-                    carriers = shared;
+                    *carriers = shared;
                     first_island.get_or_insert((line, widget.name));
                 }
                 result.push((Event::Html(format!("{}\n", widget.html).into()), range));
@@ -94,6 +105,12 @@ pub(super) fn expand<'a>(
     }
     if first_island.is_some() {
         out.bundle = carriers.first().copied().unwrap_or_default();
+    }
+    if first_later.is_some() {
+        out.later = later_carriers
+            .first()
+            .copied()
+            .filter(|b| first_island.is_none() || *b != out.bundle);
     }
     Ok(result)
 }

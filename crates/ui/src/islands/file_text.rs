@@ -3,12 +3,12 @@
 //! permissions, a read aborted halfway) is a Spanish message, and the file never
 //! leaves the machine.
 
-#[cfg(feature = "explainer")]
+#[cfg(feature = "background")]
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// Why a file could not be read, in Spanish (the DOMException names are English).
-#[cfg(feature = "explainer")]
+#[cfg(feature = "background")]
 fn read_error(e: &gloo_file::FileReadError) -> String {
     use gloo_file::FileReadError as E;
     let why = match e {
@@ -29,7 +29,7 @@ pub fn first_file(ev: &leptos::ev::Event) -> Option<web_sys::File> {
         .and_then(|files| files.get(0))
 }
 
-#[cfg(feature = "explainer")]
+#[cfg(feature = "background")]
 fn too_big(max_bytes: usize) -> String {
     format!(
         "El archivo es demasiado grande (máximo {}).",
@@ -39,7 +39,7 @@ fn too_big(max_bytes: usize) -> String {
 
 /// Reads the first chosen file into an `ArrayBuffer` that stays out of wasm memory
 /// (it is transferred to the diagnostics worker), with its name cut to 120 characters.
-#[cfg(feature = "explainer")]
+#[cfg(feature = "background")]
 pub fn read_first_buffer(
     ev: leptos::ev::Event,
     max_bytes: usize,
@@ -65,7 +65,7 @@ pub fn read_first_buffer(
 }
 
 /// Reads the first file of an `<input type=file>` change event with `File.text()`.
-#[cfg(feature = "explainer")]
+#[cfg(feature = "background")]
 pub fn read_first(
     ev: leptos::ev::Event,
     max_bytes: usize,

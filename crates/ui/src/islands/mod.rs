@@ -5,8 +5,9 @@
 //! Each island is behind a feature, and each page bundle turns on exactly the features
 //! of the islands its pages show: the estimator (`tools`, in `hydrate-tools`, which links
 //! the whole engine and catalogs); the debugging chapter's explainer and snapshot viewer
-//! (`diag`, in `hydrate-diag`); the reserved-memory chapter's explainer and allocator lab
-//! (`lab`, in `hydrate-lab`); the attention demo (`attention`); the home page's explainer
+//! (`diag`, in `hydrate-diag`); the reserved-memory chapter's allocator lab (`lab`, in
+//! `hydrate-lab`, which that page loads when the lab nears the screen, after the
+//! explainer's bundle); the attention demo (`attention`); the home page's explainer
 //! and quick estimator (`home`), both answered by the diagnostics worker; the WebGPU
 //! check (`gpu-check`) and the weights calculator (`weights`, in `hydrate` and, for the
 //! VRAM anatomy chapter, `hydrate-tools`). No bundle pays for islands its pages never
@@ -16,11 +17,11 @@
 mod allocator_lab;
 #[cfg(feature = "attention")]
 mod attention_demo;
-#[cfg(feature = "explainer")]
+#[cfg(feature = "background")]
 pub mod background;
 #[cfg(feature = "tools")]
 mod estimator;
-#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "explainer")))]
+#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "background")))]
 mod file_text;
 #[cfg(feature = "gpu-check")]
 mod gpu_check;
