@@ -119,6 +119,15 @@ test("two widgets on a hostile third-party page match the CLI and follow their a
   await page.locator("#a .vw-verdict", { hasText: "No cabe" }).waitFor();
   const href = await page.locator("#a .vw-link").getAttribute("href");
   assert.ok(href.startsWith(url("estimador/?modelo=llama-3.1-8b&gpu=rtx-3060")), href);
+  // A keyboard reader stays where they are: the result changes, the controls do not.
+  const gpuSelect = page.locator("#a select[name=gpu]");
+  await gpuSelect.focus();
+  await page.keyboard.press("ArrowDown");
+  await page.locator("#a .vw-title", { hasText: /en (?!GeForce RTX 3060 12GB)/ }).waitFor();
+  const focused = await page.locator("#a").evaluate((el) => el.shadowRoot.activeElement?.getAttribute("name"));
+  assert.equal(focused, "gpu");
+  await gpuSelect.selectOption("rtx-3060");
+  await page.locator("#a .vw-verdict", { hasText: "No cabe" }).waitFor();
 
   // Bad attributes: a Spanish line in the widget, a console warning naming each one.
   await page.evaluate(() => {

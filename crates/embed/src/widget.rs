@@ -1,35 +1,36 @@
-//! The widget in the browser: the `Widget` handle the custom element creates, and the
-//! view it mounts in the shadow root. Each element owns its reactive root, so several
-//! widgets on a page are independent. A Hub model is fetched by `import-web`, loaded
-//! the first time a widget on the page shows one.
+//! The widget in the browser: the `Widget` handle the custom element creates. It puts
+//! `render`'s markup in the shadow root and keeps it in step with the widget's state
+//! (its attributes, what the reader typed, its Hub import): the controls are written
+//! once and only their values change afterwards, so a reader's focus stays where it
+//! is; the result and the lines around it are rewritten on each change. Several
+//! widgets on a page are independent; a Hub model is fetched by `import-web`, loaded
+//! the first time a widget on the page shows one, and widgets that want the same model
+//! share one fetch.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
 
-use leptos::either::EitherOf3;
-use leptos::prelude::*;
+use gloo_events::EventListener;
 use vram::import::Imported;
-use vram::{ByteSize, Field, Surface, catalog};
+use vram::{Field, Surface};
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::compute::{self, HubState, Outcome, Shown};
-use crate::spec::{self, Config, Custom, Problem};
-
-/// The model select's value for the custom model.
-const CUSTOM_OPTION: &str = "propio";
+use crate::compute::{self, HubState, Shown};
+use crate::render::{self, CUSTOM_OPTION, HUB_NAME, MODEL_NAME};
+use crate::spec::{self, Config, Problem};
 
 /// (Hub base, repository): what one import fetches.
 type HubKey = (String, String);
-/// A widget's Hub import: which one, and how it stands.
-type HubSignal = RwSignal<Option<(HubKey, HubState)>>;
+/// The widgets waiting for one import (those that left the page are gone).
+type Waiting = Vec<Weak<RefCell<State>>>;
 
 thread_local! {
     /// Imports that arrived, so a widget showing a model another one has already
     /// imported does not fetch it again.
     static ARRIVED: RefCell<Vec<(HubKey, Imported)>> = const { RefCell::new(Vec::new()) };
-    /// Imports on their way, with the widgets waiting for each: widgets that ask for
-    /// the same model at once share one fetch.
-    static PENDING: RefCell<Vec<(HubKey, Vec<HubSignal>)>> = const { RefCell::new(Vec::new()) };
+    /// Imports on their way, with the widgets waiting for each.
+    static PENDING: RefCell<Vec<(HubKey, Waiting)>> = const { RefCell::new(Vec::new()) };
 }
 
 #[wasm_bindgen(start)]
@@ -44,15 +45,29 @@ pub fn css() -> String {
     format!("{}{}", crate::CSS, vram::palette::css())
 }
 
-type Signals = (RwSignal<Config>, RwSignal<Vec<Problem>>);
+/// One widget's state and the elements it writes.
+struct State {
+    config: Config,
+    problems: Vec<Problem>,
+    /// Why the last value the reader typed was refused.
+    typed: Option<String>,
+    hub: Option<(HubKey, HubState)>,
+    urls: lazy_web::import::Urls,
+    site: String,
+    root: web_sys::Element,
+    /// The controls' markup now in place ("" when there are none).
+    controls: String,
+    /// Whether the shown Hub import failed (the widget fell back to the catalog).
+    failed: bool,
+}
 
 /// One mounted widget. The element calls `refresh()` when an attribute changes and
 /// `free()` when it leaves the page.
 #[wasm_bindgen]
 pub struct Widget {
-    signals: Signals,
+    state: Rc<RefCell<State>>,
     get: js_sys::Function,
-    _mounted: Box<dyn std::any::Any>,
+    _listener: EventListener,
 }
 
 fn read(get: &js_sys::Function) -> (Config, Vec<Problem>) {
@@ -68,229 +83,137 @@ fn read(get: &js_sys::Function) -> (Config, Vec<Problem>) {
     (config, problems)
 }
 
-#[wasm_bindgen]
-impl Widget {
-    /// Mounts a widget in `mount` (a div inside the element's shadow root). `site` is
-    /// vramlab's base URL for the "open in vramlab" link; `get` reads an attribute;
-    /// `import_js` and `import_wasm` are the importer bundle's URLs ("" when this
-    /// build has none).
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        // Raw web_sys: Leptos's `mount_to` takes the mount point as a `HtmlElement`.
-        mount: web_sys::HtmlElement,
-        site: String,
-        get: js_sys::Function,
-        import_js: String,
-        import_wasm: String,
-    ) -> Widget {
-        let (config, problems) = read(&get);
-        let slot: Rc<Cell<Option<Signals>>> = Rc::new(Cell::new(None));
-        let inner = Rc::clone(&slot);
-        let mounted = leptos::mount::mount_to(mount, move || {
-            let signals = (RwSignal::new(config), RwSignal::new(problems));
-            inner.set(Some(signals));
-            view(signals, site, (import_js, import_wasm))
-        });
-        let signals = slot.get().unwrap_or_else(|| {
-            (
-                RwSignal::new(spec::read(|_| None).0),
-                RwSignal::new(Vec::new()),
-            )
-        });
-        Widget {
-            signals,
-            get,
-            _mounted: Box::new(mounted),
-        }
-    }
+fn slot(root: &web_sys::Element, name: &str) -> Option<web_sys::Element> {
+    root.query_selector(&format!("[data-slot={name}]"))
+        .ok()
+        .flatten()
+}
 
-    /// Reads the attributes again (one of them changed).
-    pub fn refresh(&self) {
-        let (config, problems) = read(&self.get);
-        self.signals.0.set(config);
-        self.signals.1.set(problems);
+/// Sets the value a control shows. Raw web_sys: the property `value` of the two
+/// element types, which no gloo crate wraps.
+fn set_value(root: &web_sys::Element, name: &str, value: &str) {
+    let Ok(Some(el)) = root.query_selector(&format!("[name=\"{name}\"]")) else {
+        return;
+    };
+    if let Some(select) = el.dyn_ref::<web_sys::HtmlSelectElement>() {
+        select.set_value(value);
+    } else if let Some(input) = el.dyn_ref::<web_sys::HtmlInputElement>() {
+        input.set_value(value);
     }
 }
 
-/// The Hub id the reader sees in the field: the one shown, if any.
-fn shown_repo(c: &Config) -> String {
-    match (&c.custom, c.use_custom) {
-        (Some(Custom::Hub { repo }), true) => repo.clone(),
-        _ => String::new(),
+/// Brings the page in step with the state: starts the Hub import it needs, computes,
+/// and writes what changed.
+fn update(state: &Rc<RefCell<State>>) {
+    fetch_hub(state);
+    let mut s = state.borrow_mut();
+    let key = s.config.hub_import();
+    let hub = s
+        .hub
+        .as_ref()
+        .filter(|(k, _)| Some(k) == key.as_ref())
+        .map(|(_, h)| h);
+    let shown = compute::compute(&s.config, hub);
+    s.failed = matches!(&shown, Ok(Shown::Ready(o)) if o.notice.is_some());
+    let root = s.root.clone();
+    root.set_attribute("data-tema", s.config.theme.id()).ok();
+    if let Some(el) = slot(&root, "problems") {
+        el.set_inner_html(&render::problems(&s.problems));
+    }
+    let controls = if s.config.controls {
+        render::controls(&s.config, s.failed)
+    } else {
+        String::new()
+    };
+    if controls != s.controls {
+        if let Some(el) = slot(&root, "controls") {
+            el.set_inner_html(&controls);
+        }
+        s.controls = controls;
+    }
+    if s.config.controls {
+        for (name, value) in render::values(&s.config, s.failed) {
+            set_value(&root, name, &value);
+        }
+    }
+    if let Some(el) = slot(&root, "typed") {
+        el.set_inner_html(
+            &s.typed
+                .as_deref()
+                .map(render::problem_line)
+                .unwrap_or_default(),
+        );
+    }
+    if let Some(el) = slot(&root, "out") {
+        el.set_inner_html(&render::outcome(&shown, &s.config));
+    }
+    if let Ok(Some(link)) = root.query_selector(".vw-link") {
+        let query = compute::page_query(&s.config, s.failed);
+        link.set_attribute("href", &format!("{}estimador/{query}", s.site))
+            .ok();
     }
 }
 
-/// The controls. `failed` says whether the Hub import failed: the picker then shows
-/// the catalog model the widget fell back to, and typing the same id again retries
-/// (by forgetting the failed import held in `hub`).
-fn controls(config: RwSignal<Config>, failed: Memo<bool>, hub: HubSignal) -> impl IntoView {
-    let typed = RwSignal::new(None::<String>);
-    let custom_shown = move || config.with(|c| c.use_custom) && !failed.get();
-    let models = catalog::models()
-        .iter()
-        .map(|m| {
-            let id = m.id.clone();
-            let selected = move || !custom_shown() && config.with(|c| c.model == id);
-            view! { <option value=m.id.clone() selected=selected>{m.name.clone()}</option> }
-        })
-        .collect_view();
-    let custom = move || {
-        config.with(Config::custom_name).map(|name| {
-            let label = if failed.get() {
-                format!("{name} (no se pudo importar)")
-            } else {
-                name
-            };
-            view! { <option value=CUSTOM_OPTION selected=custom_shown>{label}</option> }
-        })
-    };
-    let gpus = catalog::gpus()
-        .iter()
-        .map(|g| {
-            let id = g.id.clone();
-            let selected = move || config.with(|c| c.settings.gpu.is_some_and(|s| s.id == id));
-            let label = g.label();
-            view! { <option value=g.id.clone() selected=selected>{label}</option> }
-        })
-        .collect_view();
-    // A typo keeps the last good value and says why, as on the estimator page.
-    let number = move |f: Field| {
-        let spec = f.spec();
-        view! {
-            <label><span>{spec.label}</span>
-                <input type="text" inputmode="numeric" name=spec.key
-                    prop:value=move || config.with(|c| c.settings.text(f, Surface::Web).unwrap_or_default())
-                    on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        let mut next = config.get_untracked();
-                        match next.settings.set(f, &v, Surface::Web) {
-                            Ok(()) => {
-                                typed.set(None);
-                                config.set(next);
-                            }
-                            Err(e) => {
-                                typed.set(Some(e.to_string()));
-                                // Show the last good value again.
-                                config.update(|_| {});
-                            }
-                        }
-                    } />
-            </label>
-        }
-    };
-    let pick_model = move |ev| {
-        let v = event_target_value(&ev);
-        config.update(|c| {
-            c.use_custom = v == CUSTOM_OPTION;
-            if !c.use_custom {
-                c.model = v;
+/// A control changed: `name` is its `name`, `value` what it holds now.
+fn on_change(state: &Rc<RefCell<State>>, name: &str, value: &str) {
+    {
+        let mut s = state.borrow_mut();
+        if name == MODEL_NAME {
+            s.config.use_custom = value == CUSTOM_OPTION;
+            if !s.config.use_custom {
+                s.config.model = value.to_owned();
             }
-        })
-    };
-    // Typing a Hub id imports it (the only way a reader makes the widget fetch).
-    let import = move |ev| {
-        let v = event_target_value(&ev);
-        let again = v.trim() == config.with_untracked(shown_repo);
-        if v.trim().is_empty() || (again && !failed.get_untracked()) {
+        } else if name == HUB_NAME {
+            // Typing a Hub id imports it (the only way a reader makes the widget fetch);
+            // the same id again retries a failed import.
+            let again = value.trim() == render::shown_repo(&s.config);
+            if value.trim().is_empty() || (again && !s.failed) {
+                return;
+            }
+            if s.failed {
+                s.hub = None;
+            }
+            let mut next = s.config.clone();
+            match next.set_hub_repo(value) {
+                Ok(()) => {
+                    s.typed = None;
+                    s.config = next;
+                }
+                Err(e) => s.typed = Some(e),
+            }
+        } else if name == Field::Gpu.spec().key {
+            let _ = s.config.settings.set(Field::Gpu, value, Surface::Web);
+        } else if let Some(f) = [Field::Batch, Field::Seq]
+            .into_iter()
+            .find(|f| f.spec().key == name)
+        {
+            // A typo keeps the last good value and says why, as on the estimator page.
+            match s.config.settings.clone().set(f, value, Surface::Web) {
+                Ok(()) => {
+                    let _ = s.config.settings.set(f, value, Surface::Web);
+                    s.typed = None;
+                }
+                Err(e) => s.typed = Some(e.to_string()),
+            }
+        } else {
             return;
         }
-        if failed.get_untracked() {
-            hub.set(None);
+    }
+    update(state);
+}
+
+/// Starts the Hub import the state asks for, unless it is the one already held.
+fn fetch_hub(state: &Rc<RefCell<State>>) {
+    let (key, urls) = {
+        let s = state.borrow();
+        let Some(key) = s.config.hub_import() else {
+            return;
+        };
+        if s.hub.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
         }
-        let mut next = config.get_untracked();
-        match next.set_hub_repo(&v) {
-            Ok(()) => {
-                typed.set(None);
-                config.set(next);
-            }
-            Err(e) => typed.set(Some(e)),
-        }
+        (key, s.urls.clone())
     };
-    view! {
-        <div class="vw-controls">
-            <label><span>"Modelo"</span>
-                <select on:change=pick_model>{custom}{models}</select>
-            </label>
-            <label><span>"GPU"</span>
-                <select on:change=move |ev| { let v = event_target_value(&ev); config.update(|c| { let _ = c.settings.set(Field::Gpu, &v, Surface::Web); }) }>{gpus}</select>
-            </label>
-            {number(Field::Batch)}
-            {number(Field::Seq)}
-            <label class="vw-hub"><span>"O un modelo del Hub de Hugging Face"</span>
-                <input type="text" placeholder="organización/modelo" spellcheck="false" autocomplete="off"
-                    prop:value=move || config.with(shown_repo) on:change=import />
-            </label>
-        </div>
-        {move || typed.get().map(|e| view! { <p class="vw-problem" role="alert">{e}</p> })}
-    }
-}
-
-/// The stacked bar (per GPU) against the card's capacity, as SVG: no inline styles.
-fn bar(o: &Outcome) -> impl IntoView + use<> {
-    let values = o.eval.estimate.breakdown.parts();
-    let top = o.per_gpu().max(o.capacity()).max(1) as f64;
-    let mut x = 0.0;
-    let rects = values
-        .iter()
-        .zip(vram::palette::CATEGORIES)
-        .filter(|(v, _)| **v > 0)
-        .map(|(&v, c)| {
-            let w = v as f64 / top * 1000.0;
-            let r = view! { <rect x=format!("{x:.1}") y="0" width=format!("{w:.1}") height="16" class=c.class /> };
-            x += w;
-            r
-        })
-        .collect_view();
-    let cap = format!("{:.1}", o.capacity() as f64 / top * 1000.0);
-    view! {
-        <svg class="vw-bar" viewBox="0 0 1000 20" preserveAspectRatio="none" aria-hidden="true">
-            {rects}
-            <line class="vw-cap" x1=cap.clone() x2=cap y1="0" y2="20" />
-        </svg>
-    }
-}
-
-fn result(o: Outcome, c: &Config) -> impl IntoView + use<> {
-    let title = o.title(&c.settings);
-    let legend = o
-        .eval
-        .estimate
-        .breakdown
-        .parts()
-        .into_iter()
-        .zip(vram::palette::CATEGORIES)
-        .filter(|(v, _)| *v > 0)
-        .map(|(v, c)| {
-            view! { <li><span class=format!("vw-sw {}", c.class)></span>{c.label}": "{ByteSize(v).binary()}</li> }
-        })
-        .collect_view();
-    let limits = o.limits();
-    let fits = o.fits();
-    let state = o.eval.verdict.map_or("", vram::Verdict::id);
-    let notice = o
-        .notice
-        .clone()
-        .map(|n| view! { <p class="vw-problem" role="alert">{n}</p> });
-    view! {
-        {notice}
-        <p class="vw-title">{title}</p>
-        <p class="vw-total"><strong>{ByteSize(o.per_gpu()).binary()}</strong>" por GPU, de "{ByteSize(o.capacity()).binary()}</p>
-        <p class="vw-verdict" data-cabe=fits.to_string() data-verdict=state>{o.verdict()}</p>
-        {bar(&o)}
-        <ul class="vw-legend">{legend}</ul>
-        <p class="vw-limits">{limits}</p>
-    }
-}
-
-/// Starts the Hub import `config` asks for, unless it is the one already held.
-fn fetch_hub(config: RwSignal<Config>, hub: HubSignal, urls: &lazy_web::import::Urls) {
-    let Some(key) = config.with(Config::hub_import) else {
-        return;
-    };
-    let held = |h: &Option<(HubKey, HubState)>| h.as_ref().is_some_and(|(k, _)| *k == key);
-    if hub.with_untracked(held) {
-        return;
-    }
     let arrived = ARRIVED.with(|a| {
         a.borrow()
             .iter()
@@ -298,20 +221,20 @@ fn fetch_hub(config: RwSignal<Config>, hub: HubSignal, urls: &lazy_web::import::
             .map(|(_, i)| i.clone())
     });
     if let Some(i) = arrived {
-        hub.set(Some((key, HubState::Ready(i))));
+        state.borrow_mut().hub = Some((key, HubState::Ready(i)));
         return;
     }
-    hub.set(Some((key.clone(), HubState::Loading)));
+    state.borrow_mut().hub = Some((key.clone(), HubState::Loading));
     // Another widget is already fetching this model: wait for its answer.
     let joined = PENDING.with(|p| {
         let mut p = p.borrow_mut();
         match p.iter_mut().find(|(k, _)| *k == key) {
             Some((_, waiting)) => {
-                waiting.push(hub);
+                waiting.push(Rc::downgrade(state));
                 true
             }
             None => {
-                p.push((key.clone(), vec![hub]));
+                p.push((key.clone(), vec![Rc::downgrade(state)]));
                 false
             }
         }
@@ -319,9 +242,8 @@ fn fetch_hub(config: RwSignal<Config>, hub: HubSignal, urls: &lazy_web::import::
     if joined {
         return;
     }
-    let urls = urls.clone();
-    leptos::task::spawn_local(async move {
-        let state = if urls.0.is_empty() {
+    wasm_bindgen_futures::spawn_local(async move {
+        let answer = if urls.0.is_empty() {
             HubState::Failed("esta copia del widget no trae el importador de modelos.".into())
         } else {
             match lazy_web::import::import_repo(&urls, &key.0, &key.1).await {
@@ -346,51 +268,81 @@ fn fetch_hub(config: RwSignal<Config>, hub: HubSignal, urls: &lazy_web::import::
                 .map(|at| p.swap_remove(at).1)
                 .unwrap_or_default()
         });
-        for hub in waiting {
-            // A widget may have moved on to another model, or left the page.
-            let wanted = hub
-                .try_with_untracked(|h| h.as_ref().is_some_and(|(k, _)| *k == key))
-                .unwrap_or(false);
+        // A widget may have left the page, or moved on to another model.
+        for state in waiting.iter().filter_map(Weak::upgrade) {
+            let wanted = state.borrow().hub.as_ref().is_some_and(|(k, _)| *k == key);
             if wanted {
-                hub.try_set(Some((key.clone(), state.clone())));
+                state.borrow_mut().hub = Some((key.clone(), answer.clone()));
+                update(&state);
             }
         }
     });
 }
 
-fn view((config, problems): Signals, site: String, urls: lazy_web::import::Urls) -> impl IntoView {
-    let hub: HubSignal = RwSignal::new(None);
-    Effect::new(move |_| fetch_hub(config, hub, &urls));
-    let outcome = Memo::new(move |_| {
-        hub.with(|h| {
-            config.with(|c| {
-                let key = c.hub_import();
-                let state = h
-                    .as_ref()
-                    .filter(|(k, _)| Some(k) == key.as_ref())
-                    .map(|(_, s)| s);
-                compute::compute(c, state)
-            })
-        })
-    });
-    // The custom model could not be shown: the widget fell back to the catalog one.
-    let failed = Memo::new(move |_| {
-        outcome.with(|o| matches!(o, Ok(Shown::Ready(o)) if o.notice.is_some()))
-    });
-    let link = move || {
-        let query = config.with(|c| compute::page_query(c, failed.get()));
-        format!("{site}estimador/{query}")
-    };
-    view! {
-        <div class="vw" data-tema=move || config.with(|c| c.theme.id()) role="group" aria-label="Estimador de VRAM de vramlab">
-            {move || problems.get().into_iter().map(|p| view! { <p class="vw-problem" role="alert">{p.sentence()}</p> }).collect_view()}
-            {move || config.with(|c| c.controls).then(|| controls(config, failed, hub))}
-            {move || match outcome.get() {
-                Ok(Shown::Ready(o)) => EitherOf3::A(config.with(|c| result(*o, c))),
-                Ok(Shown::Loading(s)) => EitherOf3::B(view! { <p class="vw-loading" role="status">{s}</p> }),
-                Err(e) => EitherOf3::C(view! { <p class="vw-problem" role="alert">{e}</p> }),
-            }}
-            <p class="vw-foot"><a class="vw-link" href=link target="_blank" rel="noopener">"Abrir en el estimador de vramlab ↗"</a></p>
-        </div>
+#[wasm_bindgen]
+impl Widget {
+    /// Mounts a widget in `mount` (a div inside the element's shadow root). `site` is
+    /// vramlab's base URL for the "open in vramlab" link; `get` reads an attribute;
+    /// `import_js` and `import_wasm` are the importer bundle's URLs ("" when this
+    /// build has none).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        mount: web_sys::HtmlElement,
+        site: String,
+        get: js_sys::Function,
+        import_js: String,
+        import_wasm: String,
+    ) -> Widget {
+        let (config, problems) = read(&get);
+        mount.set_inner_html(render::FRAME);
+        let root = mount
+            .first_element_child()
+            .unwrap_or_else(|| mount.clone().into());
+        let state = Rc::new(RefCell::new(State {
+            config,
+            problems,
+            typed: None,
+            hub: None,
+            urls: (import_js, import_wasm),
+            site,
+            root: root.clone(),
+            controls: String::new(),
+            failed: false,
+        }));
+        let weak = Rc::downgrade(&state);
+        // One listener for every control: `change` bubbles from selects and inputs.
+        let listener = EventListener::new(&root, "change", move |ev| {
+            let Some(state) = weak.upgrade() else {
+                return;
+            };
+            let Some(target) = ev.target() else {
+                return;
+            };
+            let (name, value) = if let Some(s) = target.dyn_ref::<web_sys::HtmlSelectElement>() {
+                (s.name(), s.value())
+            } else if let Some(i) = target.dyn_ref::<web_sys::HtmlInputElement>() {
+                (i.name(), i.value())
+            } else {
+                return;
+            };
+            on_change(&state, &name, &value);
+        });
+        update(&state);
+        Widget {
+            state,
+            get,
+            _listener: listener,
+        }
+    }
+
+    /// Reads the attributes again (one of them changed).
+    pub fn refresh(&self) {
+        let (config, problems) = read(&self.get);
+        {
+            let mut s = self.state.borrow_mut();
+            s.config = config;
+            s.problems = problems;
+        }
+        update(&self.state);
     }
 }

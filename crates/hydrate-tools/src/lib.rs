@@ -1,6 +1,7 @@
-//! `hydrate-tools` is the wasm32 bundle for pages with heavy islands. It is `hydrate`
-//! with `ui`'s `tools` feature on, so it carries every island; a page loads either this
-//! bundle or the light one, never both.
+//! `hydrate-tools` is the wasm32 bundle of the estimator: `hydrate` with `ui`'s `tools`
+//! feature on. The estimator's page loads it at once; the VRAM anatomy chapter loads the
+//! light bundle for its weights calculator, and this one only when its estimator nears
+//! the screen.
 //!
 //! It must be built in its own cargo invocation: in one invocation with `hydrate`,
 //! cargo would unify `ui`'s features and the light bundle would grow too.

@@ -270,11 +270,11 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 .parse()
                 .map_err(|e| format!("formato=\"{dtype}\": {e}"))?;
             let dtype = parsed.id().to_owned();
-            // `hydrate-tools` carries it too: the VRAM anatomy chapter shows it beside
-            // the estimator.
+            // Only the light bundle: the VRAM anatomy chapter, which shows it above the
+            // estimator, loads `hydrate-tools` later, for the estimator alone.
             Ok(island(
                 "la calculadora de pesos",
-                &[Bundle::Light, Bundle::Tools],
+                &[Bundle::Light],
                 render(move || {
                     view! { <WeightsCalculator params=params dtype=dtype /> }.into_any()
                 }),

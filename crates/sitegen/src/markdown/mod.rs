@@ -190,7 +190,7 @@ mod tests {
         // As the page's first island, a heavy island is woken at once.
         let r = go("{{< laboratorio-asignador >}}\n").unwrap();
         assert_eq!((r.bundle, r.later), (Bundle::Lab, None));
-        let r = go("{{< estimador >}}\n\n{{< pesos >}}\n").unwrap();
+        let r = go("{{< estimador >}}\n").unwrap();
         assert_eq!((r.bundle, r.later), (Bundle::Tools, None));
         // Below the weights calculator the estimator comes later.
         let r = go("{{< pesos >}}\n\n{{< estimador >}}\n").unwrap();

@@ -9,9 +9,8 @@
 //! `hydrate-lab`, which that page loads when the lab nears the screen, after the
 //! explainer's bundle); the attention demo (`attention`); the home page's explainer
 //! and quick estimator (`home`), both answered by the diagnostics worker; the WebGPU
-//! check (`gpu-check`) and the weights calculator (`weights`, in `hydrate` and, for the
-//! VRAM anatomy chapter, `hydrate-tools`). No bundle pays for islands its pages never
-//! show.
+//! check (`gpu-check`) and the weights calculator (`weights`), both in `hydrate`. No
+//! bundle pays for islands its pages never show.
 
 #[cfg(feature = "lab")]
 mod allocator_lab;
