@@ -65,7 +65,7 @@ pub fn read_first_buffer(
 }
 
 /// Reads the first file of an `<input type=file>` change event with `File.text()`.
-#[cfg(feature = "background")]
+#[cfg(feature = "explainer")]
 pub fn read_first(
     ev: leptos::ev::Event,
     max_bytes: usize,
