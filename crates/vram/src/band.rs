@@ -81,9 +81,9 @@ const fn band(p10: f64, p90: f64, cases: usize, pooled: bool) -> Band {
 pub const TABLE: &[Row] = &[
     ("transformers", true, band(-9.9, 1.3, 16, false)),
     ("transformers", false, band(-48.1, -0.9, 4, false)),
-    ("unsloth", true, band(-49.4, 5.7, 28, true)),
+    ("unsloth", true, band(-28.0, 5.7, 28, true)),
     ("torchtune", true, band(-1.8, 54.4, 4, false)),
-    ("deepspeed", true, band(-49.4, 5.7, 28, true)),
+    ("deepspeed", true, band(-28.0, 5.7, 28, true)),
     ("vllm", false, band(-2.2, 2.1, 18, false)),
     ("llama.cpp", false, band(0.0, 0.0, 11, false)),
     ("ollama", false, band(-14.9, 1.7, 42, true)),

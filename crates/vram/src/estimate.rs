@@ -377,8 +377,21 @@ fn model_states(
                 Precision::Pure => w.compute_dtype().bytes_for(1),
                 Precision::Amp | Precision::Master => 4,
             };
-            b.weights =
-                weight_bytes(pc, Some(a), base).saturating_add(mul(&[adapters, adapter_bytes]));
+            // PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py) casts every
+            // fp16/bf16 parameter that is not `Params4bit` to fp32: 2 more bytes for each
+            // one that stayed 16-bit. It skips GPTQ and the other quantisers.
+            let bnb = matches!(
+                base,
+                WeightFormat::Nf4 { .. } | WeightFormat::Plain { dtype: Dtype::Int8 }
+            );
+            let upcast = if w.kbit_fp32 && bnb {
+                mul(&[2, pc.total.saturating_sub(pc.layer_linear)])
+            } else {
+                0
+            };
+            b.weights = weight_bytes(pc, Some(a), base)
+                .saturating_add(upcast)
+                .saturating_add(mul(&[adapters, adapter_bytes]));
             b.gradients = mul(&[adapters, adapter_bytes]);
             let (num, den) = optimizer_per_param(w.optimizer, adapter_bytes);
             b.optimizer = mul(&[adapters, num]).div_ceil(den);
@@ -600,8 +613,16 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
         } else {
             layers
         };
+        // After PEFT's k-bit preparation the residual stream is fp32 (fp32 embeddings
+        // and norm weights promote it), and so is every layer input kept.
+        let prepared = w.kbit_fp32
+            && matches!(
+                w.weights,
+                WeightFormat::Nf4 { .. } | WeightFormat::Plain { .. }
+            );
+        let input = if prepared { 4 } else { c };
         (
-            mul(&[kept, c, w.seq, w.batch, u64::from(a.hidden)]),
+            mul(&[kept, input, w.seq, w.batch, u64::from(a.hidden)]),
             layer.saturating_mul(2),
         )
     } else {
@@ -1427,6 +1448,75 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("arquitectura"), "{err}");
+    }
+
+    /// PEFT's `prepare_model_for_kbit_training` casts what is not 4-bit to fp32: two
+    /// more bytes for each of Llama 3.1 8B's embeddings, head and norms, and fp32 layer
+    /// inputs under checkpointing. A GPTQ base is left as it is.
+    #[test]
+    fn peft_kbit_preparation_upcasts_the_rest_to_fp32() {
+        let m = preset("llama-3.1-8b");
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let pc = a.param_count();
+        let plain = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Qlora,
+            weights: WeightFormat::Nf4 { double_quant: true },
+            grad_checkpointing: true,
+            batch: 1,
+            seq: 4096,
+            ..Workload::default()
+        };
+        let prepared = Workload {
+            kbit_fp32: true,
+            ..plain.clone()
+        };
+        let (e0, e1) = (
+            estimate(&m, &plain).unwrap(),
+            estimate(&m, &prepared).unwrap(),
+        );
+        let rest = pc.total - pc.layer_linear;
+        assert_eq!(e1.breakdown.weights - e0.breakdown.weights, 2 * rest);
+        // 525M embeddings + 525M head + norms: about 2.1 GB more.
+        assert!(
+            (2_100_000_000..2_110_000_000).contains(&(2 * rest)),
+            "{rest}"
+        );
+        // 32 layer inputs of 4096 tokens × 4096 in fp32 instead of bf16.
+        assert_eq!(
+            e1.breakdown.activations - e0.breakdown.activations,
+            32 * 4096 * 4096 * 2
+        );
+        // GPTQ: nothing to cast.
+        let gptq = WeightFormat::GroupQuant {
+            bits: 4,
+            group: 128,
+        };
+        let g0 = estimate(
+            &m,
+            &Workload {
+                weights: gptq,
+                ..plain.clone()
+            },
+        )
+        .unwrap();
+        let g1 = estimate(
+            &m,
+            &Workload {
+                weights: gptq,
+                ..prepared.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(g0.breakdown, g1.breakdown);
+        // Only transformers prepares the base this way.
+        let s = crate::Settings::for_task(crate::settings::Task::Qlora);
+        assert!(s.workload().kbit_fp32);
+        let unsloth = crate::Settings::defaults(
+            crate::settings::Task::Qlora,
+            crate::settings::Runtime::Unsloth,
+        );
+        assert!(!unsloth.workload().kbit_fp32);
     }
 
     #[test]

@@ -220,6 +220,12 @@ pub struct Workload {
     /// layer than the modules they replace.
     #[serde(default)]
     pub fused_layers: bool,
+    /// QLoRA prepared by PEFT's `prepare_model_for_kbit_training` (what TRL's
+    /// `SFTTrainer` and PEFT's QLoRA guide do for a 4-bit base): every parameter that is
+    /// not 4-bit (embeddings, head, norms, biases) is cast to fp32, so the residual
+    /// stream, and the layer inputs that checkpointing keeps, are fp32 too.
+    #[serde(default)]
+    pub kbit_fp32: bool,
     /// ggml only: the last this-many layers live on the GPU (`-ngl`); `None` or more
     /// than the layers puts every layer and the output there.
     #[serde(default)]
@@ -262,6 +268,7 @@ impl Default for Workload {
             engine: Engine::Torch,
             grads_persist: false,
             fused_layers: false,
+            kbit_fp32: false,
             gpu_layers: None,
             ubatch: default_ubatch(),
         }

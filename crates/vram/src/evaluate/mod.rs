@@ -507,6 +507,14 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             notes.push(Note::OldGenerateCache { bytes });
         }
     }
+    if w.kbit_fp32
+        && let Some(a) = model.arch()
+    {
+        let pc = a.param_count();
+        notes.push(Note::KbitFp32 {
+            bytes: 2 * pc.total.saturating_sub(pc.layer_linear),
+        });
+    }
     if s.task == Task::Qlora && matches!(s.format, WeightFormat::Plain { .. }) {
         notes.push(Note::QloraBase {
             asked: s.format.id(),

@@ -91,6 +91,9 @@ pub enum Note {
     /// transformers' `generate` before 2024 held the previous step's KV cache beside the
     /// new one (`estimate::previous_step_cache`).
     OldGenerateCache { bytes: u64 },
+    /// QLoRA with transformers: PEFT's `prepare_model_for_kbit_training` cast the
+    /// non-4-bit parameters (`bytes` more) and the residual stream to fp32.
+    KbitFp32 { bytes: u64 },
     /// vLLM's hybrid manager pads a model's windowed and global layers into groups of one
     /// size: each token costs `padded` layers' worth instead of `layers`
     /// (`serving::hybrid_padding`).
@@ -330,6 +333,10 @@ impl Note {
             Note::HybridKv { padded, layers } => format!(
                 "Capas de ventana deslizante y globales: vLLM las reparte en grupos del mismo tamaño y rellena el último de cada tipo, así que cada token de la caché ocupa lo de {padded} capas, no lo de {layers}; por eso anuncia menos tokens que la cuenta capa a capa."
             ),
+            Note::KbitFp32 { bytes } => format!(
+                "QLoRA con transformers: prepare_model_for_kbit_training de PEFT (lo llama SFTTrainer de TRL) pasa a FP32 todo lo que no es de 4 bits, los embeddings, la cabeza y las normas: {} más, y con ellos el flujo residual y las entradas de capa que guarda el checkpointing. Unsloth y torchtune los dejan en 16 bits.",
+                ByteSize(*bytes).binary()
+            ),
             Note::OldGenerateCache { bytes } => format!(
                 "Versiones antiguas: hasta 2024 (transformers 4.35 y las de su época), generate guardaba la caché KV del paso anterior junto a la nueva, dos copias enteras; con ellas súmale {}. Desde entonces la caché se actualiza en su sitio y vale el total de arriba.",
                 ByteSize(*bytes).binary()
@@ -419,6 +426,7 @@ mod tests {
                 asked: "bf16".into(),
             },
             Note::OldGenerateCache { bytes: 1 << 30 },
+            Note::KbitFp32 { bytes: 1 << 30 },
             Note::HybridKv {
                 padded: 70,
                 layers: 62,
