@@ -1,21 +1,9 @@
 //! HTML text helpers every renderer of the site shares (the Markdown passes, the
 //! highlighter, the generated tables and pages).
 
-/// Escapes text for HTML content or a quoted attribute value.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for HTML content or a quoted attribute value: the same function the
+/// embeddable widget writes its markup with.
+pub use embed::render::esc as escape;
 
 #[cfg(test)]
 mod tests {

@@ -69,6 +69,18 @@ impl Profile {
             None => self,
         }
     }
+
+    /// The profile with the reader's `max_num_seqs`, if one was given (at most the
+    /// tokens: each sequence takes at least one).
+    pub fn with_sequences(self, sequences: Option<u64>) -> Profile {
+        match sequences {
+            Some(n) => Profile {
+                sequences: n.clamp(1, self.batched_tokens.max(1)),
+                ..self
+            },
+            None => self,
+        }
+    }
 }
 
 /// Bytes of the profile run's peak: the larger of the forward pass over
@@ -343,6 +355,17 @@ mod tests {
         // Fewer tokens than sequences caps the sampler's rows too.
         assert_eq!(p.with_tokens(Some(100)).sequences, 100);
         assert_eq!(p.with_tokens(None), p);
+        // Fewer rows for the sampler: Llama 3.1 8B's 128 256-wide logits at 14 bytes.
+        let fewer = p.with_sequences(Some(64));
+        assert_eq!(fewer.sequences, 64);
+        assert_eq!(fewer.with_sequences(Some(1 << 30)).sequences, 20_000);
+        let sampler_only = Profile {
+            batched_tokens: 1,
+            sequences: 1,
+        }
+        .with_tokens(Some(8))
+        .with_sequences(Some(8));
+        assert_eq!(profile_peak(&a, &w, sampler_only), 8 * 128_256 * 14);
     }
 
     #[test]

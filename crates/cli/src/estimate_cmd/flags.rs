@@ -49,7 +49,7 @@ fn defaults(f: Field) -> String {
         Field::Tp => "auto".into(),
         Field::CudaContext => "el de la familia de la GPU".into(),
         Field::GpuLayers => "all".into(),
-        Field::BatchedTokens => "auto, el de vLLM V1 para la GPU".into(),
+        Field::BatchedTokens | Field::MaxSeqs => "auto, el de vLLM V1 para la GPU".into(),
         _ => "ninguno".into(),
     });
     let mut text = format!("por defecto: {base}");

@@ -281,13 +281,16 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         (true, Some(a), Some(c)) => {
             let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
             let a100 = s.gpu.is_some_and(|g| g.id.starts_with("a100"));
-            let profile = serving::Profile::vllm_default(total, a100).with_tokens(s.batched_tokens);
+            let profile = serving::Profile::vllm_default(total, a100)
+                .with_tokens(s.batched_tokens)
+                .with_sequences(s.max_seqs);
             let peak = serving::profile_peak(a, &w, profile);
             notes.push(Note::ServingProfile {
                 tokens: profile.batched_tokens,
                 sequences: profile.sequences,
                 bytes: peak,
-                chosen: s.batched_tokens.is_some(),
+                chosen_tokens: s.batched_tokens.is_some(),
+                chosen_sequences: s.max_seqs.is_some(),
             });
             if let Some((padded, layers)) = serving::hybrid_padding(a, w.pp)
                 && padded > layers

@@ -40,9 +40,10 @@ pub enum Note {
         tokens: u64,
         sequences: u64,
         bytes: u64,
-        /// Whether `tokens` is the reader's `max_num_batched_tokens` (not vLLM's
-        /// default for the GPU).
-        chosen: bool,
+        /// Whether `tokens` and `sequences` are the reader's `max_num_batched_tokens` and
+        /// `max_num_seqs` (not vLLM's defaults for the GPU).
+        chosen_tokens: bool,
+        chosen_sequences: bool,
     },
     /// How llama.cpp (or Ollama) lays out inference memory.
     Ggml {
@@ -136,15 +137,17 @@ impl Note {
                 tokens,
                 sequences,
                 bytes,
-                chosen,
+                chosen_tokens,
+                chosen_sequences,
             } => format!(
                 "Arranque del servidor: antes de repartir la caché KV, vLLM V1 hace una pasada de perfil con {} tokens de prellenado y el muestreador sobre {} secuencias ({}), y descuenta su pico: {}. Con vocabularios grandes manda el muestreador; bajar max_num_seqs lo reduce, y con un max_num_batched_tokens grande manda el prellenado.",
                 group_digits(*tokens),
                 group_digits(*sequences),
-                if *chosen {
-                    "el max_num_batched_tokens elegido, y max_num_seqs por defecto en esta GPU"
-                } else {
-                    "max_num_batched_tokens y max_num_seqs por defecto en esta GPU"
+                match (chosen_tokens, chosen_sequences) {
+                    (false, false) => "max_num_batched_tokens y max_num_seqs por defecto en esta GPU",
+                    (true, false) => "el max_num_batched_tokens elegido, y max_num_seqs por defecto en esta GPU",
+                    (false, true) => "max_num_batched_tokens por defecto en esta GPU, y el max_num_seqs elegido",
+                    (true, true) => "los max_num_batched_tokens y max_num_seqs elegidos",
                 },
                 ByteSize(*bytes).binary()
             ),
@@ -408,7 +411,8 @@ mod tests {
                 tokens: 8192,
                 sequences: 1024,
                 bytes: 1 << 30,
-                chosen: false,
+                chosen_tokens: false,
+                chosen_sequences: true,
             },
             Note::Pipeline { pp: 2 },
             Note::CpuOffload { bytes: 1 << 30 },

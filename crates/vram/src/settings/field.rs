@@ -47,6 +47,7 @@ pub enum Field {
     Serve,
     Utilization,
     BatchedTokens,
+    MaxSeqs,
     BlockSize,
     CudaContext,
 }
@@ -246,6 +247,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::MaxSeqs,
+        "secuencias-max",
+        "Secuencias por paso del servidor",
+        "el número de secuencias por paso",
+        false,
+    ),
+    spec(
         Field::BlockSize,
         "bloque",
         "Tokens por bloque",
@@ -291,6 +299,7 @@ impl Field {
         Field::Serve,
         Field::Utilization,
         Field::BatchedTokens,
+        Field::MaxSeqs,
         Field::BlockSize,
         Field::CudaContext,
     ];
@@ -325,6 +334,7 @@ impl Field {
             Field::Serve => "serve",
             Field::Utilization => "utilization",
             Field::BatchedTokens => "max_num_batched_tokens",
+            Field::MaxSeqs => "max_num_seqs",
             Field::BlockSize => "block_size",
             Field::CudaContext => "cuda_context",
         }
@@ -360,6 +370,7 @@ impl Field {
             Field::Serve => "serve",
             Field::Utilization => "gpu-memory-utilization",
             Field::BatchedTokens => "max-num-batched-tokens",
+            Field::MaxSeqs => "max-num-seqs",
             Field::BlockSize => "block-size",
             Field::CudaContext => "cuda-context",
         }
@@ -431,6 +442,9 @@ impl Field {
             Field::BatchedTokens => {
                 "Tokens que el servidor procesa en un paso (max_num_batched_tokens de vLLM): su pasada de perfil al arrancar los usa todos, y su pico se resta de la caché KV. «auto» toma el valor por defecto de vLLM V1 en esa GPU (8192 en las de 70 GiB o más que no son A100; 2048 en las demás); el motor V0 sin prellenado por trozos usaba max(max_model_len, 2048)."
             }
+            Field::MaxSeqs => {
+                "Secuencias que el servidor atiende en un paso (max_num_seqs de vLLM): al arrancar, su muestreador de prueba saca logits de todo el vocabulario para cada una, y con vocabularios grandes ese es el pico que se resta de la caché KV. «auto» toma el de vLLM V1 en esa GPU (1024 en las de 70 GiB o más que no son A100; 256 en las demás)."
+            }
             Field::BlockSize => "Tokens por bloque de la caché KV paginada.",
             Field::CudaContext => {
                 "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi mientras corre el trabajo."
@@ -478,6 +492,7 @@ impl Field {
             Field::Tp => format!("auto o {}", GPUS.describe()),
             Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
             Field::BatchedTokens => format!("auto o {}", BATCHED_TOKENS.describe()),
+            Field::MaxSeqs => format!("auto o {}", BATCH.describe()),
             _ => self.bounds().map(Bounds::describe).unwrap_or_default(),
         }
     }
@@ -494,6 +509,7 @@ impl Field {
             Field::GpuLayers => Some(GPU_LAYERS),
             Field::Ubatch => Some(UBATCH),
             Field::BatchedTokens => Some(BATCHED_TOKENS),
+            Field::MaxSeqs => Some(BATCH),
             _ => None,
         }
     }
@@ -708,6 +724,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Serve => print_switch(s.serve, surface),
         Field::Utilization => print_percent(s.utilization),
         Field::BatchedTokens => n(s.batched_tokens?),
+        Field::MaxSeqs => n(s.max_seqs?),
         Field::BlockSize => n(u64::from(s.block_size)),
         Field::CudaContext => print_size(s.cuda_context?),
     })
@@ -777,6 +794,8 @@ pub(super) fn set(
             Field::Utilization => s.utilization = percent(input)?,
             Field::BatchedTokens if auto(input) => s.batched_tokens = None,
             Field::BatchedTokens => s.batched_tokens = Some(count(f, input)?),
+            Field::MaxSeqs if auto(input) => s.max_seqs = None,
+            Field::MaxSeqs => s.max_seqs = Some(count(f, input)?),
             Field::BlockSize => s.block_size = small(f, input)?,
             Field::CudaContext if auto(input) => s.cuda_context = None,
             Field::CudaContext => s.cuda_context = Some(size(input, 0)?),
@@ -820,6 +839,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::Serve => to.serve = from.serve,
         Field::Utilization => to.utilization = from.utilization,
         Field::BatchedTokens => to.batched_tokens = from.batched_tokens,
+        Field::MaxSeqs => to.max_seqs = from.max_seqs,
         Field::BlockSize => to.block_size = from.block_size,
         Field::CudaContext => to.cuda_context = from.cuda_context,
         Field::GpuLayers => to.gpu_layers = from.gpu_layers,

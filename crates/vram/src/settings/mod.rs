@@ -91,6 +91,9 @@ pub struct Settings {
     /// vLLM's `max_num_batched_tokens`: the tokens of its start-up profile pass;
     /// `None` is vLLM V1's default for the GPU (`serving::Profile::vllm_default`).
     pub batched_tokens: Option<u64>,
+    /// vLLM's `max_num_seqs`: the rows its start-up sampler pass takes; `None` is vLLM
+    /// V1's default for the GPU.
+    pub max_seqs: Option<u64>,
     /// Tokens per block of the paged KV cache.
     pub block_size: u32,
     /// llama.cpp's `-ngl`: layers on the GPU (`None`: all of them and the output).
@@ -206,6 +209,7 @@ impl Settings {
             serve: runtime == Runtime::Vllm,
             utilization: 90,
             batched_tokens: None,
+            max_seqs: None,
             block_size: 16,
             cuda_context: None,
             gpu_layers: None,

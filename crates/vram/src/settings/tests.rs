@@ -261,6 +261,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             proptest::option::of(0u32..=1024),
             1u32..=65_536,
             proptest::option::of(1u64..=(1 << 24)),
+            proptest::option::of(1u64..=(1 << 20)),
         ),
     )
         .prop_map(move |(a, b, c)| Settings {
@@ -302,6 +303,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             gpu_layers: c.6,
             ubatch: c.7,
             batched_tokens: c.8,
+            max_seqs: c.9,
         })
 }
 
