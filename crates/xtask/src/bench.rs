@@ -255,7 +255,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
     let verdict = |bytes: u64, budget: u64| if bytes <= budget { "within" } else { "OVER" };
     md.push_str(&format!(
         "\nHydrate bundle (wasm + js + loader + snippets), gzipped: **{} bytes** ({} the {} byte budget).\n\
-         Tools bundle (pages with the estimator; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
+         Tools bundle (the estimator: its page at load, the VRAM anatomy chapter later; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Debugging bundle (OOM explainer, snapshot viewer; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Lab bundle (allocator lab, loaded when it nears the screen; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
          Attention bundle (FlashAttention chapter: light islands + demo; wasm + js), gzipped: {} bytes ({} the {} byte budget).\n\
