@@ -377,26 +377,38 @@ fn model_states(
                 Precision::Pure => w.compute_dtype().bytes_for(1),
                 Precision::Amp | Precision::Master => 4,
             };
-            // PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py) casts every
-            // fp16/bf16 parameter that is not `Params4bit` to fp32: 2 more bytes for each
-            // one that stayed 16-bit. It skips GPTQ and the other quantisers.
-            let bnb = matches!(
-                base,
-                WeightFormat::Nf4 { .. } | WeightFormat::Plain { dtype: Dtype::Int8 }
-            );
-            let upcast = if w.kbit_fp32 && bnb {
-                mul(&[2, pc.total.saturating_sub(pc.layer_linear)])
-            } else {
-                0
-            };
             b.weights = weight_bytes(pc, Some(a), base)
-                .saturating_add(upcast)
+                .saturating_add(kbit_upcast_bytes(pc, w))
                 .saturating_add(mul(&[adapters, adapter_bytes]));
             b.gradients = mul(&[adapters, adapter_bytes]);
             let (num, den) = optimizer_per_param(w.optimizer, adapter_bytes);
             b.optimizer = mul(&[adapters, num]).div_ceil(den);
             Ok((b, adapters))
         }
+    }
+}
+
+/// Whether PEFT's `prepare_model_for_kbit_training` ran on this QLoRA base
+/// (`Workload::kbit_fp32`): it prepares bitsandbytes bases (NF4, or int8 and 16-bit
+/// weights loaded through bitsandbytes) and skips GPTQ and the other quantisers
+/// (peft/utils/other.py).
+fn kbit_prepared(w: &Workload) -> bool {
+    w.kbit_fp32
+        && w.finetune == Finetune::Qlora
+        && matches!(
+            w.weights,
+            WeightFormat::Nf4 { .. } | WeightFormat::Plain { .. }
+        )
+}
+
+/// The bytes `prepare_model_for_kbit_training` adds to the weights: it casts every
+/// fp16/bf16 parameter that is not `Params4bit` (embeddings, head, norms, biases) to
+/// fp32, 2 more bytes each.
+pub fn kbit_upcast_bytes(pc: &ParamCount, w: &Workload) -> u64 {
+    if kbit_prepared(w) {
+        mul(&[2, pc.total.saturating_sub(pc.layer_linear)])
+    } else {
+        0
     }
 }
 
@@ -615,12 +627,7 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
         };
         // After PEFT's k-bit preparation the residual stream is fp32 (fp32 embeddings
         // and norm weights promote it), and so is every layer input kept.
-        let prepared = w.kbit_fp32
-            && matches!(
-                w.weights,
-                WeightFormat::Nf4 { .. } | WeightFormat::Plain { .. }
-            );
-        let input = if prepared { 4 } else { c };
+        let input = if kbit_prepared(w) { 4 } else { c };
         (
             mul(&[kept, input, w.seq, w.batch, u64::from(a.hidden)]),
             layer.saturating_mul(2),

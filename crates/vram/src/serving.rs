@@ -55,9 +55,7 @@ impl Profile {
             sequences: sequences.min(batched_tokens),
         }
     }
-}
 
-impl Profile {
     /// The profile with the reader's `max_num_batched_tokens`, if one was given; the
     /// sampler's rows stay at `max_num_seqs`, which never exceeds the tokens.
     pub fn with_tokens(self, tokens: Option<u64>) -> Profile {

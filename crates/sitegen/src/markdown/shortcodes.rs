@@ -107,10 +107,8 @@ pub(super) fn expand<'a>(
         out.bundle = carriers.first().copied().unwrap_or_default();
     }
     if first_later.is_some() {
-        out.later = later_carriers
-            .first()
-            .copied()
-            .filter(|b| first_island.is_none() || *b != out.bundle);
+        // A later bundle that is the page's own would be fetched twice for nothing.
+        out.later = later_carriers.first().copied().filter(|b| *b != out.bundle);
     }
     Ok(result)
 }

@@ -510,13 +510,11 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             notes.push(Note::OldGenerateCache { bytes });
         }
     }
-    if w.kbit_fp32
-        && let Some(a) = model.arch()
-    {
-        let pc = a.param_count();
-        notes.push(Note::KbitFp32 {
-            bytes: 2 * pc.total.saturating_sub(pc.layer_linear),
-        });
+    if let Some(a) = model.arch() {
+        let bytes = crate::estimate::kbit_upcast_bytes(&a.param_count(), w);
+        if bytes > 0 {
+            notes.push(Note::KbitFp32 { bytes });
+        }
     }
     if s.task == Task::Qlora && matches!(s.format, WeightFormat::Plain { .. }) {
         notes.push(Note::QloraBase {

@@ -450,13 +450,7 @@ impl Settings {
             stored_weights: None,
             grads_persist: training && self.runtime == Runtime::Deepspeed,
             fused_layers: training && self.runtime == Runtime::Unsloth,
-            // PEFT leaves GPTQ and the other quantisers' bases as they are.
-            kbit_fp32: self.task == Task::Qlora
-                && self.runtime == Runtime::Transformers
-                && matches!(
-                    self.format,
-                    WeightFormat::Nf4 { .. } | WeightFormat::Plain { .. }
-                ),
+            kbit_fp32: self.task == Task::Qlora && self.runtime == Runtime::Transformers,
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             engine: match self.runtime {
