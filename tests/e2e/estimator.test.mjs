@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { useBrowser, url, watch, screenshot, waitForIslands, cli, gib } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, waitForEstimate, cli, gib } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -97,6 +97,46 @@ test("the estimator matches the CLI and follows its inputs", async () => {
   await again.waitForFunction(() => document.querySelector(".estimator select[name=modo]").value === "qlora");
   assert.equal(await again.locator(".estimator select[name=gpu]").inputValue(), "rtx-3060");
   await again.close();
+  await context.close();
+});
+
+test("the engine is fetched on the first change, once, and a failed fetch is a Spanish message", async () => {
+  const { context, page, problems, est } = await openEstimator();
+  const engine = [];
+  page.on("request", (r) => {
+    if (/estimate_web/.test(r.url())) engine.push(r.url());
+  });
+  // The first answer is in the page's HTML: no engine yet.
+  assert.match(await est.locator(".est-total").innerText(), /GiB/);
+  assert.deepEqual(engine, []);
+
+  await est.locator("select[name=gpu]").selectOption("rtx-3060");
+  const expected = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-3060"]);
+  if (expected) await est.locator(".est-total", { hasText: gib(expected.per_gpu_bytes) }).waitFor();
+  await waitForEstimate(page);
+  assert.equal(engine.length, 2, engine.join(" "));
+  // Later changes reuse it.
+  await est.locator("input[name=contexto]").fill("8k");
+  await waitForEstimate(page);
+  await est.locator("select[name=gpu]").selectOption("h100-sxm");
+  await waitForEstimate(page);
+  assert.equal(await est.locator(".est-chart .est-chart-now").getAttribute("data-tokens"), "8192");
+  assert.equal(engine.length, 2, engine.join(" "));
+  assert.deepEqual(problems, []);
+
+  // A bundle that cannot start: the output says so in Spanish, the form still works.
+  const broken = await context.newPage();
+  await broken.route(/estimate_web_bg[^/]*\.wasm/, (r) =>
+    r.fulfill({ status: 200, contentType: "application/wasm", body: "no es wasm" }),
+  );
+  await broken.goto(url("estimador/"));
+  await waitForIslands(broken);
+  await broken.locator(".estimator select[name=gpu]").selectOption("rtx-3060");
+  const alert = broken.locator(".estimator output [role=alert]");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /No se pudo iniciar el módulo del estimador/);
+  await broken.locator(".estimator input[name=lote]").fill("cero");
+  await broken.locator(".estimator output [role=alert]", { hasText: "El lote debe ser" }).waitFor();
   await context.close();
 });
 
@@ -238,6 +278,10 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   await waitForIslands(other);
   await other.waitForFunction(() => document.querySelector(".estimator select[name=modelo]").value === "propio");
   assert.match(await other.locator(".est-imported").innerText(), /124\u202f439\u202f808/);
+  // The fresh browser answers the link as the page that wrote it did.
+  await waitForEstimate(page);
+  await waitForEstimate(other);
+  assert.equal(await other.locator(".est-total").innerText(), await total.innerText());
 
   // The link carries the compact architecture text, not JSON.
   assert.match(decodeURIComponent(new URL(link).searchParams.get("arquitectura")), /^a1:[0-9.,-]+:gpt2$/);
@@ -249,6 +293,7 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   await waitForIslands(other);
   await other.locator(".est-import [role=alert]").waitFor({ state: "attached" });
   assert.match(await other.locator(".est-import [role=alert]").textContent(), /dañada: El campo «num_hidden_layers»/);
+  await waitForEstimate(other);
   const tampered = link.replace(/arquitectura=[^&]*/, "arquitectura=" + encodeURIComponent('{"layers":0}'));
   await other.goto(tampered);
   await waitForIslands(other);

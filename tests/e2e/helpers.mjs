@@ -74,6 +74,14 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
+// Waits until the estimator's answer is the one for its inputs: the diagnostics worker
+// answers every change after the first (aria-busy is "true" while it works). Call it
+// after something that follows the change (a value in the form, a message): the page
+// marks the output busy in the same turn.
+export async function waitForEstimate(page) {
+  await page.locator('.estimator output[aria-busy="false"]').waitFor({ state: "attached" });
+}
+
 // Waits until the island loader has hydrated every island on the page.
 export async function waitForIslands(page) {
   await page.waitForFunction(() => document.documentElement.dataset.islands, null, {

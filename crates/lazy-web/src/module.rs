@@ -13,8 +13,10 @@ extern "C" {
 }
 
 thread_local! {
-    /// Initialised modules by glue URL (a page loads one or two).
-    static MODULES: RefCell<Vec<(String, JsValue)>> = const { RefCell::new(Vec::new()) };
+    /// Modules by glue URL (a page loads one or two), as the promise of their
+    /// initialisation: a caller that asks while it is under way waits for the same one
+    /// instead of importing and instantiating the module a second time.
+    static MODULES: RefCell<Vec<(String, Promise)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A JS error, string or object as one readable line.
@@ -52,17 +54,33 @@ fn function(module: &JsValue, key: &str) -> Result<Function, String> {
 }
 
 /// The initialised module, importing and instantiating it on first use. `what` names
-/// it in errors ("de GPU", "de importación").
+/// it in errors ("de GPU", "de importación"). A load that failed is tried again on the
+/// next call (the network may be back).
 pub async fn load(what: &str, js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
-    let cached = MODULES.with(|m| {
+    let under_way = MODULES.with(|m| {
         m.borrow()
             .iter()
             .find(|(url, _)| url == js_url)
-            .map(|(_, module)| module.clone())
+            .map(|(_, p)| p.clone())
     });
-    if let Some(m) = cached {
-        return Ok(m);
-    }
+    let promise = under_way.unwrap_or_else(|| {
+        let (what, js, wasm) = (what.to_owned(), js_url.to_owned(), wasm_url.to_owned());
+        let p = wasm_bindgen_futures::future_to_promise(async move {
+            start(&what, &js, &wasm)
+                .await
+                .map_err(|e| JsValue::from_str(&e))
+        });
+        MODULES.with(|m| m.borrow_mut().push((js_url.to_owned(), p.clone())));
+        p
+    });
+    JsFuture::from(promise.clone()).await.map_err(|e| {
+        MODULES.with(|m| m.borrow_mut().retain(|(_, p)| !Object::is(p, &promise)));
+        describe(&e)
+    })
+}
+
+/// Imports the glue and instantiates its wasm.
+async fn start(what: &str, js_url: &str, wasm_url: &str) -> Result<JsValue, String> {
     let module = JsFuture::from(import_module(js_url))
         .await
         .map_err(|e| format!("No se pudo cargar el módulo {what}: {}", describe(&e)))?;
@@ -75,7 +93,6 @@ pub async fn load(what: &str, js_url: &str, wasm_url: &str) -> Result<JsValue, S
     JsFuture::from(Promise::resolve(&ready))
         .await
         .map_err(|e| format!("No se pudo iniciar el módulo {what}: {}", describe(&e)))?;
-    MODULES.with(|m| m.borrow_mut().push((js_url.to_owned(), module.clone())));
     Ok(module)
 }
 

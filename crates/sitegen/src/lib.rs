@@ -110,6 +110,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         gpu_wasm: asset("pkg/gpu_web_bg.wasm"),
         import_js: asset("pkg/import_web.js"),
         import_wasm: asset("pkg/import_web_bg.wasm"),
+        estimate_js: asset("pkg/estimate_web.js"),
+        estimate_wasm: asset("pkg/estimate_web_bg.wasm"),
         worker: ui::islands::background::WorkerUrls {
             loader: asset("worker.js"),
             js: asset("pkg/worker_web.js"),

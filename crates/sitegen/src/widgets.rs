@@ -21,6 +21,9 @@ pub struct WidgetContext {
     /// The estimator's importer bundle (`import-web`).
     pub import_js: String,
     pub import_wasm: String,
+    /// The estimator's answers after the first (`estimate-web`).
+    pub estimate_js: String,
+    pub estimate_wasm: String,
     /// The diagnostics worker (loader, `worker-web` glue and wasm).
     pub worker: ui::islands::background::WorkerUrls,
     /// The site's base path ("/" or "/sub/").
@@ -219,6 +222,12 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete import-web: compila con `cargo xtask build`".into());
             }
             let (import_js, import_wasm) = (ctx.import_js.clone(), ctx.import_wasm.clone());
+            if ctx.estimate_js.is_empty() || ctx.estimate_wasm.is_empty() {
+                return Err(
+                    "falta el paquete estimate-web: compila con `cargo xtask build`".into(),
+                );
+            }
+            let (estimate_js, estimate_wasm) = (ctx.estimate_js.clone(), ctx.estimate_wasm.clone());
             let embed_js = if ctx.embed {
                 crate::widget_docs::script_url(&ctx.origin, &ctx.base)
             } else {
@@ -232,7 +241,8 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 render(move || {
                     view! {
                         <Estimator model=model settings=settings
-                            import_js=import_js import_wasm=import_wasm embed_js=embed_js />
+                            import_js=import_js import_wasm=import_wasm embed_js=embed_js
+                            estimate_js=estimate_js estimate_wasm=estimate_wasm />
                     }
                     .into_any()
                 }),
@@ -614,6 +624,8 @@ mod tests {
             gpu_wasm: "/pkg/gpu_web_bg.1.wasm".into(),
             import_js: "/pkg/import_web.1.js".into(),
             import_wasm: "/pkg/import_web_bg.1.wasm".into(),
+            estimate_js: "/pkg/estimate_web.1.js".into(),
+            estimate_wasm: "/pkg/estimate_web_bg.1.wasm".into(),
             worker: ui::islands::background::WorkerUrls {
                 loader: "/assets/worker.1.js".into(),
                 js: "/pkg/worker_web.1.js".into(),

@@ -11,7 +11,6 @@
 //! types is validated by `vram` and shown as a Spanish message, never a panic.
 
 pub mod islands;
-pub mod numbers;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod layout;

@@ -21,6 +21,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
     ("gpu-web", "gpu_web"),
     ("search-web", "search_web"),
     ("import-web", "import_web"),
+    ("estimate-web", "estimate_web"),
     ("worker-web", "worker_web"),
     ("embed", "embed"),
 ];

@@ -7,7 +7,7 @@
 use leptos::either::EitherOf4;
 use leptos::prelude::*;
 
-use crate::numbers::{fixed_es, scientific_es};
+use numfmt::{fixed_es, scientific_es};
 
 /// What a finished run shows.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]

@@ -14,8 +14,8 @@ use leptos::prelude::*;
 use vram::ByteSize;
 
 use super::background::{FileJobs, WorkerUrls};
-use crate::numbers::fixed;
 use diag_worker::Job;
+use numfmt::fixed;
 
 fn block_class(kind: BlockKind) -> &'static str {
     match kind {

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use vram::ByteSize;
 
 use super::replay::{Frame, Timeline};
-use crate::numbers::fixed;
+use numfmt::fixed;
 
 /// Segments drawn one per row; the rest are summarised.
 const ROWS: usize = 10;

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use vram::ByteSize;
 
 use super::model::{Outcome, Point};
-use crate::numbers::{fixed, fixed_es};
+use numfmt::{fixed, fixed_es};
 
 const W: f64 = 520.0;
 const H: f64 = 260.0;

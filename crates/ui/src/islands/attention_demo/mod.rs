@@ -16,8 +16,8 @@ use leptos::either::{Either, EitherOf3};
 use leptos::prelude::*;
 use vram::ByteSize;
 
-use crate::numbers::{fixed_es, scientific_es};
 use model::{Outcome, Point};
+use numfmt::{fixed_es, scientific_es};
 
 /// Sequence lengths offered.
 const LENGTHS: [u32; 9] = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768];

@@ -9,31 +9,22 @@ use leptos::prelude::*;
 
 use super::compute::{CUSTOM, Imported, Inputs};
 use super::import_panel::State;
+use estimate_web::view::{ARCH_KEY, link_weights};
 use vram::Settings;
-use vram::import::StoredWeights;
 
 use super::remembered;
 
-/// The query key that carries an imported architecture (`vram::share`).
-const ARCH_KEY: &str = "arquitectura";
-/// Exact weights: bytes, parameters and where they came from.
-const WEIGHTS_KEY: &str = "pesos";
-const PARAMS_KEY: &str = "parametros";
-const SOURCE_KEY: &str = "origen";
 /// A Hub id to import on arrival (what the panel's form submits without JavaScript).
 const HUB_ID_KEY: &str = "hf";
 
-/// Exact weights from a link, when it carries them.
-fn shared_weights(get: &impl Fn(&str) -> Option<String>) -> Option<Result<StoredWeights, String>> {
-    let bytes = get(WEIGHTS_KEY)?;
-    Some(
-        vram::share::weights(
-            &bytes,
-            get(PARAMS_KEY).as_deref(),
-            get(SOURCE_KEY).as_deref(),
-        )
-        .map_err(|e| format!("El enlace trae un tamaño de pesos dañado: {e}")),
-    )
+/// The link's pairs as a query string, encoded by the browser's `URLSearchParams`.
+pub fn query_string(pairs: Vec<(&'static str, String)>) -> Option<String> {
+    // Raw web_sys: gloo has no API to build a URL query string.
+    let params = web_sys::UrlSearchParams::new().ok()?;
+    for (k, v) in pairs {
+        params.append(k, &v);
+    }
+    Some(String::from(params.to_string()))
 }
 
 /// The model a link names: a catalog id or the imported one; anything else is a
@@ -99,7 +90,8 @@ pub fn sync(
         let shared = arch_text
             .filter(|_| legacy.is_none())
             .map(|text| vram::share::decode(&text));
-        let weights = shared_weights(&get);
+        let weights = link_weights(&get)
+            .map(|w| w.map_err(|e| format!("El enlace trae un tamaño de pesos dañado: {e}")));
         let hub_id = get(HUB_ID_KEY).filter(|_| shared.is_none() && legacy.is_none());
         let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
         // After hydration, so the static HTML and the first client render agree.
@@ -154,34 +146,13 @@ pub fn sync(
         }
     });
     Effect::new(move |first: Option<()>| {
-        let i = inputs.get();
-        let (arch, weights) = state.imported.with(|m| {
-            (
-                m.arch.as_ref().map(|(a, _)| vram::share::encode(a)),
-                m.weights.clone(),
-            )
-        });
+        let pairs = state.imported.with(|m| inputs.with(|i| i.link_pairs(m)));
         if first.is_none() {
             return;
         }
-        // Raw web_sys: gloo has no API to build a URL query string.
-        let Ok(params) = web_sys::UrlSearchParams::new() else {
+        let Some(query) = query_string(pairs) else {
             return;
         };
-        for (k, v) in i.link_pairs() {
-            params.append(k, &v);
-        }
-        if let (true, Some(a)) = (i.model == CUSTOM, arch) {
-            params.append(ARCH_KEY, &a);
-        }
-        if let Some(w) = weights {
-            params.append(WEIGHTS_KEY, &w.bytes.to_string());
-            if let Some(p) = w.params {
-                params.append(PARAMS_KEY, &p.to_string());
-            }
-            params.append(SOURCE_KEY, &w.source);
-        }
-        let query = String::from(params.to_string());
         note(remembered::save_query(&query));
         // Raw web_sys: gloo has no `history.replaceState` (gloo-history is not used).
         if let Some(w) = web_sys::window()

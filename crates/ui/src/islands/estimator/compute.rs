@@ -1,16 +1,15 @@
-//! The estimator's pure half: the reader's inputs, typed through `vram::settings`, and
-//! what the page shows for them (one `vram::Evaluation`). No Leptos here, so the tests
-//! exercise exactly what the island renders.
+//! The estimator's pure half: the reader's inputs, typed through `vram::settings`, the
+//! link they make, and (on the server) the answer for them: one `vram::Evaluation`,
+//! through `estimate_web::view`, which the browser runs in that crate's bundle. No
+//! Leptos here, so the tests exercise exactly what the island sends.
 
-use vram::catalog;
-use vram::estimate::ModelInput;
 use vram::settings::SettingError;
-use vram::{Evaluation, Field, Model, Settings, Surface};
+use vram::{Field, Settings, Surface};
 
+pub use estimate_web::view::CUSTOM;
+#[cfg(not(target_arch = "wasm32"))]
+pub use estimate_web::view::Outcome;
 pub use vram::import::Imported;
-
-/// The `modelo` value that selects the reader's imported config.json.
-pub const CUSTOM: &str = "propio";
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
@@ -63,6 +62,11 @@ impl Inputs {
         self.settings.clone().set(f, text, Surface::Web).err()
     }
 
+    /// The first refused text field's reason: the page shows it instead of an answer.
+    pub fn first_error(&self) -> Option<SettingError> {
+        TEXT_FIELDS.iter().find_map(|&f| self.error(f))
+    }
+
     /// The reader typed `text` in field `f`.
     pub fn type_text(&mut self, f: Field, text: String) {
         let text: String = text.chars().take(64).collect();
@@ -91,58 +95,22 @@ impl Inputs {
         }
     }
 
-    /// The link's (key, value) pairs for these inputs: the model, then the settings.
+    /// The link's (key, value) pairs for these inputs and what was imported: what the
+    /// address carries and what the bundle reads (`estimate_web::view::read_link`).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub fn link_pairs(&self) -> Vec<(&'static str, String)> {
-        let mut pairs = vec![(vram::settings::MODEL_KEY, self.model.clone())];
-        pairs.extend(self.settings.pairs(&Settings::web_default()));
-        pairs
+    pub fn link_pairs(&self, imported: &Imported) -> Vec<(&'static str, String)> {
+        estimate_web::view::link_pairs(&self.model, &self.settings, imported)
     }
 }
 
-/// What the page shows for a set of inputs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
-    pub eval: Evaluation,
-    pub settings: Settings,
-    /// (sequence length, bytes with eager attention, bytes with SDPA/Flash).
-    pub curve: Vec<(u64, u64, u64)>,
-}
-
-impl Outcome {
-    /// The capacity the figures compare with (0 without a GPU).
-    pub fn capacity(&self) -> u64 {
-        self.eval.capacity.unwrap_or(0)
-    }
-}
-
+/// The answer for a set of inputs, computed here on the server (the first answer, and
+/// the tests); the browser asks the `estimate-web` bundle for the same function's answer.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn compute(i: &Inputs, imported: &Imported) -> Result<Outcome, String> {
-    if let Some(e) = TEXT_FIELDS.iter().find_map(|&f| i.error(f)) {
+    if let Some(e) = i.first_error() {
         return Err(e.to_string());
     }
-    let custom = imported.arch.as_ref().map(|(a, _)| a);
-    let arch = match (i.model.as_str(), custom) {
-        (CUSTOM, Some(a)) => a.clone(),
-        _ => catalog::model(&i.model)
-            .ok_or("Elige un modelo del catálogo o importa un config.json.")?
-            .arch
-            .clone(),
-    };
-    let stored = imported.weights.clone();
-    let model = Model {
-        input: ModelInput::Arch {
-            arch: Box::new(arch),
-            total_params: stored.as_ref().and_then(|s| s.params),
-        },
-        stored,
-        tensors: None,
-    };
-    let eval = vram::evaluate(&model, &i.settings).map_err(|e| e.to_string())?;
-    Ok(Outcome {
-        curve: vram::evaluate::context_curve(&model, &i.settings),
-        settings: i.settings.clone(),
-        eval,
-    })
+    estimate_web::view::evaluate(&i.model, &i.settings, imported)
 }
 
 #[cfg(test)]
@@ -150,7 +118,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use vram::import::StoredWeights;
-    use vram::{Note, Verdict};
+    use vram::{Note, Verdict, catalog};
 
     fn inputs() -> Inputs {
         Inputs::new("llama-3.1-8b".into(), Settings::web_default())
@@ -353,7 +321,7 @@ mod tests {
         let mut i = inputs();
         i.choose(Field::Task, "qlora");
         i.type_text(Field::Seq, "8k".into());
-        let pairs = i.link_pairs();
+        let pairs = i.link_pairs(&Imported::default());
         assert_eq!(
             pairs[..3],
             [

@@ -3,24 +3,26 @@
 //!
 //! All numbers come from `vram::evaluate`, the same function the CLI calls, on
 //! settings read and written through `vram::settings` (`compute.rs` holds the inputs
-//! and the tests). The state mirrors the URL query (`?modelo=…&gpu=…`, plus the
+//! and the tests). The answer is HTML text from `estimate_web::view`: rendered
+//! at build time for the first inputs, then by the `estimate-web` bundle, fetched on
+//! the first change (`answer.rs`), so the island's bundle carries neither the engine
+//! nor the answer's views. The state mirrors the URL query (`?modelo=…&gpu=…`, plus the
 //! architecture of an imported config.json) so a result can be shared: it is applied
 //! after hydration (the static HTML shows the author's defaults), and written back with
 //! `history.replaceState` on every change (`browser.rs`).
 
 #[cfg(target_arch = "wasm32")]
+mod answer;
+#[cfg(target_arch = "wasm32")]
 mod browser;
 mod compute;
 mod embed_code;
-mod figures;
 mod import_panel;
 #[cfg(target_arch = "wasm32")]
 mod remembered;
 #[cfg(target_arch = "wasm32")]
 mod remote;
-mod result;
 
-use leptos::either::Either;
 use leptos::prelude::*;
 use vram::model_search::ModelQuery;
 use vram::settings::{
@@ -29,7 +31,7 @@ use vram::settings::{
 };
 use vram::{Field, Settings, Surface, catalog};
 
-use compute::{CUSTOM, Imported, Inputs, compute};
+use compute::{CUSTOM, Imported, Inputs};
 
 /// Weight formats offered in the picker: (id, label). A format a link brings that is
 /// not here is offered too, so the picker always shows what is computed.
@@ -183,6 +185,11 @@ pub fn Estimator(
     /// Absolute URL of the embeddable widget's script, for the "embed it" snippet
     /// ("" when the build has no widget).
     embed_js: String,
+    /// URL of the `estimate-web` JavaScript glue (loaded on the first change): it
+    /// computes every answer after the build-time one.
+    estimate_js: String,
+    /// URL of the `estimate-web` wasm module.
+    estimate_wasm: String,
 ) -> impl IntoView {
     let (initial, _) = Settings::read(&Settings::web_default(), |k| {
         settings
@@ -199,10 +206,25 @@ pub fn Estimator(
     // Why the browser would not keep the configuration (storage disabled or full).
     let storage_note: RwSignal<Option<String>> = RwSignal::new(None);
     let filter = RwSignal::new(String::new());
-    let outcome = Memo::new(move |_| {
-        let i = inputs.get();
-        imported.with(|m| compute(&i, m))
-    });
+    // The answer as HTML; the build-time one stays on the page until the first change
+    // (the browser starts from "": hydration keeps the element's content).
+    #[cfg(not(target_arch = "wasm32"))]
+    let first = inputs
+        .with_untracked(|i| estimate_web::view::render(&compute::compute(i, &Imported::default())));
+    #[cfg(target_arch = "wasm32")]
+    let first = String::new();
+    let answer = RwSignal::new(first);
+    let pending = RwSignal::new(false);
+    #[cfg(target_arch = "wasm32")]
+    answer::on_change(
+        inputs,
+        imported,
+        answer,
+        pending,
+        (estimate_js, estimate_wasm),
+    );
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (estimate_js, estimate_wasm);
     let panel = import_panel::State::new(inputs, imported, import_error, (import_js, import_wasm));
 
     #[cfg(target_arch = "wasm32")]
@@ -267,10 +289,6 @@ pub fn Estimator(
             view! { <option value=g.id.clone() selected=selected>{label}</option> }
         })
         .collect_view();
-    let result = move || match outcome.get() {
-        Err(msg) => Either::Left(view! { <p class="calc-error" role="alert">{msg}</p> }),
-        Ok(o) => Either::Right(result::result_view(o)),
-    };
 
     view! {
         <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
@@ -308,7 +326,8 @@ pub fn Estimator(
             </div>
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
             {import_panel::view(panel)}
-            <output aria-live="polite">{result}</output>
+            <output aria-live="polite" aria-busy=move || pending.get().to_string()
+                inner_html=move || answer.get()></output>
             {(!embed_js.is_empty()).then(|| embed_code::view(inputs, imported, embed_js))}
         </div>
     }
