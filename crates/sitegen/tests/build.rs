@@ -39,6 +39,8 @@ fn fake_pkg(dir: &Path) -> PathBuf {
         "search_web_bg.wasm",
         "import_web.js",
         "import_web_bg.wasm",
+        "estimate_web.js",
+        "estimate_web_bg.wasm",
         "worker_web.js",
         "worker_web_bg.wasm",
         "embed.js",

@@ -118,6 +118,8 @@ mod tests {
             gpu_wasm: "/pkg/g.wasm".into(),
             import_js: "/pkg/i.js".into(),
             import_wasm: "/pkg/i.wasm".into(),
+            estimate_js: "/pkg/e.js".into(),
+            estimate_wasm: "/pkg/e.wasm".into(),
             worker: ui::islands::background::WorkerUrls {
                 loader: "/assets/w.js".into(),
                 js: "/pkg/w.js".into(),
