@@ -11,7 +11,6 @@
 
 pub mod explain;
 pub mod protocol;
-pub mod quick;
 pub mod reconcile;
 pub mod snapshot_view;
 pub mod trace_file;
@@ -41,13 +40,6 @@ pub fn run(request: &Request, bytes: &[u8]) -> Reply {
         Job::Trace => Reply::Trace {
             id,
             result: trace_file::load(&request.name, bytes),
-        },
-        // A query string is short: anything longer is not one the page sent.
-        Job::Quick => Reply::Quick {
-            id,
-            result: Box::new(quick::quick(&String::from_utf8_lossy(
-                bytes.get(..4096).unwrap_or(bytes),
-            ))),
         },
     }
 }

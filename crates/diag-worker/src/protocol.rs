@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::SnapshotView;
 use crate::explain::ExplainView;
-use crate::quick::QuickView;
 
 /// What to do with the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,9 +22,6 @@ pub enum Job {
     Snapshot,
     /// Read an allocator trace, or a snapshot's recorded history, for the lab.
     Trace,
-    /// The home page's quick estimate: the bytes are a query string
-    /// ("modelo=…&gpu=…&modo=…").
-    Quick,
 }
 
 /// One request; the file's bytes travel beside it.
@@ -58,10 +54,6 @@ pub enum Reply {
         #[serde(with = "packed_trace")]
         result: Result<Trace, String>,
     },
-    Quick {
-        id: u32,
-        result: Box<QuickView>,
-    },
     /// The request could not be answered at all (a malformed message, a bundle that
     /// failed to load); Spanish.
     Failed {
@@ -70,7 +62,7 @@ pub enum Reply {
     },
 }
 
-/// What the worker says, as a page that only explains pastes and estimates reads it:
+/// What the worker says, as a page that only explains pastes reads it:
 /// the same JSON as [`Reply`] without the snapshot's and the trace's types, whose
 /// decoders would weigh on that page's bundle (the home page's). Replies it never
 /// asks for are `Other`.
@@ -81,10 +73,6 @@ pub enum LightReply {
     Explain {
         id: u32,
         result: Box<ExplainView>,
-    },
-    Quick {
-        id: u32,
-        result: Box<QuickView>,
     },
     Failed {
         id: Option<u32>,
@@ -138,7 +126,7 @@ impl WorkerReply for LightReply {
     }
     fn request(&self) -> Option<u32> {
         match self {
-            LightReply::Explain { id, .. } | LightReply::Quick { id, .. } => Some(*id),
+            LightReply::Explain { id, .. } => Some(*id),
             LightReply::Failed { id, .. } => *id,
             LightReply::Ready | LightReply::Other => None,
         }
@@ -269,10 +257,9 @@ impl Reply {
     pub fn id(&self) -> Option<u32> {
         match self {
             Reply::Ready => None,
-            Reply::Explain { id, .. }
-            | Reply::Snapshot { id, .. }
-            | Reply::Trace { id, .. }
-            | Reply::Quick { id, .. } => Some(*id),
+            Reply::Explain { id, .. } | Reply::Snapshot { id, .. } | Reply::Trace { id, .. } => {
+                Some(*id)
+            }
             Reply::Failed { id, .. } => *id,
         }
     }
@@ -285,12 +272,14 @@ mod tests {
 
     #[test]
     fn a_light_reply_reads_what_it_asked_for_and_skips_the_rest() {
-        let quick = Reply::Quick {
+        let explain = Reply::Explain {
             id: 4,
-            result: Box::new(crate::quick::quick("modelo=llama-3.1-8b&gpu=rtx-4090")),
+            result: Box::new(crate::explain::explain(
+                "CUDA out of memory. Tried to allocate 2.00 GiB",
+            )),
         };
-        match decode::<LightReply>(&quick.to_json()) {
-            LightReply::Quick { id: 4, result } => assert!(!result.verdict.is_empty()),
+        match decode::<LightReply>(&explain.to_json()) {
+            LightReply::Explain { id: 4, .. } => {}
             other => panic!("{other:?}"),
         }
         let trace = allocator::parse_trace("{\"op\":\"alloc\",\"id\":1,\"bytes\":1024}\n").unwrap();

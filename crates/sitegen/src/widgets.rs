@@ -71,7 +71,7 @@ pub enum Bundle {
     /// `hydrate-attention`: the tiled-attention demo.
     Attention,
     /// `hydrate-home`: the home page's explainer and quick estimator (their work runs
-    /// in the diagnostics worker).
+    /// in the diagnostics worker and in the `estimate-web` bundle).
     Home,
 }
 
@@ -222,12 +222,7 @@ pub fn render_widget(sc: &Shortcode, ctx: &WidgetContext) -> Result<Widget, Stri
                 return Err("falta el paquete import-web: compila con `cargo xtask build`".into());
             }
             let (import_js, import_wasm) = (ctx.import_js.clone(), ctx.import_wasm.clone());
-            if ctx.estimate_js.is_empty() || ctx.estimate_wasm.is_empty() {
-                return Err(
-                    "falta el paquete estimate-web: compila con `cargo xtask build`".into(),
-                );
-            }
-            let (estimate_js, estimate_wasm) = (ctx.estimate_js.clone(), ctx.estimate_wasm.clone());
+            let (estimate_js, estimate_wasm) = estimate_urls(ctx)?;
             let embed_js = if ctx.embed {
                 crate::widget_docs::script_url(&ctx.origin, &ctx.base)
             } else {
@@ -424,17 +419,20 @@ fn home_tools(ctx: &WidgetContext) -> Result<String, String> {
         .map(|c| (c.web.to_owned(), c.label.to_owned()))
         .collect();
     use vram::settings::{Field, MODEL_KEY};
-    let initial = diag_worker::quick::quick(&format!(
+    let query = format!(
         "{MODEL_KEY}={MODEL}&{}={GPU}&{}={TASK}",
         Field::Gpu.spec().key,
         Field::Task.spec().key
-    ));
+    );
+    let initial = estimate_web::quick::quick(&query);
     if initial.state.is_empty() {
         return Err(format!(
             "la estimación de la portada falla: {}",
-            initial.verdict
+            initial.html
         ));
     }
+    let link = estimate_web::quick::link(&query);
+    let (estimate_js, estimate_wasm) = estimate_urls(ctx)?;
     let (base, pages) = (ctx.base.clone(), ctx.pages.clone());
     let explainer_worker = worker.clone();
     let explainer = render(move || {
@@ -444,8 +442,8 @@ fn home_tools(ctx: &WidgetContext) -> Result<String, String> {
     let estimator = render(move || {
         view! {
             <QuickEstimator models=models gpus=gpus tasks=tasks model=MODEL.to_owned()
-                gpu=GPU.to_owned() task=TASK.to_owned() initial=initial estimator=estimator
-                worker=worker />
+                gpu=GPU.to_owned() task=TASK.to_owned() link=link estimator=estimator
+                estimate_js=estimate_js estimate_wasm=estimate_wasm />
         }
         .into_any()
     });
@@ -456,6 +454,15 @@ fn home_tools(ctx: &WidgetContext) -> Result<String, String> {
          <section class=\"home-tool\" aria-labelledby=\"cabe-mi-modelo\">\
          <h2 id=\"cabe-mi-modelo\">¿Cabe mi modelo?</h2>{estimator}</section></div>"
     ))
+}
+
+/// The `estimate-web` bundle's glue and wasm URLs, or why the build cannot place an
+/// estimator.
+fn estimate_urls(ctx: &WidgetContext) -> Result<(String, String), String> {
+    if ctx.estimate_js.is_empty() || ctx.estimate_wasm.is_empty() {
+        return Err("falta el paquete estimate-web: compila con `cargo xtask build`".into());
+    }
+    Ok((ctx.estimate_js.clone(), ctx.estimate_wasm.clone()))
 }
 
 /// The diagnostics worker's URLs, or why the build cannot place a widget that needs it.

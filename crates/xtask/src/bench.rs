@@ -70,7 +70,7 @@ struct Report {
     /// The bundle of the FlashAttention chapter (the attention demo).
     attention_bundle_gzip_bytes: u64,
     /// The home page's bundle (explainer and quick estimator; their work is the
-    /// worker's, loaded on the first paste or change).
+    /// worker's, loaded on the first paste, and `estimate-web`'s, on the first change).
     home_bundle_gzip_bytes: u64,
     gpu_bundle_gzip_bytes: u64,
     /// The search engine and its index, loaded when the search box is first focused.

@@ -3,8 +3,8 @@
 //! generates for it.
 //!
 //! Each island is behind a feature, and each page bundle turns on exactly the features
-//! of the islands its pages show: the estimator (`tools`, in `hydrate-tools`, which links
-//! the whole engine and catalogs); the debugging chapter's explainer and snapshot viewer
+//! of the islands its pages show: the estimator (`tools`, in `hydrate-tools`; its
+//! answers come from the lazily loaded `estimate-web` bundle); the debugging chapter's explainer and snapshot viewer
 //! (`diag`, in `hydrate-diag`); the reserved-memory chapter's allocator lab (`lab`, in
 //! `hydrate-lab`, which that page loads when the lab nears the screen, after the
 //! explainer's bundle); the attention demo (`attention`); the home page's explainer
@@ -18,6 +18,8 @@ mod allocator_lab;
 mod attention_demo;
 #[cfg(feature = "background")]
 pub mod background;
+#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "home")))]
+mod estimate_answers;
 #[cfg(feature = "tools")]
 mod estimator;
 #[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "background")))]

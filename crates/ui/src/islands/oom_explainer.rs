@@ -205,7 +205,7 @@ fn explain_in_background(
         let on_reply = move |reply: LightReply| match reply {
             LightReply::Explain { result: view, .. } => result.set(Some(*view)),
             LightReply::Failed { why, .. } => error.set(Some(why)),
-            LightReply::Ready | LightReply::Quick { .. } | LightReply::Other => {}
+            LightReply::Ready | LightReply::Other => {}
         };
         // Disposed with the island: dropping them cancels the timer and terminates the
         // worker.

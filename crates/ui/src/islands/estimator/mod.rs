@@ -221,7 +221,7 @@ pub fn Estimator(
         imported,
         answer,
         pending,
-        (estimate_js, estimate_wasm),
+        super::estimate_answers::Answers::new(estimate_js, estimate_wasm),
     );
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (estimate_js, estimate_wasm);
