@@ -180,7 +180,7 @@ pub fn SnapshotViewer(
         let on_reply = move |_name: String, reply: Reply| match reply {
             Reply::Snapshot { result, .. } => opened.set(Some(result)),
             Reply::Failed { why, .. } => opened.set(Some(Err(why))),
-            Reply::Ready | Reply::Explain { .. } | Reply::Trace { .. } | Reply::Quick { .. } => {}
+            Reply::Ready | Reply::Explain { .. } | Reply::Trace { .. } => {}
         };
         FileJobs::new(Job::Snapshot, worker, reading, on_reply)
     };

@@ -144,8 +144,7 @@ pub fn AllocatorLab(
             Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
                 load_error.set(Some(e))
             }
-            Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } | Reply::Quick { .. } => {
-            }
+            Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } => {}
         };
         FileJobs::new(Job::Trace, worker, reading, on_reply)
     };
