@@ -78,8 +78,8 @@ struct Report {
     search_index_gzip_bytes: u64,
     /// The model importer (Hub fetches, weights-file headers), loaded on the first import.
     import_bundle_gzip_bytes: u64,
-    /// The estimator's engine and answer (`estimate-web`), loaded on the estimator's
-    /// first change: its first answer is in the page's HTML.
+    /// The estimators' engine and answers (`estimate-web`), loaded on an estimator's
+    /// first change: the first answer is in the page's HTML.
     estimate_bundle_gzip_bytes: u64,
     /// The diagnostics worker (its loader, glue and wasm), started on the first file a
     /// reader opens in the snapshot viewer or the allocator lab.
@@ -270,8 +270,8 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
          GPU bundle (loaded on demand), gzipped: {} bytes.\n\
          Search engine (loaded on the search box's first focus), gzipped: {} bytes, plus its index: {} bytes.\n\
          Model importer (loaded on the estimator's first import), gzipped: {} bytes.\n\
-         Estimator engine (loaded on the estimator's first change; the first answer is in the HTML), gzipped: {} bytes.\n\
-         Diagnostics worker (loader + glue + wasm; started on the first file opened), gzipped: {} bytes.\n\
+         Estimator engine (estimate-web: loaded on an estimator's first change, on its page, in the VRAM anatomy chapter or on the home page; the first answer is in the HTML), gzipped: {} bytes.\n\
+         Diagnostics worker (loader + glue + wasm; started on the first paste explained or file opened), gzipped: {} bytes.\n\
          Embeddable widget (loader + glue + wasm), gzipped: {} bytes ({} the {} byte budget).\n",
         report.hydrate_bundle_gzip_bytes,
         verdict(report.hydrate_bundle_gzip_bytes, HYDRATE_BUDGET),
