@@ -101,8 +101,7 @@ pub fn profile_peak(a: &Architecture, w: &Workload, p: Profile) -> u64 {
     // The model-dtype logits, their fp32 copy (none when they already are fp32), the
     // fp32 probabilities and the fp32 noise.
     let per_element = c + if c < 4 { 4 } else { 0 } + 4 + 4;
-    let logits =
-        u128::from(p.sequences) * u128::from(a.vocab) * u128::from(per_element);
+    let logits = u128::from(p.sequences) * u128::from(a.vocab) * u128::from(per_element);
     // While the sampler runs, the forward pass's output is still alive: `profile_run`
     // keeps `hidden_states` (every token's, the full hidden size on each tensor-parallel
     // rank) and passes `last_hidden_states` (one row per sequence, gathered into a new
