@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync, openSync, ftruncateSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { useBrowser, url, watch, screenshot, waitForIslands, cli, gib } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, cli, gib, waitForEstimate } from "./helpers.mjs";
 import { startHub } from "./hub-fixture.mjs";
 import { TINY_CONFIG, tinySafetensors, llamaGguf } from "./model-files.mjs";
 
@@ -116,10 +116,13 @@ test("the Hub: a single-file model by Range, a sharded one by its index, a share
   await waitForIslands(other);
   await other.locator(".est-imported", { hasText: "Pesos exactos de sharded/llama" }).waitFor();
   if (preset) await other.locator(".est-total").filter({ hasText: gib(preset.per_gpu_bytes) }).waitFor();
+  // The engine answered (a navigation while it loads would abort its download).
+  await waitForEstimate(other);
   // A tampered size is a Spanish message.
   await other.goto(other.url().replace(/pesos=\d+/, "pesos=-5"));
   await waitForIslands(other);
   await other.locator(".est-import [role=alert]", { hasText: "tamaño de pesos dañado" }).waitFor();
+  await waitForEstimate(other);
   assert.deepEqual(otherProblems, []);
   await fresh.close();
 
@@ -130,6 +133,7 @@ test("the Hub: a single-file model by Range, a sharded one by its index, a share
 
   // `?hf=org/model`, what the form sends without JavaScript, imports on arrival (from
   // the Hub address this browser remembers).
+  await waitForEstimate(page);
   await page.goto(url("estimador/?hf=sharded/llama"));
   await waitForIslands(page);
   await imported.filter({ hasText: "Importado de sharded/llama" }).waitFor();
