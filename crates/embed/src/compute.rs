@@ -171,7 +171,7 @@ pub fn page_query(c: &Config, fell_back: bool) -> String {
     let mut tail: Vec<(&str, String)> = Vec::new();
     match custom {
         Some(Custom::Hub { repo }) => tail.push(("hf", repo.clone())),
-        Some(Custom::Shared(a)) => tail.push(("arquitectura", vram::share::encode(a))),
+        Some(Custom::Shared(a)) => tail.push((vram::share::ARCH_KEY, vram::share::encode(a))),
         None => {}
     }
     if let Some(w) = c
@@ -179,11 +179,11 @@ pub fn page_query(c: &Config, fell_back: bool) -> String {
         .as_ref()
         .filter(|_| c.custom.is_none() || custom.is_some())
     {
-        tail.push(("pesos", w.bytes.to_string()));
+        tail.push((vram::share::WEIGHTS_KEY, w.bytes.to_string()));
         if let Some(p) = w.params {
-            tail.push(("parametros", p.to_string()));
+            tail.push((vram::share::PARAMS_KEY, p.to_string()));
         }
-        tail.push(("origen", w.source.clone()));
+        tail.push((vram::share::SOURCE_KEY, w.source.clone()));
     }
     let tail: Vec<(&str, &str)> = tail.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let query = c

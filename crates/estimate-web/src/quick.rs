@@ -22,12 +22,7 @@ pub struct Quick {
 /// The widget's configuration for `query` ("modelo=…&gpu=…&modo=…"). Values the widget
 /// would refuse fall back to its defaults, as the widget does; nothing here fails.
 fn config(query: &str) -> embed::spec::Config {
-    let bytes = query.trim_start_matches('?').as_bytes();
-    let pairs: Vec<(String, String)> =
-        form_urlencoded::parse(bytes.get(..crate::view::MAX_QUERY_BYTES).unwrap_or(bytes))
-            .take(64)
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
+    let pairs = crate::view::query_pairs(query);
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     embed::spec::read(get).0
 }

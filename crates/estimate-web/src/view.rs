@@ -17,16 +17,11 @@ use embed::render::esc;
 use numfmt::{fixed, fixed_es};
 use vram::estimate::ModelInput;
 use vram::import::{Imported, StoredWeights};
+use vram::share::{ARCH_KEY, PARAMS_KEY, SOURCE_KEY, WEIGHTS_KEY};
 use vram::{ByteSize, Evaluation, Model, Settings, Surface, catalog, group_digits};
 
 /// The `modelo` value that selects the reader's imported model.
 pub const CUSTOM: &str = "propio";
-/// The link key that carries an imported architecture (`vram::share`'s text).
-pub const ARCH_KEY: &str = "arquitectura";
-/// Exact weights in a link: bytes, parameters and where they came from.
-pub const WEIGHTS_KEY: &str = "pesos";
-pub const PARAMS_KEY: &str = "parametros";
-pub const SOURCE_KEY: &str = "origen";
 /// Longest link [`read_link`] reads: an architecture is at most
 /// `vram::share::MAX_SHARED_BYTES`, the settings a few hundred bytes.
 pub const MAX_QUERY_BYTES: usize = 16 << 10;
@@ -110,16 +105,21 @@ pub fn link_weights(
     ))
 }
 
+/// The (key, value) pairs of a link, `?` or not: at most [`MAX_QUERY_BYTES`] of it and
+/// 64 pairs, which is more than any link the pages write.
+pub fn query_pairs(query: &str) -> Vec<(String, String)> {
+    let bytes = query.trim_start_matches('?').as_bytes();
+    form_urlencoded::parse(bytes.get(..MAX_QUERY_BYTES).unwrap_or(bytes))
+        .take(64)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
 /// Model, settings and import of a link written by [`link_pairs`]. Values that do not
 /// read are left at the page's defaults: the page has already told the reader about
 /// them, and nothing here fails.
 pub fn read_link(query: &str) -> (String, Settings, Imported) {
-    let bytes = query.trim_start_matches('?').as_bytes();
-    let pairs: Vec<(String, String)> =
-        form_urlencoded::parse(bytes.get(..MAX_QUERY_BYTES).unwrap_or(bytes))
-            .take(64)
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
+    let pairs = query_pairs(query);
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let (settings, _) = Settings::read(&Settings::web_default(), get);
     let model = get(vram::settings::MODEL_KEY).unwrap_or_else(|| vram::settings::WEB_MODEL.into());

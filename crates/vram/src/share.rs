@@ -17,6 +17,14 @@ use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
 
+/// The link keys of a shared model, the same on the estimator page and in the
+/// widget's "open in vramlab" link: the architecture as [`encode`]'s text, and the
+/// exact weights (bytes, parameters and where they came from, read by [`weights`]).
+pub const ARCH_KEY: &str = "arquitectura";
+pub const WEIGHTS_KEY: &str = "pesos";
+pub const PARAMS_KEY: &str = "parametros";
+pub const SOURCE_KEY: &str = "origen";
+
 /// Longest encoded architecture accepted (JSON ones are about 500 bytes).
 pub const MAX_SHARED_BYTES: usize = 4096;
 

@@ -9,8 +9,9 @@ use leptos::prelude::*;
 
 use super::compute::{CUSTOM, Imported, Inputs};
 use super::import_panel::State;
-use estimate_web::view::{ARCH_KEY, link_weights};
+use estimate_web::view::link_weights;
 use vram::Settings;
+use vram::share::ARCH_KEY;
 
 use super::remembered;
 
