@@ -10,11 +10,13 @@
 //! side); both speak [`protocol`].
 
 pub mod explain;
+pub mod packed_trace;
 pub mod protocol;
 pub mod reconcile;
 pub mod snapshot_view;
 pub mod trace_file;
 
+pub use packed_trace::PackedTrace;
 pub use protocol::{Job, Reply, Request};
 pub use snapshot_view::SnapshotView;
 
@@ -39,7 +41,7 @@ pub fn run(request: &Request, bytes: &[u8]) -> Reply {
         },
         Job::Trace => Reply::Trace {
             id,
-            result: trace_file::load(&request.name, bytes),
+            result: trace_file::load(&request.name, bytes).map(|t| PackedTrace::pack(&t)),
         },
     }
 }
@@ -81,7 +83,7 @@ mod tests {
             Reply::Trace {
                 id: 7,
                 result: Ok(t),
-            } => assert_eq!(t.events.len(), 2),
+            } => assert_eq!(t.events, 2),
             other => panic!("{other:?}"),
         }
         let big = vec![b' '; MAX_FILE_BYTES + 1];

@@ -5,12 +5,12 @@
 //! values as JSON: [`Reply::Ready`] once its module has started, then one reply per
 //! request, carrying the request's id so a page that moved on can drop stale answers.
 
-use allocator::Trace;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::SnapshotView;
 use crate::explain::ExplainView;
+use crate::packed_trace::PackedTrace;
 
 /// What to do with the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,10 +49,9 @@ pub enum Reply {
     },
     Trace {
         id: u32,
-        /// Packed as flat numbers (`packed_trace`): a 300,000-event trace read as
-        /// objects kept the page's thread busy for 660 ms.
-        #[serde(with = "packed_trace")]
-        result: Result<Trace, String>,
+        /// The events travel as bytes beside the JSON ([`Reply::into_message`]);
+        /// the page unpacks them ([`PackedTrace::unpack`]).
+        result: Result<PackedTrace, String>,
     },
     /// The request could not be answered at all (a malformed message, a bundle that
     /// failed to load); Spanish.
@@ -93,16 +92,23 @@ pub trait WorkerReply: DeserializeOwned + 'static {
     fn is_fatal(&self) -> bool;
     /// The Spanish failure `why`, for request `id`.
     fn failed(id: Option<u32>, why: String) -> Self;
+    /// Takes the bytes posted beside the JSON; a reply that carries none drops them.
+    fn attach(&mut self, _bytes: Vec<u8>) {}
 }
 
-/// Reads a reply the worker posted; text that is none is a failure of the worker.
-pub fn decode<R: WorkerReply>(text: &str) -> R {
-    serde_json::from_str(text).unwrap_or_else(|e| {
+/// Reads a reply the worker posted, with the bytes posted beside it if any; text that
+/// is none is a failure of the worker.
+pub fn decode<R: WorkerReply>(text: &str, bytes: Option<Vec<u8>>) -> R {
+    let mut reply: R = serde_json::from_str(text).unwrap_or_else(|e| {
         R::failed(
             None,
             format!("El trabajador respondió algo que no se entiende: {e}."),
         )
-    })
+    });
+    if let Some(bytes) = bytes {
+        reply.attach(bytes);
+    }
+    reply
 }
 
 impl WorkerReply for Reply {
@@ -117,6 +123,11 @@ impl WorkerReply for Reply {
     }
     fn failed(id: Option<u32>, why: String) -> Self {
         Reply::Failed { id, why }
+    }
+    fn attach(&mut self, bytes: Vec<u8>) {
+        if let Reply::Trace { result: Ok(p), .. } = self {
+            p.ops = bytes;
+        }
     }
 }
 
@@ -139,91 +150,6 @@ impl WorkerReply for LightReply {
     }
 }
 
-/// A trace as four numbers per event (`line`, 0 for alloc or 1 for free, `id`, `bytes`)
-/// in one JSON array, beside its warnings: serde reads a flat array of integers in a
-/// tight loop, where an array of tagged objects costs a visitor per field. What the
-/// page reads is checked again: a wrong tag or a cut array is an error, not a panic.
-mod packed_trace {
-    use allocator::{Trace, TraceEvent, TraceOp};
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    #[derive(Serialize, Deserialize)]
-    struct Packed {
-        ops: Vec<u64>,
-        warnings: Vec<String>,
-        warnings_total: u64,
-    }
-
-    #[derive(Serialize, Deserialize)]
-    #[serde(rename_all = "snake_case")]
-    enum Wire {
-        Ok(Packed),
-        Err(String),
-    }
-
-    pub fn serialize<S: Serializer>(
-        result: &Result<Trace, String>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        match result {
-            Ok(t) => {
-                let mut ops = Vec::with_capacity(t.events.len().saturating_mul(4));
-                for e in &t.events {
-                    let (tag, id, bytes) = match e.op {
-                        TraceOp::Alloc { id, bytes } => (0, id, bytes),
-                        TraceOp::Free { id } => (1, id, 0),
-                    };
-                    ops.extend([e.line, tag, id, bytes]);
-                }
-                Wire::Ok(Packed {
-                    ops,
-                    warnings: t.warnings.clone(),
-                    warnings_total: t.warnings_total,
-                })
-                .serialize(s)
-            }
-            Err(e) => Wire::Err(e.clone()).serialize(s),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Result<Trace, String>, D::Error> {
-        Ok(match Wire::deserialize(d)? {
-            Wire::Err(e) => Err(e),
-            Wire::Ok(p) => unpack(p),
-        })
-    }
-
-    fn unpack(p: Packed) -> Result<Trace, String> {
-        let bad = || "El trabajador envió una traza incompleta.".to_owned();
-        if !p.ops.len().is_multiple_of(4) {
-            return Err(bad());
-        }
-        let events = p
-            .ops
-            .chunks_exact(4)
-            .map(|c| match c {
-                [line, 0, id, bytes] => Ok(TraceEvent {
-                    line: *line,
-                    op: TraceOp::Alloc {
-                        id: *id,
-                        bytes: *bytes,
-                    },
-                }),
-                [line, 1, id, _] => Ok(TraceEvent {
-                    line: *line,
-                    op: TraceOp::Free { id: *id },
-                }),
-                _ => Err(bad()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Trace {
-            events,
-            warnings: p.warnings,
-            warnings_total: p.warnings_total,
-        })
-    }
-}
-
 impl Request {
     pub fn to_json(&self) -> String {
         // A struct of strings and integers always serialises.
@@ -237,6 +163,16 @@ impl Request {
 }
 
 impl Reply {
+    /// The reply as the worker posts it: JSON, and a trace's event bytes to transfer
+    /// beside it.
+    pub fn into_message(mut self) -> (String, Option<Vec<u8>>) {
+        let bytes = match &mut self {
+            Reply::Trace { result: Ok(p), .. } => Some(std::mem::take(&mut p.ops)),
+            _ => None,
+        };
+        (self.to_json(), bytes)
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
             // Only a non-finite float could fail; say so rather than post nothing.
@@ -246,11 +182,6 @@ impl Reply {
             };
             serde_json::to_string(&failed).unwrap_or_default()
         })
-    }
-
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        serde_json::from_str(text)
-            .map_err(|e| format!("El trabajador respondió algo que no se entiende: {e}."))
     }
 
     /// The request this answers, if any.
@@ -270,6 +201,11 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    fn trace() -> PackedTrace {
+        let lines = "{\"op\":\"alloc\",\"id\":7,\"bytes\":1024}\n{\"op\":\"free\",\"id\":7}\n";
+        PackedTrace::pack(&allocator::parse_trace(lines).unwrap())
+    }
+
     #[test]
     fn a_light_reply_reads_what_it_asked_for_and_skips_the_rest() {
         let explain = Reply::Explain {
@@ -278,64 +214,65 @@ mod tests {
                 "CUDA out of memory. Tried to allocate 2.00 GiB",
             )),
         };
-        match decode::<LightReply>(&explain.to_json()) {
+        let (text, bytes) = explain.into_message();
+        assert_eq!(bytes, None);
+        match decode::<LightReply>(&text, None) {
             LightReply::Explain { id: 4, .. } => {}
             other => panic!("{other:?}"),
         }
-        let trace = allocator::parse_trace("{\"op\":\"alloc\",\"id\":1,\"bytes\":1024}\n").unwrap();
-        let r: LightReply = decode(
-            &Reply::Trace {
-                id: 5,
-                result: Ok(trace),
-            }
-            .to_json(),
-        );
-        assert_eq!(r, LightReply::Other);
-        assert!(decode::<LightReply>(&Reply::Ready.to_json()).is_ready());
-        let garbage: LightReply = decode("no es json");
+        let (text, bytes) = Reply::Trace {
+            id: 5,
+            result: Ok(trace()),
+        }
+        .into_message();
+        assert_eq!(decode::<LightReply>(&text, bytes), LightReply::Other);
+        assert!(decode::<LightReply>(&Reply::Ready.to_json(), None).is_ready());
+        let garbage: LightReply = decode("no es json", Some(vec![1, 2]));
         assert!(garbage.is_fatal());
     }
 
     #[test]
-    fn a_trace_travels_packed_and_a_forged_one_is_refused() {
-        let lines = "{\"op\":\"alloc\",\"id\":7,\"bytes\":1024}\n{\"op\":\"free\",\"id\":7}\n";
-        let trace = allocator::parse_trace(lines).unwrap();
-        let json = Reply::Trace {
+    fn a_trace_travels_as_bytes_beside_its_json() {
+        let sent = trace();
+        let (text, bytes) = Reply::Trace {
             id: 1,
-            result: Ok(trace.clone()),
+            result: Ok(sent.clone()),
         }
-        .to_json();
-        assert!(json.contains("\"ops\":[1,0,7,1024,2,1,7,0]"), "{json}");
-        match Reply::from_json(&json).unwrap() {
-            Reply::Trace { result: Ok(t), .. } => assert_eq!(t, trace),
+        .into_message();
+        assert!(!text.contains("ops"), "{text}");
+        assert_eq!(bytes.as_deref(), Some(&sent.ops[..]));
+        match decode::<Reply>(&text, bytes) {
+            Reply::Trace { result: Ok(p), .. } => {
+                assert_eq!(p.unpack().unwrap(), sent.unpack().unwrap())
+            }
             other => panic!("{other:?}"),
         }
-        for forged in [
-            r#"{"kind":"trace","id":1,"result":{"ok":{"ops":[1,0,7],"warnings":[],"warnings_total":0}}}"#,
-            r#"{"kind":"trace","id":1,"result":{"ok":{"ops":[1,9,7,0],"warnings":[],"warnings_total":0}}}"#,
-        ] {
-            match Reply::from_json(forged).unwrap() {
-                Reply::Trace { result: Err(e), .. } => assert!(e.contains("incompleta"), "{e}"),
-                other => panic!("{other:?}"),
+        // Without its bytes, the trace is refused when the page unpacks it.
+        match decode::<Reply>(&text, None) {
+            Reply::Trace { result: Ok(p), .. } => {
+                assert!(p.unpack().unwrap_err().contains("incompleta"))
             }
+            other => panic!("{other:?}"),
         }
     }
 
     #[test]
-    fn messages_round_trip_as_json() {
+    fn messages_round_trip() {
         let r = Request {
             id: 3,
             job: Job::Trace,
             name: "traza \"rara\".jsonl".into(),
         };
         assert_eq!(Request::from_json(&r.to_json()).unwrap(), r);
-        let lines = "{\"op\":\"alloc\",\"id\":1,\"bytes\":1024}\n";
-        let trace = allocator::parse_trace(lines).unwrap();
         for reply in [
             Reply::Ready,
             Reply::Trace {
                 id: 3,
-                result: Ok(trace),
+                result: Ok(trace()),
+            },
+            Reply::Trace {
+                id: 3,
+                result: Err("t: no".into()),
             },
             Reply::Snapshot {
                 id: 4,
@@ -346,7 +283,8 @@ mod tests {
                 why: "no cargó".into(),
             },
         ] {
-            assert_eq!(Reply::from_json(&reply.to_json()).unwrap(), reply);
+            let (text, bytes) = reply.clone().into_message();
+            assert_eq!(decode::<Reply>(&text, bytes), reply);
         }
     }
 
@@ -362,6 +300,6 @@ mod tests {
             let e = Request::from_json(text).unwrap_err();
             assert!(e.starts_with("El trabajador recibió"), "{e}");
         }
-        assert!(Reply::from_json("{\"kind\":\"otra\"}").is_err());
+        assert!(decode::<Reply>("{\"kind\":\"otra\"}", None).is_fatal());
     }
 }

@@ -1,8 +1,8 @@
 //! `worker-web` is the wasm bundle that runs inside the diagnostics pages' Web Worker.
 //! The page starts the worker from `site/worker.js`, a loader that imports this
 //! bundle by its hashed name; once started, the bundle listens for `[request, bytes]`
-//! messages, answers each with `diag-worker`, and posts the reply as JSON (see
-//! `diag_worker::protocol`). All decoding of readers' files happens here, off the
+//! messages, answers each with `diag-worker`, and posts the reply as JSON, a trace's
+//! events as a transferred buffer beside it (see `diag_worker::protocol`). All decoding of readers' files happens here, off the
 //! page's thread.
 //!
 //! Everything is wasm32-only; natively the crate is empty.
@@ -24,17 +24,27 @@ mod worker {
             let Some(event) = event.dyn_ref::<MessageEvent>() else {
                 return;
             };
-            post(&replies, &answer(event.data()));
+            post(&replies, answer(event.data()));
         });
         // Documented exception to "no forget": the listener is the worker's whole life;
         // the page ends it with `Worker.terminate()`, which drops everything at once.
         listener.forget();
-        post(&scope, &Reply::Ready);
+        post(&scope, Reply::Ready);
     }
 
-    fn post(scope: &DedicatedWorkerGlobalScope, reply: &Reply) {
-        // Fails only once the worker is closing: nobody is left to tell.
-        let _ = scope.post_message(&JsValue::from_str(&reply.to_json()));
+    /// Posts `reply` as JSON, or as `[json, bytes]` with the bytes' buffer transferred
+    /// (a trace's events: see `diag_worker::packed_trace`).
+    fn post(scope: &DedicatedWorkerGlobalScope, reply: Reply) {
+        let (text, bytes) = reply.into_message();
+        let text = JsValue::from_str(&text);
+        // Posting fails only once the worker is closing: nobody is left to tell.
+        let _ = match bytes {
+            None => scope.post_message(&text),
+            Some(bytes) => {
+                let buffer = Uint8Array::from(&bytes[..]).buffer();
+                scope.post_message_with_transfer(&Array::of2(&text, &buffer), &Array::of1(&buffer))
+            }
+        };
     }
 
     /// The reply to one `[request, bytes]` message.

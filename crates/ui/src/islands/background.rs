@@ -113,7 +113,7 @@ mod client {
     use diag_worker::protocol::WorkerReply;
     use diag_worker::{Job, Request};
     use gloo_events::{EventListener, EventListenerOptions};
-    use js_sys::{Array, ArrayBuffer};
+    use js_sys::{Array, ArrayBuffer, Uint8Array};
     use std::cell::RefCell;
     use std::rc::Rc;
     use wasm_bindgen::{JsCast, JsValue};
@@ -234,6 +234,26 @@ mod client {
         let _ = worker.post_message_with_transfer(&message, &Array::of1(bytes));
     }
 
+    /// A message from the worker: JSON text, or `[json, ArrayBuffer]` when the reply
+    /// carries bytes (a trace's events). Anything else reads as a failure of the worker.
+    fn read_reply<R: WorkerReply>(data: JsValue) -> R {
+        if let Some(text) = data.as_string() {
+            return diag_worker::protocol::decode(&text, None);
+        }
+        let parts = data.dyn_into::<Array>().ok();
+        let text = parts.as_ref().and_then(|p| p.get(0).as_string());
+        let bytes = parts.and_then(|p| p.get(1).dyn_into::<ArrayBuffer>().ok());
+        match (text, bytes) {
+            (Some(text), Some(bytes)) => {
+                diag_worker::protocol::decode(&text, Some(Uint8Array::new(&bytes).to_vec()))
+            }
+            _ => R::failed(
+                None,
+                "El trabajador respondió algo que no se entiende.".into(),
+            ),
+        }
+    }
+
     fn start<R: WorkerReply>(
         urls: &WorkerUrls,
         on_reply: Rc<dyn Fn(R)>,
@@ -254,11 +274,11 @@ mod client {
         let message = {
             let (shared, worker, on_reply) = (shared.clone(), worker.clone(), on_reply.clone());
             EventListener::new(&worker.clone(), "message", move |event| {
-                let text = event
+                let data = event
                     .dyn_ref::<web_sys::MessageEvent>()
-                    .and_then(|m| m.data().as_string())
+                    .map(|m| m.data())
                     .unwrap_or_default();
-                let reply: R = diag_worker::protocol::decode(&text);
+                let reply: R = read_reply(data);
                 if reply.is_ready() {
                     let queued = {
                         let mut s = shared.borrow_mut();

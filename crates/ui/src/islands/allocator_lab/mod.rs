@@ -135,12 +135,15 @@ pub fn AllocatorLab(
     let files = {
         use diag_worker::Reply;
         let on_reply = move |name: String, reply: Reply| match reply {
-            Reply::Trace { result: Ok(t), .. } => {
-                playing.set(false);
-                load_error.set(None);
-                custom.set(Some((name, t)));
-                step.set(0);
-            }
+            Reply::Trace { result: Ok(p), .. } => match p.unpack() {
+                Ok(t) => {
+                    playing.set(false);
+                    load_error.set(None);
+                    custom.set(Some((name, t)));
+                    step.set(0);
+                }
+                Err(e) => load_error.set(Some(e)),
+            },
             Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
                 load_error.set(Some(e))
             }
