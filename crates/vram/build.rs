@@ -178,7 +178,7 @@ fn gpus(code: &mut String) {
         let ctx = format!("data/gpus.json row {i}");
         let _ = writeln!(
             code,
-            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, usable_bytes: {}, usable_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, source: {} }},",
+            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, usable_bytes: {}, usable_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, sms: {}, sms_source: {}, source: {} }},",
             text(g, "id", &ctx),
             text(g, "name", &ctx),
             text(g, "family", &ctx),
@@ -189,6 +189,8 @@ fn gpus(code: &mut String) {
             float(g, "bandwidth_gbs", &ctx),
             float(g, "fp16_tflops", &ctx),
             float(g, "fp32_tflops", &ctx),
+            uint(g, "sms", None, &ctx),
+            text(g, "sms_source", &ctx),
             text(g, "source", &ctx),
         );
     }

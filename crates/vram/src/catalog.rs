@@ -37,6 +37,10 @@ pub struct Gpu {
     /// Dense FP16/BF16 tensor throughput with FP32 accumulation, TFLOP/s.
     pub fp16_tflops: f64,
     pub fp32_tflops: f64,
+    /// Streaming multiprocessors (compute units on AMD): `multi_processor_count` in
+    /// `torch.cuda.get_device_properties`, which sizes some engines' buffers.
+    pub sms: u32,
+    pub sms_source: String,
     pub source: String,
 }
 
@@ -87,6 +91,8 @@ struct GpuRow {
     bandwidth_gbs: f64,
     fp16_tflops: f64,
     fp32_tflops: f64,
+    sms: u64,
+    sms_source: &'static str,
     source: &'static str,
 }
 
@@ -167,6 +173,8 @@ pub fn gpus() -> &'static [Gpu] {
                 bandwidth_gbs: r.bandwidth_gbs,
                 fp16_tflops: r.fp16_tflops,
                 fp32_tflops: r.fp32_tflops,
+                sms: dim(r.sms),
+                sms_source: r.sms_source.to_owned(),
                 source: r.source.to_owned(),
             })
             .collect()

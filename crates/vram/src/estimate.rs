@@ -1754,7 +1754,7 @@ mod tests {
                     g.memory_bytes,
                     90,
                     16,
-                    crate::serving::Profile::vllm_default(g.memory_bytes, false),
+                    crate::serving::Profile::vllm_default(g.memory_bytes, Some(g)),
                     0,
                 );
                 let _ = crate::solve::max_batch(&m, &w, g.memory_bytes);

@@ -280,8 +280,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
         (true, Some(a), Some(c)) => {
             let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
-            let a100 = s.gpu.is_some_and(|g| g.id.starts_with("a100"));
-            let profile = serving::Profile::vllm_default(total, a100)
+            let profile = serving::Profile::vllm_default(total, s.gpu)
                 .with_tokens(s.batched_tokens)
                 .with_sequences(s.max_seqs);
             let peak = serving::profile_peak(a, &w, profile);
