@@ -33,6 +33,7 @@ pub mod settings;
 pub mod share;
 pub mod solve;
 pub mod speed;
+pub mod torch_alloc;
 pub mod units;
 pub mod validation;
 pub mod workload;

@@ -80,7 +80,16 @@ pub fn vllm(e: &Evaluation, log: &VllmLog) -> Vec<Term> {
             });
         }
     };
-    term("Pesos", Unit::Bytes, log.weights, Some(b.weights), None);
+    term(
+        "Pesos",
+        Unit::Bytes,
+        log.weights,
+        Some(plan.weights_bytes),
+        Some(
+            "como los carga vLLM: con la caché de la codificación rotatoria y los segmentos \
+             enteros que cobra el asignador de PyTorch",
+        ),
+    );
     term(
         "Pico de activaciones del perfilado",
         Unit::Bytes,

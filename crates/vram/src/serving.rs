@@ -33,6 +33,8 @@ use crate::workload::Workload;
 pub struct ServingPlan {
     /// Memory the engine may use: capacity × utilisation.
     pub budget_bytes: u64,
+    /// The weights as vLLM charges them when it loads them ([`loaded_weights`]).
+    pub weights_bytes: u64,
     /// What is left for the KV cache (0 when the model does not fit).
     pub kv_budget_bytes: u64,
     pub kv_bytes_per_token: u64,
@@ -156,6 +158,92 @@ pub fn profile_peak(a: &Architecture, w: &Workload, p: Profile) -> u64 {
     forward.max(sampler).saturating_add(p.blas_workspace)
 }
 
+/// Bytes vLLM charges for the weights on one GPU ("Model loading took", the
+/// `weights_memory` of its budget): the growth of `torch.cuda.memory_allocated()`
+/// while the model is built (`DeviceMemoryProfiler` in vllm/utils/mem_utils.py), which
+/// is `weights` plus two things the parameter count misses:
+/// - the rotary embedding's `cos_sin_cache`, `[max_position_embeddings, rotary_dim]` in
+///   the model's dtype, one buffer for all layers (`get_rope`'s cache in
+///   vllm/model_executor/layers/rotary_embedding), on every tensor-parallel rank;
+/// - the caching allocator's charge for each weight ([`crate::torch_alloc::charged`]),
+///   with vLLM's fused layout on each rank: `qkv_proj`, `o_proj`, `gate_up_proj`,
+///   `down_proj` per layer, each MoE layer's experts as two tensors (`w13`, `w2`), and
+///   the embedding and output head over a vocabulary padded to 64
+///   (vllm/model_executor/layers/vocab_parallel_embedding.py).
+///
+/// Only plain 16- and 32-bit weights are laid out here; a quantised checkpoint's
+/// packed tensors and scales follow each method's own layout, and get `weights`
+/// plus the rotary cache. Models with two rotary bases (Gemma 3) hold a second cache
+/// that is not counted.
+pub fn loaded_weights(a: &Architecture, w: &Workload, weights: u64) -> u64 {
+    let c = match w.weights {
+        crate::quant::WeightFormat::Plain { dtype } => Some(dtype.bytes_for(1)),
+        _ => None,
+    };
+    let model_bytes = w.compute_dtype().bytes_for(1);
+    let rope = if a.learned_positions == 0 && !a.encoder_only {
+        let dim = a.mla.map_or(a.head_dim, |m| m.qk_rope_head_dim);
+        u64::from(a.max_positions) * u64::from(dim) * model_bytes
+    } else {
+        0
+    };
+    let rounding = c.map_or(0, |c| rounding_surplus(a, w, c));
+    weights.saturating_add(rope).saturating_add(rounding)
+}
+
+/// What the caching allocator charges above the exact bytes of vLLM's fused weights
+/// on one rank, `c` bytes per parameter.
+fn rounding_surplus(a: &Architecture, w: &Workload, c: u64) -> u64 {
+    // Products in u128: catalog shapes are small, imported ones may be forged.
+    let tp = u128::from(w.tp.max(1));
+    let hidden = u128::from(a.hidden);
+    let extra = |elements: u128| -> u128 {
+        let bytes = u64::try_from(elements * u128::from(c)).unwrap_or(u64::MAX);
+        let exact = bytes.div_ceil(512).saturating_mul(512);
+        u128::from(crate::torch_alloc::charged(bytes).saturating_sub(exact))
+    };
+    let head_dim = u128::from(a.head_dim);
+    // KV heads are split across ranks, or replicated when there are fewer than ranks.
+    let kv = (u128::from(a.kv_heads) / tp).max(1) * head_dim;
+    let q = u128::from(a.heads) * head_dim / tp;
+    let attention = if a.mla.is_some() {
+        // MLA's projections have their own shapes; not laid out here.
+        0
+    } else {
+        extra((q + 2 * kv) * hidden) + extra(hidden * q)
+    };
+    let mlp = |intermediate: u128| {
+        let per_rank = intermediate / tp;
+        let up = if a.mlp == crate::arch::Mlp::Gated {
+            2 * per_rank
+        } else {
+            per_rank
+        };
+        extra(up * hidden) + extra(hidden * per_rank)
+    };
+    let dense = mlp(u128::from(a.intermediate));
+    let layers = u128::from(a.layers);
+    let (dense_layers, moe_layers, moe) = match a.moe {
+        Some(m) => {
+            let dense_layers = u128::from(m.dense_layers).min(layers);
+            let experts = u128::from(m.experts);
+            let per_rank = u128::from(m.expert_intermediate) / tp;
+            let moe = extra(experts * 2 * per_rank * hidden) + extra(experts * hidden * per_rank);
+            (dense_layers, layers - dense_layers, moe)
+        }
+        None => (layers, 0, 0),
+    };
+    let pp = u128::from(w.pp.max(1));
+    let stage = |n: u128| n.div_ceil(pp);
+    let vocab = u128::from(a.vocab).div_ceil(64) * 64 / tp;
+    let heads = if a.tied_embeddings { 1 } else { 2 };
+    let total = stage(layers) * attention
+        + stage(dense_layers) * dense
+        + stage(moe_layers) * moe
+        + heads * extra(vocab * hidden);
+    u64::try_from(total).unwrap_or(u64::MAX)
+}
+
 /// How vLLM's hybrid KV cache manager lays out a model whose layers attend in two ways
 /// (`_get_kv_cache_groups_uniform_page_size` in vllm/v1/core/kv_cache_utils.py): the
 /// layers of each kind are split into groups of `group_size` layers, the last group of
@@ -251,8 +339,8 @@ pub fn plan(
     // estimated overhead instead is conservative by about a context on one GPU; the
     // growth's parts (lazily loaded kernels, custom all-reduce buffers) are not modelled.
     let b = &est.breakdown;
-    let used = b
-        .weights
+    let weights = loaded_weights(a, w, b.weights);
+    let used = weights
         .saturating_add(profile_peak)
         .saturating_add(b.overhead);
     let kv_budget = budget.saturating_sub(used);
@@ -289,6 +377,7 @@ pub fn plan(
             .max(1);
         return ServingPlan {
             budget_bytes: budget,
+            weights_bytes: weights,
             kv_budget_bytes: kv_budget,
             kv_bytes_per_token: per_layer
                 .saturating_mul(h.group_size)
@@ -302,6 +391,7 @@ pub fn plan(
     let tokens = blocks * block;
     ServingPlan {
         budget_bytes: budget,
+        weights_bytes: weights,
         kv_budget_bytes: kv_budget,
         kv_bytes_per_token: per_token,
         blocks,
@@ -335,6 +425,8 @@ mod tests {
             overhead: 0,
             ..e.breakdown
         };
+        // The rotary cache and the allocator's rounding are charged beside the weights.
+        let kv = kv + loaded_weights(&a, &w, 0);
         let p = plan(&a, &w, &e, kv, 100, 16, Profile::vllm_default(kv, None), 0);
         assert_eq!(p.kv_bytes_per_token, 131_072);
         assert_eq!(p.tokens, 37_680);
@@ -427,6 +519,62 @@ mod tests {
             ..h100
         };
         assert!(profile_peak(&opt, &w, tiny) > 8 * 32_000 * 14);
+    }
+
+    /// "Model loading took … GiB" as vLLM 0.19.0 logged it on H100s (llm-d-planner's
+    /// logs, see `validation`; two decimals): parameters, the rotary cache and the
+    /// caching allocator's whole segments. Qwen2.5's shapes end half a MiB or one MiB
+    /// short of a 2 MiB boundary (7B: `qkv_proj` 31.5 MiB, `gate_up_proj` 259 MiB,
+    /// `down_proj` 129.5 MiB; 72B with TP 2: `down_proj` 231 MiB); Llama's do not.
+    #[test]
+    fn loaded_weights_match_vllm_0_19_logs() {
+        // The logged Qwen2.5 runs are the Instruct checkpoints, whose config.json says
+        // `max_position_embeddings: 32768` (the base models' says 131072): the rotary
+        // cache is sized by it.
+        for (id, positions, tp, logged) in [
+            ("llama-3.1-8b", None, 1, 14.99),
+            ("llama-3.1-8b", None, 2, 7.51),
+            ("llama-3.1-8b", None, 4, 3.77),
+            ("qwen2.5-7b", Some(32_768), 1, 14.25),
+            ("qwen2.5-7b", Some(32_768), 2, 7.12),
+            ("qwen2.5-7b", Some(32_768), 4, 3.55),
+            ("qwen2.5-72b", Some(32_768), 2, 67.80),
+            ("qwen3-8b", None, 1, 15.27),
+            ("mixtral-8x7b", None, 2, 43.51),
+        ] {
+            let mut a = model(id).unwrap().arch.clone();
+            a.max_positions = positions.unwrap_or(a.max_positions);
+            let w = Workload {
+                tp,
+                gpus: tp,
+                ..Workload::default()
+            };
+            let m = ModelInput::Arch {
+                arch: Box::new(a.clone()),
+                total_params: None,
+            };
+            let weights = estimate(&m, &w).unwrap().breakdown.weights;
+            let gib = loaded_weights(&a, &w, weights) as f64 / ByteSize::GIB as f64;
+            assert!(
+                (gib - logged).abs() <= 0.005,
+                "{id} TP {tp}: {gib:.4} GiB, log {logged}"
+            );
+        }
+        // The 72B's surplus: 80 layers × 1 MiB of `down_proj`, and 8 MiB of rotary cache.
+        let mut a = model("qwen2.5-72b").unwrap().arch.clone();
+        a.max_positions = 32_768;
+        let w = Workload {
+            tp: 2,
+            gpus: 2,
+            ..Workload::default()
+        };
+        assert_eq!(loaded_weights(&a, &w, 0), 88 * ByteSize::MIB);
+        // Quantised weights get the rotary cache only.
+        let gptq = Workload {
+            weights: crate::quant::WeightFormat::parse("gptq-4bit-128g").unwrap(),
+            ..w
+        };
+        assert_eq!(loaded_weights(&a, &gptq, 0), 8 * ByteSize::MIB);
     }
 
     /// The torch peaks vLLM 0.19.0 logged on an H100 80GB HBM3 with its default 8192
@@ -553,11 +701,11 @@ mod tests {
             overhead: 0,
             ..e.breakdown
         };
-        let budget = 15_995 * 16 * 8192 * 10;
         let w = Workload {
             seq: 8192,
             ..Workload::default()
         };
+        let budget = 15_995 * 16 * 8192 * 10 + loaded_weights(&gemma3, &w, 0);
         let p = plan(
             &gemma3,
             &w,
