@@ -137,6 +137,10 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
             "El contexto debe ser un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
         ),
         (
+            &["estimate", "--model", "qwen3-30b-a3b", "--n-cpu-moe", "8"],
+            "--n-cpu-moe solo tiene sentido con --runtime llama.cpp",
+        ),
+        (
             &["estimate", "--params", "7B", "--mode", "vuela"],
             "El modo «vuela» no existe; usa inference, full, lora o qlora.",
         ),
@@ -409,4 +413,47 @@ fn llama_cpp_partial_offload_reports_the_layers_that_fit() {
         host_gain + (1 << 30) >= gpu_drop,
         "{host_gain} vs {gpu_drop}"
     );
+}
+
+#[test]
+fn llama_cpp_moe_experts_in_ram_fit_a_small_card() {
+    // Qwen3-30B-A3B in Q4_K_M with 32k of context does not fit a 12 GB RTX 3060; the
+    // JSON says how many first layers must keep their experts in RAM, and with that
+    // `--n-cpu-moe` it fits, the experts counted in host RAM.
+    let base = [
+        "estimate",
+        "--model",
+        "qwen3-30b-a3b",
+        "--runtime",
+        "llama.cpp",
+        "--dtype",
+        "Q4_K_M",
+        "--gpu",
+        "rtx-3060",
+        "--seq",
+        "32k",
+        "--json",
+    ];
+    let all = json(&base);
+    assert_eq!(all["fits"].as_bool(), Some(false));
+    let n = all["min_cpu_moe_fit"].as_u64().expect("min_cpu_moe_fit");
+    assert!(n > 0 && n < 48, "{n}");
+    let n = n.to_string();
+    let mut args = base.to_vec();
+    args.extend(["--n-cpu-moe", &n]);
+    let part = json(&args);
+    assert_eq!(part["fits"].as_bool(), Some(true));
+    assert_eq!(part["settings"]["n_cpu_moe"].as_u64(), n.parse().ok());
+    let host = |v: &serde_json::Value| v["host_bytes"].as_u64().unwrap();
+    assert!(host(&part) > host(&all) + (4u64 << 30));
+    // The text names the flag and the RAM the experts take.
+    args.retain(|a| *a != "--json");
+    let out = vramlab(&args);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&format!("(--n-cpu-moe {n})")), "{text}");
+    assert!(text.contains("se quedan en la RAM"), "{text}");
+    // `all` is --cpu-moe.
+    let mut every = base.to_vec();
+    every.extend(["--n-cpu-moe", "all"]);
+    assert_eq!(json(&every)["settings"]["n_cpu_moe"].as_str(), Some("all"));
 }

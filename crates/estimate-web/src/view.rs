@@ -177,11 +177,20 @@ fn result(o: &Outcome) -> String {
     out.push_str(&verdict(o));
     out.push_str(&serving(o));
     if let Some(h) = o.eval.speed {
+        let ram = if h.host_bytes_per_step > 0.0 {
+            format!(
+                " (cada token lee {} de la RAM de la CPU, a unos 80 GB/s)",
+                ByteSize(h.host_bytes_per_step as u64).binary()
+            )
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            r#"<p class="est-speed">Como mucho (roofline): primer token en ≥ {} ms, generación ≤ {} tokens/s por secuencia.</p>"#,
+            r#"<p class="est-speed">Como mucho (roofline): primer token en ≥ {} ms, generación ≤ {} tokens/s por secuencia{}.</p>"#,
             fixed(h.ttft_seconds * 1000.0, 0),
-            fixed(h.decode_tokens_per_second, 0)
+            fixed(h.decode_tokens_per_second, 0),
+            esc(&ram)
         );
     }
     out.push_str(&chart(o));
@@ -229,6 +238,12 @@ fn verdict(o: &Outcome) -> String {
         } else {
             format!(" Capas que caben en la GPU: {} de {}.", l.fit, l.layers)
         });
+    }
+    if let Some(m) = o.eval.min_cpu_moe.filter(|m| m.fit > 0) {
+        limits.push_str(&format!(
+            " Cabe con los expertos de las primeras {} de {} capas en la RAM de la CPU.",
+            m.fit, m.layers
+        ));
     }
     format!(
         r#"<p class="est-verdict" data-fits="{}" data-verdict="{}"><strong>{}</strong></p><p class="est-limits">{}</p>"#,

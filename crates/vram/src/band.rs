@@ -85,8 +85,8 @@ pub const TABLE: &[Row] = &[
     ("torchtune", true, band(-1.8, 54.4, 4, false)),
     ("deepspeed", true, band(-28.0, 5.7, 28, true)),
     ("vllm", false, band(-1.9, 2.7, 18, false)),
-    ("llama.cpp", false, band(0.0, 0.0, 11, false)),
-    ("ollama", false, band(-11.3, 2.7, 42, true)),
+    ("llama.cpp", false, band(-6.2, 0.0, 18, false)),
+    ("ollama", false, band(-11.3, 2.7, 49, true)),
     ("autoawq", false, band(-5.2, -3.8, 3, false)),
 ];
 

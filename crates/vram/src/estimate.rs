@@ -85,6 +85,12 @@ pub struct Estimate {
     /// off the GPU and, below all layers, the output layer): its CPU model buffer.
     #[serde(default)]
     pub host_weights_bytes: u64,
+    /// llama.cpp: bytes the CPU reads from RAM for each generated token: the active
+    /// weights and the KV cache of the layers left off the GPU, the output layer when
+    /// it stays there, and the routed experts a token uses in the layers whose experts
+    /// stay in RAM (`--n-cpu-moe`).
+    #[serde(default)]
+    pub host_read_per_token: u64,
 }
 
 /// Why a workload cannot be estimated. `Display` is Spanish.
@@ -730,6 +736,8 @@ pub fn ggml_compute_buffer(a: &Architecture, w: &Workload) -> u64 {
 pub struct GgmlPhases {
     pub output: u64,
     pub layers: u64,
+    /// The feed-forward phase alone (part of `layers`).
+    pub ffn: u64,
 }
 
 /// See [`ggml_compute_buffer`].
@@ -757,11 +765,19 @@ pub fn ggml_phases(a: &Architecture, w: &Workload) -> GgmlPhases {
                 * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
         }
     };
-    let ffn = ub * f32 * (h + 3 * inter);
+    // Gate, up and their product alive together; for MoE layers the expert matmul
+    // (`MUL_MAT_ID` in `build_moe_ffn`, src/llama-graph.cpp) then writes one hidden
+    // vector per routed expert and token, beside the product it reads, before the
+    // weighting (in place) and the sum over experts.
+    let routed = a
+        .moe
+        .map_or(0, |m| u128::from(m.experts_per_token.min(m.experts)));
+    let ffn = ub * f32 * (h + (3 * inter).max(inter + h * routed));
     let bytes = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
     GgmlPhases {
         output: bytes(output),
         layers: bytes(attention.max(ffn)),
+        ffn: bytes(ffn),
     }
 }
 
@@ -787,12 +803,105 @@ pub fn ggml_output_bytes(
     }
 }
 
+/// Layer `layer`'s routed experts (`ffn_gate_exps`, `ffn_up_exps`, `ffn_down_exps`) as
+/// the weights are stored: the tensors `--n-cpu-moe` keeps in CPU RAM. A GGUF mix
+/// stores gate and up in its base type and the down projection in its boosted type on
+/// the layers `use_more_bits` picks, as [`weight_bytes`] counts them; exact stored
+/// weights scale the formula by the file's own size. Zero for dense layers and models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerExperts {
+    /// The layer's expert tensors together.
+    pub bytes: u64,
+    /// Its largest expert tensor.
+    pub largest: u64,
+}
+
+/// See [`LayerExperts`].
+pub fn ggml_layer_experts(
+    a: &Architecture,
+    pc: &ParamCount,
+    w: &Workload,
+    layer: u32,
+) -> LayerExperts {
+    let Some(m) = a.moe else {
+        return LayerExperts::default();
+    };
+    if layer < m.dense_layers || layer >= a.layers {
+        return LayerExperts::default();
+    }
+    let one = mul(&[
+        u64::from(m.experts),
+        u64::from(m.expert_intermediate),
+        u64::from(a.hidden),
+    ]);
+    let inputs = match a.mlp {
+        Mlp::Gated => 2,
+        Mlp::Plain => 1,
+    };
+    let (input, down) = match w.weights {
+        WeightFormat::Gguf { mix } => {
+            let mix = mix_of(mix);
+            let down = if use_more_bits(layer, a.layers) {
+                mix.boosted
+            } else {
+                mix.base
+            };
+            (mix.base.bytes_for(one), down.bytes_for(one))
+        }
+        WeightFormat::Plain { dtype } => (dtype.bytes_for(one), dtype.bytes_for(one)),
+        format => (format.linear_bytes(one), format.linear_bytes(one)),
+    };
+    let scale = |bytes: u64| match w.stored_weights {
+        Some(stored) => {
+            let formula = u128::from(weight_bytes(pc, Some(a), w.weights).max(1));
+            u64::try_from(u128::from(bytes) * u128::from(stored) / formula).unwrap_or(bytes)
+        }
+        None => bytes,
+    };
+    LayerExperts {
+        bytes: scale(input.saturating_mul(inputs).saturating_add(down)),
+        largest: scale(input.max(down)),
+    }
+}
+
+/// The routed experts `--n-cpu-moe` keeps in CPU RAM while the rest of their layers is
+/// on the GPU: those of the first `cpu_moe` layers (llama.cpp's
+/// `llm_ffn_exps_block_regex(i)` for `i < N`, bound to the CPU buffer type in
+/// common/arg.cpp) among the layers `-ngl` put on the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuExperts {
+    /// Layers whose experts stay in CPU RAM (dense layers among the first N count
+    /// nothing).
+    pub layers: u32,
+    pub bytes: u64,
+    /// The largest expert tensor among them: what the compute buffer holds while one
+    /// expert matmul is offloaded to the GPU (ggml's scheduler starts a new split at
+    /// each offloaded weight, so one copy's memory is reused for the next).
+    pub largest: u64,
+}
+
+/// See [`CpuExperts`]; nothing for dense models or without `--n-cpu-moe`.
+pub fn ggml_cpu_experts(a: &Architecture, pc: &ParamCount, w: &Workload) -> CpuExperts {
+    let n = a.layers;
+    let on_gpu = w.gpu_layers.map_or(n, |g| g.min(n));
+    let mut out = CpuExperts::default();
+    for layer in n - on_gpu..w.cpu_moe.min(n) {
+        let experts = ggml_layer_experts(a, pc, w, layer);
+        if experts.bytes > 0 {
+            out.layers += 1;
+            out.bytes = out.bytes.saturating_add(experts.bytes);
+            out.largest = out.largest.max(experts.largest);
+        }
+    }
+    out
+}
+
 /// Moves what `-ngl` leaves off the GPU into host RAM: llama.cpp puts the last
 /// `gpu_layers` layers on the GPU (`i_gpu_start = n_layer - n_gpu_layers` in
 /// src/llama-model.cpp), their KV cache with them, and the output layer only when
 /// `n_gpu_layers > n_layer`; without it the output's compute runs on the CPU too.
 /// Returns the host bytes, the input embeddings included, and the weights among them.
-fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> (u64, u64) {
+fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> Host {
     let n = u64::from(a.layers.max(1));
     let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
     let on_gpu = ngl.min(n);
@@ -803,12 +912,24 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let per = |bytes: u64| {
         u64::try_from(u128::from(bytes) * u128::from(on_gpu) / u128::from(n)).unwrap_or(bytes)
     };
-    let gpu_weights = per(repeating) + if output_on_gpu { output } else { 0 };
+    let experts = ggml_cpu_experts(a, pc, w);
+    let gpu_weights =
+        (per(repeating) + if output_on_gpu { output } else { 0 }).saturating_sub(experts.bytes);
     let gpu_kv = per(b.kv_cache);
     let phases = ggml_phases(a, w);
+    let op_offload = w.ubatch.min(ggml_kv_cells(w)) >= GGML_OP_OFFLOAD_MIN_BATCH;
+    // Op offload of the expert matmuls (`MUL_MAT_ID`, offloaded from 32 tokens like any
+    // matmul, `get_op_batch_size` in ggml-cuda.cu): the scheduler copies each CPU expert
+    // tensor into the compute buffer in turn, beside the feed-forward phase's
+    // activations.
+    let expert_copies = if op_offload && experts.layers > 0 {
+        experts.largest.saturating_add(phases.ffn)
+    } else {
+        0
+    };
     let gpu_compute = if output_on_gpu {
         phases.output.max(phases.layers)
-    } else if w.ubatch.min(ggml_kv_cells(w)) >= GGML_OP_OFFLOAD_MIN_BATCH {
+    } else if op_offload {
         // Op offload: for a micro-batch this large the scheduler runs the CPU-resident
         // output projection on the GPU, copying its weight into the compute buffer next
         // to the f32 hidden states and logits (`ggml_backend_sched` with `op_offload`,
@@ -817,15 +938,43 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         phases.layers.max(output.saturating_add(phases.output))
     } else {
         phases.layers
-    };
+    }
+    .max(expert_copies);
     let host_weights = (b.weights - gpu_weights).saturating_add(cpu_embeddings);
     let host = host_weights
         .saturating_add(b.kv_cache - gpu_kv)
         .saturating_add(if output_on_gpu { 0 } else { phases.output });
+    // Per generated token the CPU reads its layers' active weights (a MoE layer reads
+    // the experts the router picks) and their KV cache, and the output layer if it
+    // stayed there; only one row of the input embeddings.
+    let ratio = |bytes: u64, num: u64, den: u64| {
+        u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1))).unwrap_or(bytes)
+    };
+    let cpu_layers = repeating - per(repeating);
+    let routed = a.moe.map_or((1, 1), |m| {
+        (u64::from(m.experts_per_token), u64::from(m.experts))
+    });
+    let read = ratio(cpu_layers, pc.active, pc.total)
+        .saturating_add(b.kv_cache - gpu_kv)
+        .saturating_add(if output_on_gpu { 0 } else { output })
+        .saturating_add(ratio(experts.bytes, routed.0, routed.1));
     b.weights = gpu_weights;
     b.kv_cache = gpu_kv;
     b.activations = gpu_compute;
-    (host, host_weights)
+    Host {
+        bytes: host,
+        weights: host_weights,
+        read_per_token: read,
+    }
+}
+
+/// What llama.cpp keeps in CPU RAM ([`Estimate::host_bytes`],
+/// [`Estimate::host_weights_bytes`], [`Estimate::host_read_per_token`]).
+#[derive(Clone, Copy, Default)]
+struct Host {
+    bytes: u64,
+    weights: u64,
+    read_per_token: u64,
 }
 
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
@@ -918,7 +1067,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
-    let (mut host_bytes, mut host_weights_bytes) = (0, 0);
+    let mut host = Host::default();
     if let Some(a) = arch {
         let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
@@ -970,7 +1119,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         }
         .div_ceil(u64::from(w.pp.max(1)));
         if ggml {
-            (host_bytes, host_weights_bytes) = ggml_offload(a, &pc, w, &mut b);
+            host = ggml_offload(a, &pc, w, &mut b);
         }
     }
     let dynamic = b
@@ -995,8 +1144,9 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         total_bytes: mul(&[per_gpu, u64::from(w.gpus)]),
         gpus: w.gpus,
         offloaded_optimizer: if w.cpu_offload { optimizer } else { 0 },
-        host_bytes,
-        host_weights_bytes,
+        host_bytes: host.bytes,
+        host_weights_bytes: host.weights,
+        host_read_per_token: host.read_per_token,
     })
 }
 
@@ -1159,6 +1309,90 @@ mod tests {
         assert_eq!(with, head + 256 * 4 * (32_000 + 4096));
         let without = ggml("mistral-7b-v0.1", 1, Some(20), 31).activations;
         assert!(without < head, "{without}");
+    }
+
+    #[test]
+    fn n_cpu_moe_keeps_the_first_layers_experts_in_ram() {
+        let q4km = WeightFormat::parse("Q4_K_M").unwrap();
+        let run = |model: &str, gpu_layers, cpu_moe, ubatch| {
+            estimate(
+                &preset(model),
+                &Workload {
+                    seq: 4096,
+                    gpu_layers,
+                    cpu_moe,
+                    ubatch,
+                    attention: Attention::Flash,
+                    engine: crate::workload::Engine::Ggml,
+                    weights: q4km,
+                    ..Workload::default()
+                },
+            )
+            .unwrap()
+        };
+        let a = model("qwen3-30b-a3b").unwrap().arch.clone();
+        let pc = a.param_count();
+        let w = Workload {
+            weights: q4km,
+            ..Workload::default()
+        };
+        // One layer's experts: 128 × 768 × 2048 per matrix, gate and up in Q4_K (144
+        // bytes per 256 weights), down in Q6_K (210 bytes) on the layers
+        // `use_more_bits` picks (layer 0 is one) and Q4_K elsewhere.
+        let one = 128 * 768 * 2048 / 256;
+        let layer = |i| ggml_layer_experts(&a, &pc, &w, i);
+        assert_eq!(layer(0).bytes, one * (2 * 144 + 210));
+        assert_eq!(layer(0).largest, one * 210);
+        assert_eq!(layer(6).bytes, one * 3 * 144);
+        let all = run("qwen3-30b-a3b", None, 0, 512);
+        let ten = run("qwen3-30b-a3b", None, 10, 512);
+        let experts: u64 = (0..10).map(|i| layer(i).bytes).sum();
+        assert_eq!(all.breakdown.weights - ten.breakdown.weights, experts);
+        assert_eq!(ten.host_weights_bytes - all.host_weights_bytes, experts);
+        // The KV cache and attention stay on the GPU.
+        assert_eq!(ten.breakdown.kv_cache, all.breakdown.kv_cache);
+        // Prompt processing copies one CPU expert tensor at a time into the compute
+        // buffer (op offload from 32 tokens); 31 tokens compute them on the CPU.
+        let largest = layer(0).largest;
+        let ffn = |ubatch| {
+            ggml_phases(
+                &a,
+                &Workload {
+                    seq: 4096,
+                    ubatch,
+                    attention: Attention::Flash,
+                    ..Workload::default()
+                },
+            )
+            .ffn
+        };
+        assert_eq!(
+            ten.breakdown.activations,
+            all.breakdown.activations.max(largest + ffn(512))
+        );
+        let small = |cpu_moe| {
+            run("qwen3-30b-a3b", None, cpu_moe, 31)
+                .breakdown
+                .activations
+        };
+        assert_eq!(small(10), small(0));
+        // `--cpu-moe` (every layer) is 48 layers' worth; asking for more changes nothing.
+        let every = run("qwen3-30b-a3b", None, u32::MAX, 512);
+        assert_eq!(
+            every.breakdown.weights,
+            run("qwen3-30b-a3b", None, 48, 512).breakdown.weights
+        );
+        // Layers `-ngl` left on the CPU already hold their experts there: with the
+        // last 40 layers on the GPU, `--n-cpu-moe 10` moves only layers 8 and 9.
+        let partial = run("qwen3-30b-a3b", Some(40), 0, 512);
+        let both = run("qwen3-30b-a3b", Some(40), 10, 512);
+        let two = layer(8).bytes + layer(9).bytes;
+        assert_eq!(partial.breakdown.weights - both.breakdown.weights, two);
+        // A dense model has no experts to move.
+        assert_eq!(
+            run("llama-3.1-8b", None, 10, 512).breakdown,
+            run("llama-3.1-8b", None, 0, 512).breakdown
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Solvers: the largest batch and the longest context that fit in a memory budget,
-//! the most layers llama.cpp can offload, and the smallest catalog GPU that holds a
-//! workload.
+//! the most layers llama.cpp can offload and the fewest MoE layers whose experts it
+//! must keep in CPU RAM, and the smallest catalog GPU that holds a workload.
 //!
 //! Memory is monotonic in batch and sequence length (a property test checks it), so a
 //! binary search over the estimate is exact.
@@ -103,6 +103,40 @@ pub fn max_gpu_layers(model: &ModelInput, w: &Workload, capacity: u64) -> Option
     // `largest` searches 1..=max; shift by one so that 0 layers is a candidate.
     let most = u64::from(arch.layers) + 1;
     largest(most + 1, |v| at(v - 1)).map(|v| u32::try_from(v - 1).unwrap_or(u32::MAX))
+}
+
+/// llama.cpp with a MoE model: the fewest first layers whose routed experts must stay in
+/// CPU RAM (`--n-cpu-moe`) for the workload to fit in `capacity` bytes, with `-ngl` as
+/// set; `Some(0)` when everything fits on the GPU. `None` outside llama.cpp/Ollama
+/// inference, for dense models, or when even `--cpu-moe` does not fit. A linear scan:
+/// the first layer with CPU experts adds their copies to the compute buffer, so the
+/// memory is not monotonic there, and a model has at most a few hundred layers.
+pub fn min_cpu_moe(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u32> {
+    min_cpu_moe_by(model, w, |e| e.per_gpu_bytes <= capacity)
+}
+
+/// The fewest such layers whose estimate passes `ok` (the band's high end fitting, say).
+pub fn min_cpu_moe_by(
+    model: &ModelInput,
+    w: &Workload,
+    ok: impl Fn(&Estimate) -> bool,
+) -> Option<u32> {
+    let ModelInput::Arch { arch, .. } = model else {
+        return None;
+    };
+    if w.engine != Engine::Ggml || w.mode != Mode::Inference || arch.moe.is_none() {
+        return None;
+    }
+    (0..=arch.layers).find(|&n| {
+        estimate(
+            model,
+            &Workload {
+                cpu_moe: n,
+                ..w.clone()
+            },
+        )
+        .is_ok_and(|e| ok(&e))
+    })
 }
 
 /// The catalog GPU with the least memory that still fits the workload.
@@ -285,5 +319,56 @@ mod gpu_layer_tests {
         };
         // Weights and KV are conserved; only the output's compute buffer moves sides.
         assert!(kept(&half) >= kept(&full));
+    }
+}
+
+#[cfg(test)]
+mod cpu_moe_tests {
+    use super::*;
+    use crate::catalog::model;
+    use crate::units::ByteSize;
+    use crate::workload::Engine;
+
+    /// Qwen3-30B-A3B in Q4_K_M (about 17 GiB) with a 32k context: a 12 GiB card needs
+    /// the experts of its first layers in CPU RAM, a 24 GiB card none, and a dense
+    /// model has no answer.
+    #[test]
+    fn min_cpu_moe_is_the_fewest_layers_that_fit() {
+        let input = |id: &str| ModelInput::Arch {
+            arch: Box::new(model(id).unwrap().arch.clone()),
+            total_params: None,
+        };
+        let m = input("qwen3-30b-a3b");
+        let w = Workload {
+            seq: 32_768,
+            attention: crate::workload::Attention::Flash,
+            engine: Engine::Ggml,
+            weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
+            ..Workload::default()
+        };
+        let cap = 12 * ByteSize::GIB;
+        let n = min_cpu_moe(&m, &w, cap).unwrap();
+        assert!(0 < n && n < 48, "{n}");
+        let at = |cpu_moe| {
+            estimate(
+                &m,
+                &Workload {
+                    cpu_moe,
+                    ..w.clone()
+                },
+            )
+            .unwrap()
+            .per_gpu_bytes
+        };
+        assert!(at(n) <= cap && at(n - 1) > cap, "{} {}", at(n), at(n - 1));
+        assert_eq!(min_cpu_moe(&m, &w, 24 * ByteSize::GIB), Some(0));
+        // Even every expert in RAM leaves attention, KV and the output on the GPU.
+        assert_eq!(min_cpu_moe(&m, &w, ByteSize::GIB), None);
+        assert_eq!(min_cpu_moe(&input("llama-3.1-8b"), &w, cap), None);
+        let torch = Workload {
+            engine: Engine::Torch,
+            ..w
+        };
+        assert_eq!(min_cpu_moe(&m, &torch, cap), None);
     }
 }

@@ -10,6 +10,11 @@ use crate::catalog::Gpu;
 use crate::estimate::Estimate;
 use crate::workload::{Mode, Workload};
 
+/// Peak bandwidth of the RAM the CPU reads llama.cpp's offloaded layers from: a
+/// desktop's dual-channel DDR5-5000 (2 channels × 8 bytes × 5000 MT/s). Servers with
+/// more channels read faster, laptops and DDR4 slower.
+pub const RAM_BYTES_PER_SECOND: f64 = 80e9;
+
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SpeedHint {
     /// FLOPs of the prefill: 2 × active parameters × prompt tokens + attention.
@@ -18,6 +23,10 @@ pub struct SpeedHint {
     pub ttft_seconds: f64,
     /// Bytes read from GPU memory per decoding step (weights + KV cache).
     pub bytes_per_step: f64,
+    /// llama.cpp: bytes the CPU reads from RAM per decoding step (layers and experts
+    /// left there), at [`RAM_BYTES_PER_SECOND`].
+    #[serde(default)]
+    pub host_bytes_per_step: f64,
     /// Generated tokens per second per sequence at peak bandwidth.
     pub decode_tokens_per_second: f64,
     /// Generated tokens per second across the batch.
@@ -41,12 +50,16 @@ pub fn speed(a: &Architecture, w: &Workload, est: &Estimate, gpu: &Gpu) -> Optio
     // One decoding step reads the active weights once and the whole KV cache.
     let bytes_per_step =
         est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64;
-    let step = bytes_per_step / (gpu.bandwidth_gbs * 1e9);
+    // Layers run one after another: the CPU's share of a step adds to the GPU's.
+    let host_bytes_per_step = est.host_read_per_token as f64;
+    let step =
+        bytes_per_step / (gpu.bandwidth_gbs * 1e9) + host_bytes_per_step / RAM_BYTES_PER_SECOND;
     let per_seq = if step > 0.0 { 1.0 / step } else { 0.0 };
     Some(SpeedHint {
         prefill_flops,
         ttft_seconds,
         bytes_per_step,
+        host_bytes_per_step,
         decode_tokens_per_second: per_seq,
         decode_tokens_per_second_total: per_seq * b,
     })
@@ -81,5 +94,42 @@ mod tests {
             ..w
         };
         assert!(speed(&a, &train, &e, g).is_none());
+    }
+
+    /// Layers and experts llama.cpp leaves in RAM are read by the CPU at RAM speed:
+    /// moving them off the GPU frees memory but slows generation, never speeds it up.
+    #[test]
+    fn what_stays_in_ram_slows_generation() {
+        let a = model("qwen3-30b-a3b").unwrap().arch.clone();
+        let m = ModelInput::Arch {
+            arch: Box::new(a.clone()),
+            total_params: None,
+        };
+        let g = gpu("rtx-4090").unwrap();
+        let tps = |gpu_layers, cpu_moe| {
+            let w = Workload {
+                seq: 4096,
+                gpu_layers,
+                cpu_moe,
+                engine: crate::workload::Engine::Ggml,
+                weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
+                ..Workload::default()
+            };
+            let e = estimate(&m, &w).unwrap();
+            speed(&a, &w, &e, g).unwrap()
+        };
+        let all = tps(None, 0);
+        assert_eq!(all.host_bytes_per_step, 0.0);
+        let experts = tps(None, 24);
+        let layers = tps(Some(24), 0);
+        for slower in [experts, layers] {
+            assert!(slower.host_bytes_per_step > 0.0);
+            assert!(
+                slower.decode_tokens_per_second < all.decode_tokens_per_second,
+                "{slower:?} vs {all:?}"
+            );
+        }
+        // Half the layers on the CPU read more from RAM than half the experts alone.
+        assert!(layers.host_bytes_per_step > experts.host_bytes_per_step);
     }
 }

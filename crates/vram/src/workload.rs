@@ -233,6 +233,10 @@ pub struct Workload {
     /// ggml only: the micro-batch its compute buffer is reserved for (`n_ubatch`).
     #[serde(default = "default_ubatch")]
     pub ubatch: u64,
+    /// ggml only: the first this-many layers keep their routed experts in CPU RAM
+    /// (`--n-cpu-moe`; more than the layers is `--cpu-moe`). Nothing for dense models.
+    #[serde(default)]
+    pub cpu_moe: u32,
 }
 
 fn default_ubatch() -> u64 {
@@ -271,6 +275,7 @@ impl Default for Workload {
             kbit_fp32: false,
             gpu_layers: None,
             ubatch: default_ubatch(),
+            cpu_moe: 0,
         }
     }
 }

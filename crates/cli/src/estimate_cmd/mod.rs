@@ -82,6 +82,9 @@ pub fn run(args: &Args) -> Result<String, String> {
     if s.gpu_layers.is_some() && !matches!(s.runtime, Runtime::LlamaCpp | Runtime::Ollama) {
         return Err("--gpu-layers solo tiene sentido con --runtime llama.cpp u ollama".into());
     }
+    if s.cpu_moe > 0 && s.runtime != Runtime::LlamaCpp {
+        return Err("--n-cpu-moe solo tiene sentido con --runtime llama.cpp".into());
+    }
     if s.serve {
         if s.task.is_training() {
             return Err("--serve solo tiene sentido con --mode inference".into());

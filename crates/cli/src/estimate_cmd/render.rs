@@ -36,7 +36,11 @@ struct Output<'a> {
     max_gpu_layers_fit: Option<u32>,
     /// The model's layers, with `max_gpu_layers_fit`.
     layers: Option<u32>,
-    /// llama.cpp/Ollama: bytes in CPU RAM (embeddings, layers left off the GPU).
+    /// llama.cpp with a MoE model: the fewest first layers whose experts must stay in
+    /// CPU RAM (`--n-cpu-moe`) to fit; 0 when every expert fits on the GPU.
+    min_cpu_moe_fit: Option<u32>,
+    /// llama.cpp/Ollama: bytes in CPU RAM (embeddings, layers and experts left off the
+    /// GPU).
     host_bytes: u64,
     smallest_gpu: Option<&'a str>,
     min_gpus: Option<u32>,
@@ -78,6 +82,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         max_seq_fit_margin: e.margin.seq,
         max_gpu_layers_fit: e.max_gpu_layers.map(|l| l.fit),
         layers: e.max_gpu_layers.map(|l| l.layers),
+        min_cpu_moe_fit: e.min_cpu_moe.map(|l| l.fit),
         host_bytes: est.host_bytes.saturating_add(est.offloaded_optimizer),
         smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),
         min_gpus: e.min_gpus,
@@ -177,6 +182,12 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             )
         });
     }
+    if let Some(m) = e.min_cpu_moe.filter(|m| m.fit > 0) {
+        text.push_str(&format!(
+            "Capas con expertos en la CPU para que quepa: {} de {} (--n-cpu-moe {})\n",
+            m.fit, m.layers, m.fit
+        ));
+    }
     if let Some(g) = e.smallest_gpu {
         text.push_str(&format!(
             "GPU más pequeña del catálogo en la que cabe: {}\n",
@@ -195,6 +206,12 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             h.decode_tokens_per_second,
             h.decode_tokens_per_second_total
         ).replace('.', ","));
+        if h.host_bytes_per_step > 0.0 {
+            text.push_str(&format!(
+                "  de cada paso, {} se leen de la RAM de la CPU (a unos 80 GB/s, DDR5 de doble canal)\n",
+                ByteSize(h.host_bytes_per_step as u64).binary()
+            ));
+        }
     }
     if let Some(p) = &e.serving {
         text.push_str(&format!(

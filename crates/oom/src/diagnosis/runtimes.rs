@@ -9,7 +9,8 @@ use crate::model::{Decoded, OllamaMemory, VllmMemory};
 const FIX_WEIGHTS: &str = "Pon menos capas en la GPU (llama.cpp: -ngl / --n-gpu-layers con un número menor; \
      Ollama: el parámetro num_gpu), usa una cuantización más pequeña (Q4_K_M en lugar de Q8_0), \
      reparte entre GPUs con --tensor-split, y en modelos MoE deja los expertos en la CPU con \
-     --n-cpu-moe N. El estimador (runtime llama.cpp, «capas en la GPU») dice cuántas caben.";
+     --n-cpu-moe N. El estimador (motor llama.cpp) dice cuántas capas caben en la GPU y, en \
+     un MoE, con cuántas capas de expertos en la CPU cabe.";
 const FIX_KV: &str = "Baja el contexto (-c / --ctx-size; Ollama: num_ctx u OLLAMA_CONTEXT_LENGTH), cuantiza \
      la caché (-fa con --cache-type-k q8_0 --cache-type-v q8_0; Ollama: OLLAMA_FLASH_ATTENTION=1 \
      y OLLAMA_KV_CACHE_TYPE=q8_0) o reduce las peticiones en paralelo (--parallel; Ollama: \

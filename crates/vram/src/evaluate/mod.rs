@@ -129,6 +129,16 @@ impl LayerFit {
     }
 }
 
+/// llama.cpp with a MoE model: how many first layers must keep their experts in CPU
+/// RAM (`--n-cpu-moe`) for the workload to fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuMoeFit {
+    /// The fewest such layers; 0 when every expert fits on the GPU.
+    pub fit: u32,
+    /// The model's layers.
+    pub layers: u32,
+}
+
 /// Everything the front ends show for one model and one set of settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
@@ -144,6 +154,10 @@ pub struct Evaluation {
     pub margin: Margin,
     /// llama.cpp/Ollama: the most layers that fit on the GPU.
     pub max_gpu_layers: Option<LayerFit>,
+    /// llama.cpp with a MoE model: the fewest first layers whose experts must stay in
+    /// CPU RAM (`--n-cpu-moe`) for it to fit even at the band's high end, with the
+    /// model's layers; 0 when nothing has to.
+    pub min_cpu_moe: Option<CpuMoeFit>,
     /// The catalog GPU with the least memory that holds the workload.
     pub smallest_gpu: Option<&'static Gpu>,
     /// The fewest GPUs of this capacity that hold it (ZeRO-3 for training, tensor
@@ -353,6 +367,21 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 layers: arch?.layers,
             })
         }),
+        // Recommended where it fits even at the band's high end, as «cabe con margen».
+        min_cpu_moe: capacity
+            .filter(|_| s.runtime == crate::settings::Runtime::LlamaCpp)
+            .and_then(|c| {
+                let fit = match band {
+                    Some(b) => solve::min_cpu_moe_by(input, &w, |e| {
+                        b.high_bytes(e.per_gpu_bytes, e.breakdown.weights) <= c
+                    }),
+                    None => solve::min_cpu_moe(input, &w, c),
+                };
+                Some(CpuMoeFit {
+                    fit: fit?,
+                    layers: arch?.layers,
+                })
+            }),
         smallest_gpu: solve::smallest_gpu(input, &w),
         min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &w, c)),
         speed: match (arch, s.gpu) {
@@ -489,6 +518,24 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             ),
             ubatch: w.ubatch.min(crate::estimate::ggml_kv_cells(w).max(1)),
         });
+        let experts = crate::estimate::ggml_cpu_experts(a, &est.params, w);
+        if let (Some(m), true) = (a.moe, experts.layers > 0) {
+            let per_token = u128::from(experts.bytes) * u128::from(m.experts_per_token)
+                / u128::from(m.experts.max(1));
+            notes.push(Note::CpuExperts {
+                layers: experts.layers,
+                asked: w.cpu_moe,
+                bytes: experts.bytes,
+                per_token: u64::try_from(per_token).unwrap_or(u64::MAX),
+                copies: if w.ubatch.min(crate::estimate::ggml_kv_cells(w))
+                    >= crate::estimate::GGML_OP_OFFLOAD_MIN_BATCH
+                {
+                    experts.largest
+                } else {
+                    0
+                },
+            });
+        }
     }
     if s.task.is_training() {
         notes.push(Note::Runtime {

@@ -60,6 +60,20 @@ pub enum Note {
         /// The micro-batch the compute buffer is sized for (`-ub`).
         ubatch: u64,
     },
+    /// llama.cpp's `--n-cpu-moe`: routed experts kept in CPU RAM.
+    CpuExperts {
+        /// Layers whose experts stay in CPU RAM.
+        layers: u32,
+        /// The `--n-cpu-moe` asked for ([`crate::settings::CPU_MOE_ALL`]: `--cpu-moe`).
+        asked: u32,
+        bytes: u64,
+        /// Expert bytes the CPU reads per generated token: the routed experts a token
+        /// uses in those layers.
+        per_token: u64,
+        /// Bytes the compute buffer holds for the expert matmuls offloaded to the GPU
+        /// during prompt processing (0 when the micro-batch is too small).
+        copies: u64,
+    },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
     /// The CUDA context came from the GPU family's default.
@@ -201,6 +215,36 @@ impl Note {
                     } else {
                         format!(" Sin flash attention el búfer crece con el contexto; {fa} lo evita.")
                     }
+                )
+            }
+            Note::CpuExperts {
+                layers,
+                asked,
+                bytes,
+                per_token,
+                copies,
+            } => {
+                let flag = if !cli {
+                    String::new()
+                } else if *asked == crate::settings::CPU_MOE_ALL {
+                    " (--cpu-moe)".to_owned()
+                } else {
+                    format!(" (--n-cpu-moe {asked})")
+                };
+                let bound = crate::speed::RAM_BYTES_PER_SECOND / (*per_token).max(1) as f64;
+                let copies = if *copies > 0 {
+                    format!(
+                        " Al leer el prompt, llama.cpp copia a la GPU cada tensor de expertos de esas capas, uno a uno, para multiplicarlo allí: su búfer de cómputo necesita sitio para el mayor ({}) junto a las activaciones de esa fase.",
+                        ByteSize(*copies).binary()
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "Expertos en la CPU{flag}: los expertos de {layers} capas ({}) se quedan en la RAM; el resto de esas capas, la atención y su caché KV siguen en la GPU. Cada token generado lee de la RAM los expertos que usa en esas capas, {}: con una RAM DDR5 de doble canal (unos 80 GB/s de pico) eso limita la generación a {} tokens/s como mucho.{copies}",
+                    ByteSize(*bytes).binary(),
+                    ByteSize(*per_token).binary(),
+                    group_digits(bound.floor() as u64)
                 )
             }
             Note::Communication { bytes } => format!(
@@ -396,6 +440,13 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::CpuExperts {
+                layers: 20,
+                asked: 20,
+                bytes: 8 << 30,
+                per_token: 400 << 20,
+                copies: 500 << 20,
+            },
             Note::Ggml {
                 runtime: "llama.cpp",
                 layers_on_gpu: 20,

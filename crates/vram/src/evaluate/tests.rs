@@ -324,3 +324,61 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn experts_in_ram_are_noted_and_solved_for_llama_cpp_only() {
+    let base = [
+        (Field::Gpu, "rtx-3060"),
+        (Field::Runtime, "llama.cpp"),
+        (Field::Format, "Q4_K_M"),
+        (Field::Seq, "32768"),
+    ];
+    let e = evaluate(&preset("qwen3-30b-a3b"), &settings(&base)).unwrap();
+    let fit = e.min_cpu_moe.unwrap();
+    assert!(fit.fit > 0 && fit.fit < fit.layers, "{fit:?}");
+    assert!(!e.notes.iter().any(|n| matches!(n, Note::CpuExperts { .. })));
+    // With that many layers' experts in RAM it fits, and the note says what moved.
+    let n = fit.fit.to_string();
+    let mut with = base.to_vec();
+    with.push((Field::CpuMoe, n.as_str()));
+    let e = evaluate(&preset("qwen3-30b-a3b"), &settings(&with)).unwrap();
+    assert!(e.verdict.unwrap().fits(), "{:?}", e.verdict);
+    let note = e
+        .notes
+        .iter()
+        .find(|n| matches!(n, Note::CpuExperts { .. }))
+        .unwrap();
+    let Note::CpuExperts {
+        layers,
+        bytes,
+        per_token,
+        copies,
+        ..
+    } = note
+    else {
+        unreachable!()
+    };
+    assert_eq!(*layers, fit.fit);
+    // A token uses 8 of the 128 experts of each of those layers.
+    assert_eq!(*per_token, bytes * 8 / 128);
+    assert!(*copies > 0);
+    assert!(
+        note.text(Surface::Cli)
+            .contains(&format!("--n-cpu-moe {n}"))
+    );
+    // Ollama has no such flag; a dense model has no experts.
+    let mut ollama = base.to_vec();
+    ollama[1] = (Field::Runtime, "ollama");
+    assert!(
+        evaluate(&preset("qwen3-30b-a3b"), &settings(&ollama))
+            .unwrap()
+            .min_cpu_moe
+            .is_none()
+    );
+    assert!(
+        evaluate(&preset("llama-3.1-8b"), &settings(&base))
+            .unwrap()
+            .min_cpu_moe
+            .is_none()
+    );
+}

@@ -10,8 +10,8 @@ use super::choice::{
 };
 use super::count::{Bounds, CountProblem};
 use super::{
-    BATCH, BATCHED_TOKENS, BLOCK_SIZE, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ, Settings,
-    Surface, UBATCH, UTILIZATION,
+    BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ,
+    Settings, Surface, UBATCH, UTILIZATION,
 };
 use crate::catalog;
 use crate::quant::WeightFormat;
@@ -38,6 +38,7 @@ pub enum Field {
     LoraTargets,
     KvDtype,
     GpuLayers,
+    CpuMoe,
     Ubatch,
     Gpus,
     Zero,
@@ -184,6 +185,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::CpuMoe,
+        "expertos-cpu",
+        "Capas con expertos en la CPU (llama.cpp)",
+        "el número de capas con expertos en la CPU",
+        false,
+    ),
+    spec(
         Field::Ubatch,
         "microlote",
         "Micro-lote (llama.cpp)",
@@ -290,6 +298,7 @@ impl Field {
         Field::LoraTargets,
         Field::KvDtype,
         Field::GpuLayers,
+        Field::CpuMoe,
         Field::Ubatch,
         Field::Gpus,
         Field::Zero,
@@ -327,6 +336,7 @@ impl Field {
             Field::Gpus => "gpus",
             Field::Zero => "zero",
             Field::GpuLayers => "gpu_layers",
+            Field::CpuMoe => "n_cpu_moe",
             Field::Ubatch => "ubatch",
             Field::Tp => "tp",
             Field::Pp => "pp",
@@ -361,6 +371,7 @@ impl Field {
             Field::LoraTargets => "lora-targets",
             Field::KvDtype => "kv-dtype",
             Field::GpuLayers => "gpu-layers",
+            Field::CpuMoe => "n-cpu-moe",
             Field::Ubatch => "ubatch",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
@@ -422,6 +433,9 @@ impl Field {
             }
             Field::GpuLayers => {
                 "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» sube también la capa de salida."
+            }
+            Field::CpuMoe => {
+                "Modelos MoE en llama.cpp (--n-cpu-moe N): los expertos de las primeras N capas se quedan en la RAM de la CPU y el resto de cada capa (atención, caché KV, expertos compartidos) en la GPU; «todas» es --cpu-moe. Libera mucha memoria de la GPU a cambio de leer esos expertos desde la RAM en cada token."
             }
             Field::Ubatch => {
                 "Tokens que llama.cpp procesa de una vez al leer el prompt (-ub, --ubatch-size; 512 por defecto): su búfer de cómputo crece con él."
@@ -491,6 +505,7 @@ impl Field {
             ),
             Field::Tp => format!("auto o {}", GPUS.describe()),
             Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
+            Field::CpuMoe => format!("todas o {}", GPU_LAYERS.describe()),
             Field::BatchedTokens => format!("auto o {}", BATCHED_TOKENS.describe()),
             Field::MaxSeqs => format!("auto o {}", BATCH.describe()),
             _ => self.bounds().map(Bounds::describe).unwrap_or_default(),
@@ -506,7 +521,7 @@ impl Field {
             Field::LoraRank => Some(LORA_RANK),
             Field::Gpus | Field::Tp | Field::Pp => Some(GPUS),
             Field::BlockSize => Some(BLOCK_SIZE),
-            Field::GpuLayers => Some(GPU_LAYERS),
+            Field::GpuLayers | Field::CpuMoe => Some(GPU_LAYERS),
             Field::Ubatch => Some(UBATCH),
             Field::BatchedTokens => Some(BATCHED_TOKENS),
             Field::MaxSeqs => Some(BATCH),
@@ -718,6 +733,13 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Zero => print_choice(ZERO_STAGES, s.zero, surface),
         Field::Tp => n(u64::from(s.tp?)),
         Field::GpuLayers => n(u64::from(s.gpu_layers?)),
+        Field::CpuMoe if s.cpu_moe == CPU_MOE_ALL => if surface == Surface::Web {
+            "todas"
+        } else {
+            "all"
+        }
+        .to_owned(),
+        Field::CpuMoe => n(u64::from(s.cpu_moe)),
         Field::Ubatch => n(u64::from(s.ubatch)),
         Field::Pp => n(u64::from(s.pp)),
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
@@ -785,6 +807,8 @@ pub(super) fn set(
             Field::Zero => s.zero = pick(ZERO_STAGES, input)?,
             Field::GpuLayers if all_layers(input) => s.gpu_layers = None,
             Field::GpuLayers => s.gpu_layers = Some(small(f, input)?),
+            Field::CpuMoe if all_layers(input) => s.cpu_moe = CPU_MOE_ALL,
+            Field::CpuMoe => s.cpu_moe = small(f, input)?,
             Field::Ubatch => s.ubatch = small(f, input)?,
             Field::Tp if auto(input) => s.tp = None,
             Field::Tp => s.tp = Some(small(f, input)?),
@@ -843,6 +867,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::BlockSize => to.block_size = from.block_size,
         Field::CudaContext => to.cuda_context = from.cuda_context,
         Field::GpuLayers => to.gpu_layers = from.gpu_layers,
+        Field::CpuMoe => to.cpu_moe = from.cpu_moe,
         Field::Ubatch => to.ubatch = from.ubatch,
     }
 }

@@ -100,6 +100,9 @@ pub struct Settings {
     pub gpu_layers: Option<u32>,
     /// llama.cpp's micro-batch (`-ub`): the tokens its compute buffer is sized for.
     pub ubatch: u32,
+    /// llama.cpp's `--n-cpu-moe`: the first layers whose routed experts stay in CPU
+    /// RAM; 0 is none, [`CPU_MOE_ALL`] is `--cpu-moe` (every layer).
+    pub cpu_moe: u32,
     /// Measured CUDA context per GPU; `None` uses the GPU family's default.
     pub cuda_context: Option<u64>,
 }
@@ -115,6 +118,8 @@ pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
 /// Layers llama.cpp can offload: 0 (everything on the CPU) up to far more than any
 /// model has; more than the model's layers means all of them.
 pub(crate) const GPU_LAYERS: Bounds = Bounds::plain(0, 1024);
+/// `--cpu-moe`: the routed experts of every layer in CPU RAM.
+pub const CPU_MOE_ALL: u32 = u32::MAX;
 /// llama.cpp's `n_ubatch`: at least one token, at most its largest `n_batch` in practice.
 pub(crate) const UBATCH: Bounds = Bounds::plain(1, 65_536);
 /// vLLM accepts a utilisation in (0, 1]; below 5 % nothing useful fits.
@@ -214,6 +219,7 @@ impl Settings {
             cuda_context: None,
             gpu_layers: None,
             ubatch: crate::estimate::GGML_UBATCH,
+            cpu_moe: 0,
         }
     }
 
@@ -453,6 +459,7 @@ impl Settings {
             kbit_fp32: self.task == Task::Qlora && self.runtime == Runtime::Transformers,
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
+            cpu_moe: self.cpu_moe,
             engine: match self.runtime {
                 Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,
                 Runtime::AutoAwq if !training => Engine::AwqFused,

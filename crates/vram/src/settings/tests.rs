@@ -34,6 +34,22 @@ fn web_defaults_and_task_defaults() {
 }
 
 #[test]
+fn n_cpu_moe_reads_a_count_or_every_layer() {
+    assert_eq!(web(&[("expertos-cpu", "20")]).0.cpu_moe, 20);
+    for all in ["todas", "all", "-1"] {
+        let (s, errors) = web(&[("expertos-cpu", all)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(s.cpu_moe, CPU_MOE_ALL);
+        assert_eq!(
+            s.text(Field::CpuMoe, Surface::Web).as_deref(),
+            Some("todas")
+        );
+        assert_eq!(s.text(Field::CpuMoe, Surface::Cli).as_deref(), Some("all"));
+    }
+    assert_eq!(Settings::web_default().cpu_moe, 0);
+}
+
+#[test]
 fn token_suffixes_are_powers_of_two() {
     let (s, errors) = web(&[("contexto", "4k"), ("nuevos", "2k")]);
     assert!(errors.is_empty(), "{errors:?}");
@@ -45,7 +61,7 @@ fn token_suffixes_are_powers_of_two() {
 
 #[test]
 fn bad_values_name_the_setting_and_its_bounds() {
-    let cases: [(&str, &str, &str); 9] = [
+    let cases: [(&str, &str, &str); 10] = [
         (
             "lote",
             "-4",
@@ -79,6 +95,11 @@ fn bad_values_name_the_setting_and_its_bounds() {
             "Formato de los pesos: El tipo de dato «q9» no existe",
         ),
         ("checkpointing", "quizá", "usa si o no"),
+        (
+            "expertos-cpu",
+            "-3",
+            "El número de capas con expertos en la CPU debe ser todas o un entero entre 0 y 1024",
+        ),
     ];
     for (key, value, want) in cases {
         let (s, errors) = web(&[(key, value)]);
@@ -262,6 +283,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             1u32..=65_536,
             proptest::option::of(1u64..=(1 << 24)),
             proptest::option::of(1u64..=(1 << 20)),
+            prop_oneof![0u32..=1024, Just(CPU_MOE_ALL)],
         ),
     )
         .prop_map(move |(a, b, c)| Settings {
@@ -304,6 +326,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             ubatch: c.7,
             batched_tokens: c.8,
             max_seqs: c.9,
+            cpu_moe: c.10,
         })
 }
 

@@ -25,6 +25,10 @@
 //!   copied for the GPU to compute the logits (ggml's op offload): the mechanism was
 //!   read off this log's 137.79 MiB (102.54 of q6_K head, 31.25 of f32 logits, 4 of
 //!   hidden states) and then in ggml's scheduler.
+//! - llama.cpp with MoE experts kept in CPU RAM (`-ot …ffn.*=CPU`, what `--n-cpu-moe`
+//!   does for the expert tensors): Qwen3-235B-A22B in Q8_0 (with `--no-mmap`, so the
+//!   CPU buffer is the resident bytes) and in Q6_K; the GPU's model, KV and compute
+//!   buffers and the RAM's weights.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
 //!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2. The
 //!   Hugging Face figures are from 2024, when transformers (before 4.45) returned the
@@ -70,6 +74,9 @@ enum Measure {
     Weights,
     /// The activations alone (llama.cpp's "CUDA0 compute buffer").
     Activations,
+    /// The weights llama.cpp keeps in CPU RAM (its "CPU model buffer" and the input
+    /// embeddings' "CUDA_Host model buffer").
+    HostWeights,
     /// The longest context that fits, in tokens.
     MaxSeq,
 }
@@ -120,6 +127,8 @@ const OPTIMUM: &str = "optimum, tests/benchmark/README.md (benchmark_gptq.py con
 const LLAMACPP_3070: &str = "registro de llama-cpp-python con llama-3-Korean-Bllossom-8B-Q4_K_M.gguf (arquitectura Llama 3 8B) en una RTX 3070, n_ctx 512, sin flash attention; archivo público hallado en el índice de código";
 const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-A3B-Instruct-Q8_0.gguf (arquitectura Qwen3-30B-A3B) en una A100-PCIE-40GB, --ctx-size 65536, flash attention automática; README público de despliegue hallado en el índice de código";
 const LLAMACPP_NGL: &str = "registro de llama-cpp-python con mistral-7b-instruct-v0.1.Q4_K_M.gguf, n_gpu_layers 20, n_ctx 768, flash attention, en una RTX 4060 Laptop (apéndice B de «A GPU-Accelerated RAG-Based Telegram Assistant…», G. Tel-Zur, EduHPC 2025)";
+const LLAMACPP_235B_Q8: &str = "registro de llama-sweep-bench b5192 con Qwen3-235B-A22B-Q8_0.gguf en una RTX A6000: --no-mmap, -fa, -c 32768, -ngl 99 y las FFN de las capas 13 a 93 en la CPU (-ot blk\\.1[3-9]\\.ffn.*=CPU y siguientes), micro-lote 512 (ubergarm, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
+const LLAMACPP_235B_Q6: &str = "registro de llama-sweep-bench b5269 con Qwen3-235B-A22B-128K-Q6_K en una RTX 3090: -fa, -c 16384, caché KV q8_0, -ngl 99 y las FFN de las capas 5 a 93 en la CPU (-ot blk\\.(5|6|7|8|9)\\.ffn.*=CPU y siguientes), micro-lote 512 (AesSedai, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
 
 const H200: &str = "medido por vramlab en una H200 con PyTorch 2.11, CUDA 13, transformers 5.17 y PEFT 0.21 (tools/device/measure_memory.py; líneas en docs/measurements/2026-12-04-h200/memory.jsonl): pico de torch.cuda.max_memory_allocated, modelo creado desde su config.json con pesos aleatorios";
@@ -657,6 +666,89 @@ const SPECS: &[Spec] = &[
         published: mib_h(30_075),
         unit: Unit::Binary,
     },
+    // Experts kept in CPU RAM, the rest of every layer on the GPU. The logs' `-ot
+    // blk.N.ffn.*=CPU` moves each layer's router (`ffn_gate_inp`, 2 MiB in f32) and
+    // FFN norm with its experts; `--n-cpu-moe` leaves them on the GPU, so the GPU
+    // figures below count 163 MiB (Q8_0 log, 81 layers) and 179 MiB (Q6_K log, 89
+    // layers) more than those runs held. Q8_0 and Q6_K store every expert tensor alike,
+    // so which layers go does not change the bytes.
+    Spec {
+        id: "llamacpp-qwen3-235b-cpu-moe-weights",
+        what: "Qwen3-235B-A22B Q8_0 en llama.cpp con los expertos de 81 de 94 capas en la CPU: pesos en la GPU",
+        source: LLAMACPP_235B_Q8,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 32768 --attention flash --n-cpu-moe 81",
+        measure: Measure::Weights,
+        published: mib_h(3_927_387),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-235b-cpu-moe-host",
+        what: "Qwen3-235B-A22B Q8_0 en llama.cpp con los expertos de 81 capas en la CPU: pesos en la RAM (198 451,27 MiB de capas y 630,59 MiB de embeddings)",
+        source: LLAMACPP_235B_Q8,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 32768 --attention flash --n-cpu-moe 81",
+        measure: Measure::HostWeights,
+        published: mib_h(19_845_127 + 63_059),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-235b-cpu-moe-kv",
+        what: "Qwen3-235B-A22B en llama.cpp, 32 768 celdas en F16 con los expertos en la CPU: caché KV (toda en la GPU)",
+        source: LLAMACPP_235B_Q8,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 32768 --attention flash --n-cpu-moe 81",
+        measure: Measure::KvBytes,
+        published: mib(6016),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-235b-cpu-moe-compute",
+        what: "Qwen3-235B-A22B Q8_0 en llama.cpp con los expertos en la CPU, micro-lote de 512: búfer de cómputo de la GPU (con cada tensor de expertos copiado desde la CPU)",
+        source: LLAMACPP_235B_Q8,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q8_0 --seq 32768 --attention flash --n-cpu-moe 81",
+        measure: Measure::Activations,
+        published: mib(1024),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-235b-q6k-cpu-moe-weights",
+        what: "Qwen3-235B-A22B Q6_K en llama.cpp con los expertos de 89 de 94 capas en la CPU: pesos en la GPU",
+        source: LLAMACPP_235B_Q6,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q6_K --seq 16384 --attention flash --kv-dtype int8 --n-cpu-moe 89",
+        measure: Measure::Weights,
+        published: mib_h(1_519_195),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-235b-q6k-cpu-moe-kv",
+        what: "Qwen3-235B-A22B en llama.cpp, 16 384 celdas en q8_0 con los expertos en la CPU: caché KV",
+        source: LLAMACPP_235B_Q6,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q6_K --seq 16384 --attention flash --kv-dtype int8 --n-cpu-moe 89",
+        measure: Measure::KvBytes,
+        published: mib(1598),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3-235b-q6k-cpu-moe-compute",
+        what: "Qwen3-235B-A22B Q6_K en llama.cpp con los expertos en la CPU, micro-lote de 512: búfer de cómputo de la GPU",
+        source: LLAMACPP_235B_Q6,
+        runtime: "llama.cpp",
+        model: "qwen3-235b-a22b",
+        args: "--runtime llama.cpp --dtype Q6_K --seq 16384 --attention flash --kv-dtype int8 --n-cpu-moe 89",
+        measure: Measure::Activations,
+        published: mib(774),
+        unit: Unit::Binary,
+    },
     // Unsloth's README: the longest context that trains.
     Spec {
         id: "unsloth-ctx-24gb",
@@ -939,6 +1031,7 @@ fn measured(e: &Evaluation, m: Measure) -> u64 {
         Measure::KvBytes => b.kv_cache,
         Measure::Weights => b.weights,
         Measure::Activations => b.activations,
+        Measure::HostWeights => e.estimate.host_weights_bytes,
         Measure::MaxSeq => e.max_seq.unwrap_or(0),
     }
 }
@@ -964,7 +1057,9 @@ pub(super) fn cases() -> Vec<Case> {
                         .map_or(0, |e| e.estimate.breakdown.weights),
                 ),
                 Measure::KvBytes | Measure::Activations => Some(0),
-                Measure::Weights | Measure::KvTokens | Measure::MaxSeq => None,
+                Measure::Weights | Measure::HostWeights | Measure::KvTokens | Measure::MaxSeq => {
+                    None
+                }
             };
             Case {
                 id: spec.id,

@@ -322,6 +322,7 @@ pub fn Estimator(
                 {check_field(inputs, Field::Serve, training)}
                 {text_field(inputs, Field::Reserve)}
                 {text_field(inputs, Field::GpuLayers)}
+                {text_field(inputs, Field::CpuMoe)}
                 {text_field(inputs, Field::Ubatch)}
             </div>
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
