@@ -1076,7 +1076,8 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             }
             Mode::Inference if ggml => ggml_compute_buffer(a, w),
             Mode::Inference => prefill_activations(a, w),
-        };
+        }
+        .saturating_add(w.blas_workspace);
         b.kv_cache = if ggml {
             // llama.cpp keeps every slot's tokens in one padded pool of cells; a
             // sliding window caps each sequence, not the pool.

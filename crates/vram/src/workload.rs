@@ -233,6 +233,11 @@ pub struct Workload {
     /// ggml only: the micro-batch its compute buffer is reserved for (`n_ubatch`).
     #[serde(default = "default_ubatch")]
     pub ubatch: u64,
+    /// PyTorch only: the cuBLAS workspaces its caching allocator holds for the run
+    /// (`serving::cublas_workspace` per handle: one for inference, two for training,
+    /// whose backward runs on the autograd engine's own thread and so its own handle).
+    #[serde(default)]
+    pub blas_workspace: u64,
     /// ggml only: the first this-many layers keep their routed experts in CPU RAM
     /// (`--n-cpu-moe`; more than the layers is `--cpu-moe`). Nothing for dense models.
     #[serde(default)]
@@ -275,6 +280,7 @@ impl Default for Workload {
             kbit_fp32: false,
             gpu_layers: None,
             ubatch: default_ubatch(),
+            blas_workspace: 0,
             cpu_moe: 0,
         }
     }

@@ -460,6 +460,16 @@ impl Settings {
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             cpu_moe: self.cpu_moe,
+            // ggml has no PyTorch matmuls; a vLLM server's start-up profile counts its
+            // workspace itself (`serving::Profile::blas_workspace`).
+            blas_workspace: match (self.runtime, training) {
+                (Runtime::LlamaCpp | Runtime::Ollama, false) => 0,
+                (Runtime::Vllm, false) if self.serve => 0,
+                _ => {
+                    let handles = if training { 2 } else { 1 };
+                    handles * crate::serving::cublas_workspace(self.gpu.map(|g| g.family.as_str()))
+                }
+            },
             engine: match self.runtime {
                 Runtime::LlamaCpp | Runtime::Ollama if !training => Engine::Ggml,
                 Runtime::AutoAwq if !training => Engine::AwqFused,

@@ -372,3 +372,31 @@ proptest! {
         }
     }
 }
+
+/// PyTorch keeps a cuBLAS workspace per handle and stream, and handles are per thread:
+/// inference multiplies on one thread, training's backward on the autograd engine's
+/// own, so it holds two. ggml has none, and a vLLM server's profile counts its own.
+#[test]
+fn cublas_workspaces_follow_the_threads_that_multiply() {
+    let ws = |task, runtime: &str, serve: bool, gpu: &str| {
+        let mut s = Settings::for_task(task);
+        s.set(Field::Gpu, gpu, Surface::Cli).unwrap();
+        s.set(Field::Runtime, runtime, Surface::Cli).unwrap();
+        s.serve = serve;
+        s.workload().blas_workspace
+    };
+    let hopper = 32 << 20;
+    let other = 4096 * 1024 * 2 + 16 * 1024 * 8;
+    assert_eq!(
+        ws(Task::Inference, "transformers", false, "h100-sxm"),
+        hopper
+    );
+    assert_eq!(
+        ws(Task::Lora, "transformers", false, "h100-sxm"),
+        2 * hopper
+    );
+    assert_eq!(ws(Task::Full, "torchtune", false, "rtx-4090"), 2 * other);
+    assert_eq!(ws(Task::Inference, "llama.cpp", false, "rtx-4090"), 0);
+    assert_eq!(ws(Task::Inference, "vllm", true, "h100-sxm"), 0);
+    assert_eq!(ws(Task::Inference, "vllm", false, "h100-sxm"), hopper);
+}
