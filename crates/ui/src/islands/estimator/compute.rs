@@ -139,15 +139,14 @@ mod tests {
             o.eval.notes
         );
         // The GPU's family sets the CUDA context: Hopper 1384 MiB (measured on an H200),
-        // Ada 500 MiB; the rest of the overhead (the allocator margin) does not depend
-        // on the card.
+        // Ada 500 MiB. The rest of the overhead, the allocator's 5 % margin, grows only
+        // with Hopper's larger cuBLAS workspace (32 MiB against 8.1 MiB).
         let mut h100 = inputs();
         h100.choose(Field::Gpu, "h100-sxm");
         let h = compute(&h100, &Imported::default()).unwrap();
-        assert_eq!(
-            h.eval.estimate.breakdown.overhead - o.eval.estimate.breakdown.overhead,
-            884 * vram::ByteSize::MIB
-        );
+        let more = h.eval.estimate.breakdown.overhead - o.eval.estimate.breakdown.overhead;
+        let mib = vram::ByteSize::MIB;
+        assert!((884 * mib..885 * mib + mib / 4).contains(&more), "{more}");
     }
 
     #[test]
