@@ -611,7 +611,14 @@ pub fn context_curve(model: &Model, s: &Settings) -> Vec<(u64, u64, u64)> {
                 .ok()
                 .map(|e| e.per_gpu_bytes)
             };
-            Some((seq, at(Attention::Eager)?, at(Attention::Sdpa)?))
+            // The fused curve is the reader's own kernel when it is one (llama.cpp's
+            // flash attention also pads the KV cells differently), so the curve meets
+            // the verdict at the reader's length.
+            let fused = match w.attention {
+                Attention::Eager => Attention::Sdpa,
+                other => other,
+            };
+            Some((seq, at(Attention::Eager)?, at(fused)?))
         })
         .collect()
 }

@@ -265,6 +265,24 @@ fn the_curve_stops_at_the_models_context() {
 }
 
 #[test]
+fn the_curve_meets_the_estimate_at_the_readers_length() {
+    // llama.cpp with flash attention pads cells to 256 and keeps no score matrix: the
+    // fused curve is the reader's kernel, so at their length it is their estimate.
+    let s = settings(&[
+        (Field::Runtime, "llama.cpp"),
+        (Field::Format, "Q4_K_M"),
+        (Field::Attention, "flash"),
+        (Field::Seq, "32768"),
+        (Field::CpuMoe, "28"),
+    ]);
+    let m = preset("qwen3-30b-a3b");
+    let now = evaluate(&m, &s).unwrap().estimate.per_gpu_bytes;
+    let curve = context_curve(&m, &s);
+    let at = curve.iter().find(|p| p.0 == 32_768).unwrap();
+    assert_eq!(at.2, now);
+}
+
+#[test]
 fn limits_with_margin_hold_at_the_band_high_end() {
     // Llama 3.1 8B bf16 on a 4090 with transformers: the plain limits use the estimate,
     // the margin ones the band's high end, which is never more.
