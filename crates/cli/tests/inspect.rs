@@ -195,3 +195,78 @@ fn weights_file_gives_a_preset_exact_bytes() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no existe"));
 }
+
+/// A Qwen3-MoE-shaped GGUF header whose two blocks store their experts differently
+/// (block 0: Q4_K gate/up and Q6_K down; block 1: Q8_0 all), as imatrix mixes do.
+fn moe_gguf() -> (Vec<u8>, [u64; 2]) {
+    let ints = [
+        ("qwen3moe.block_count", 2),
+        ("qwen3moe.embedding_length", 2048),
+        ("qwen3moe.attention.head_count", 32),
+        ("qwen3moe.attention.head_count_kv", 4),
+        ("qwen3moe.attention.key_length", 128),
+        ("qwen3moe.feed_forward_length", 6144),
+        ("qwen3moe.context_length", 40_960),
+        ("qwen3moe.expert_count", 128),
+        ("qwen3moe.expert_used_count", 8),
+        ("qwen3moe.expert_feed_forward_length", 768),
+        ("qwen3moe.vocab_size", 151_936),
+    ];
+    let tensors: [(&str, [u64; 3], u32, u64, u64); 7] = [
+        ("token_embd.weight", [2048, 151_936, 1], 12, 144, 256),
+        ("blk.0.ffn_gate_exps.weight", [2048, 768, 128], 12, 144, 256),
+        ("blk.0.ffn_up_exps.weight", [2048, 768, 128], 12, 144, 256),
+        ("blk.0.ffn_down_exps.weight", [768, 2048, 128], 14, 210, 256),
+        ("blk.1.ffn_gate_exps.weight", [2048, 768, 128], 8, 34, 32),
+        ("blk.1.ffn_up_exps.weight", [2048, 768, 128], 8, 34, 32),
+        ("blk.1.ffn_down_exps.weight", [768, 2048, 128], 8, 34, 32),
+    ];
+    let mut g = Gguf::new();
+    g.u32(3)
+        .u64(tensors.len() as u64)
+        .u64(ints.len() as u64 + 1);
+    g.str("general.architecture").u32(8).str("qwen3moe");
+    for (k, v) in ints {
+        g.str(k).u32(4).u32(v);
+    }
+    let mut experts = [0u64; 2];
+    for (name, dims, ggml, per_block, block) in tensors {
+        g.str(name).u32(3);
+        dims.iter().for_each(|&d| {
+            g.u64(d);
+        });
+        g.u32(ggml).u64(0);
+        let bytes = dims.iter().product::<u64>() / block * per_block;
+        match name.as_bytes()[4] {
+            b'0' if name.starts_with("blk.") => experts[0] += bytes,
+            b'1' if name.starts_with("blk.") => experts[1] += bytes,
+            _ => {}
+        }
+    }
+    (g.0, experts)
+}
+
+#[test]
+fn n_cpu_moe_moves_the_experts_the_gguf_header_lists() {
+    let (bytes, experts) = moe_gguf();
+    let path = scratch("moe.gguf", &bytes);
+    let run = |n: &str| {
+        estimate_json(&[
+            "--model",
+            path.to_str().unwrap(),
+            "--runtime",
+            "llama.cpp",
+            "--seq",
+            "4096",
+            "--n-cpu-moe",
+            n,
+        ])
+    };
+    let weights = |v: &serde_json::Value| v["breakdown"]["weights"].as_u64().unwrap();
+    let host = |v: &serde_json::Value| v["host_bytes"].as_u64().unwrap();
+    let (none, one, both) = (run("0"), run("1"), run("all"));
+    // Block 0's experts exactly as stored (Q4_K, Q4_K, Q6_K), then block 1's (Q8_0).
+    assert_eq!(weights(&none) - weights(&one), experts[0]);
+    assert_eq!(weights(&one) - weights(&both), experts[1]);
+    assert_eq!(host(&both) - host(&none), experts[0] + experts[1]);
+}

@@ -268,6 +268,7 @@ mod tests {
                 bytes: 548_105_171,
                 params: Some(137_022_720),
                 source: "model.safetensors".into(),
+                experts: Vec::new(),
             }),
             ..arrived.clone()
         };

@@ -159,6 +159,7 @@ async fn single_file_header(base: &str, repo: &RepoId) -> Result<StoredWeights, 
         bytes: s.total.bytes,
         params: Some(s.total.params),
         source: format!("{repo} (cabecera de {NAME})"),
+        experts: Vec::new(),
     })
 }
 
@@ -172,6 +173,7 @@ async fn weights(base: &str, repo: &RepoId) -> Result<StoredWeights, String> {
                 bytes: t.bytes,
                 params: t.params,
                 source: format!("{repo} ({INDEX})"),
+                experts: Vec::new(),
             })
         }
         Err(HubError::NotFound { .. }) => single_file_header(base, repo).await,

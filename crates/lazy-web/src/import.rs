@@ -35,6 +35,7 @@ async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, S
         bytes,
         params: whole(&out, "parametros"),
         source: text(&out, "fuente"),
+        experts: Vec::new(),
     });
     Ok(Imported { arch, weights })
 }

@@ -804,11 +804,13 @@ pub fn ggml_output_bytes(
 }
 
 /// Layer `layer`'s routed experts (`ffn_gate_exps`, `ffn_up_exps`, `ffn_down_exps`) as
-/// the weights are stored: the tensors `--n-cpu-moe` keeps in CPU RAM. A GGUF mix
-/// stores gate and up in its base type and the down projection in its boosted type on
-/// the layers `use_more_bits` picks, as [`weight_bytes`] counts them; exact stored
-/// weights scale the formula by the file's own size. Zero for dense layers and models.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// the weights are stored: the tensors `--n-cpu-moe` keeps in CPU RAM. From a GGUF
+/// header (`Workload::stored_experts`) they are the file's own tensors. Otherwise a
+/// GGUF mix stores gate and up in its base type and the down projection in its boosted
+/// type on the layers `use_more_bits` picks, as [`weight_bytes`] counts them, and exact
+/// stored weights scale that formula by the file's own size. Zero for dense layers and
+/// models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerExperts {
     /// The layer's expert tensors together.
     pub bytes: u64,
@@ -823,6 +825,13 @@ pub fn ggml_layer_experts(
     w: &Workload,
     layer: u32,
 ) -> LayerExperts {
+    // A GGUF header read from the file lists every expert tensor: exact.
+    if !w.stored_experts.is_empty() {
+        return usize::try_from(layer)
+            .ok()
+            .and_then(|i| w.stored_experts.get(i).copied())
+            .unwrap_or_default();
+    }
     let Some(m) = a.moe else {
         return LayerExperts::default();
     };

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::estimate::LayerExperts;
 use crate::quant::GgufType;
 use crate::safetensors::TensorTotal;
 
@@ -53,6 +54,43 @@ pub struct GgufHeader {
     /// Names of the tensors outside the repeated blocks and of block 0 (`blk.0.…`):
     /// enough to tell a tied head, biases or a gated MLP apart, bounded by one layer.
     pub names: BTreeSet<String>,
+    /// The routed expert tensors of each block, by block index (below
+    /// [`MAX_EXPERT_LAYER`]): what `--n-cpu-moe` keeps in CPU RAM.
+    pub experts: BTreeMap<u32, LayerExperts>,
+}
+
+/// Blocks beyond this index are not tracked for experts (no model has that many; a
+/// forged name cannot grow the map past it).
+pub const MAX_EXPERT_LAYER: u32 = 4096;
+
+/// The block of a routed expert tensor, as llama.cpp's `--n-cpu-moe` matches it
+/// (`llm_ffn_exps_block_regex` in common/common.h: `blk\.N\.ffn_(up|down|gate|gate_up)_(ch|)exps`,
+/// searched anywhere in the name, so weights and biases alike).
+fn expert_block(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("blk.")?;
+    let (index, rest) = rest.split_once('.')?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) || index.len() > 6 {
+        return None;
+    }
+    let rest = rest.strip_prefix("ffn_")?;
+    let kind = ["gate_up_", "up_", "down_", "gate_"]
+        .iter()
+        .find_map(|k| rest.strip_prefix(k))?;
+    let kind = kind.strip_prefix("ch").unwrap_or(kind);
+    kind.starts_with("exps").then(|| index.parse().ok())?
+}
+
+impl GgufHeader {
+    /// [`GgufHeader::experts`] as a list indexed by block (blocks without experts are
+    /// zero); empty for a dense model.
+    pub fn experts_by_layer(&self) -> Vec<LayerExperts> {
+        let Some((&last, _)) = self.experts.last_key_value() else {
+            return Vec::new();
+        };
+        (0..=last)
+            .map(|i| self.experts.get(&i).copied().unwrap_or_default())
+            .collect()
+    }
 }
 
 impl GgufHeader {
@@ -241,6 +279,11 @@ pub fn parse(prefix: &[u8]) -> Result<GgufHeader, GgufError> {
             id,
         })?;
         let bytes = kind.bytes_for(params);
+        if let Some(block) = expert_block(&name).filter(|&b| b < MAX_EXPERT_LAYER) {
+            let e = header.experts.entry(block).or_default();
+            e.bytes = e.bytes.saturating_add(bytes);
+            e.largest = e.largest.max(bytes);
+        }
         if !name.starts_with("blk.") || name.starts_with("blk.0.") {
             header.names.insert(name);
         }
@@ -332,6 +375,42 @@ mod tests {
         assert_eq!(h.by_type["Q4_K"].bytes, q4);
         assert_eq!(h.by_type["Q6_K"].bytes, q6);
         assert_eq!(h.total.bytes, q4 + q6 + 4096 * 4);
+    }
+
+    #[test]
+    fn expert_tensors_are_counted_per_block_as_n_cpu_moe_matches_them() {
+        let names = [
+            ("blk.0.ffn_gate_exps.weight", Some(0)),
+            ("blk.12.ffn_down_exps.weight", Some(12)),
+            ("blk.3.ffn_gate_up_exps.weight", Some(3)),
+            ("blk.3.ffn_up_exps.bias", Some(3)),
+            ("blk.7.ffn_down_chexps.weight", Some(7)),
+            ("blk.1.ffn_gate_inp.weight", None),
+            ("blk.1.ffn_down_shexp.weight", None),
+            ("blk.1.ffn_down.weight", None),
+            ("blk.x.ffn_up_exps.weight", None),
+            ("blk..ffn_up_exps.weight", None),
+            ("token_embd.weight", None),
+        ];
+        for (name, want) in names {
+            assert_eq!(expert_block(name), want, "{name}");
+        }
+        let mut w = Writer::default();
+        w.0.extend_from_slice(b"GGUF");
+        w.u32(3).u64(4).u64(1);
+        w.kv_str("general.architecture", "qwen3moe");
+        // Q4_K gate and up, Q6_K down in block 1; nothing in block 0.
+        w.tensor("blk.1.ffn_gate_exps.weight", &[2048, 768, 128], 12)
+            .tensor("blk.1.ffn_up_exps.weight", &[2048, 768, 128], 12)
+            .tensor("blk.1.ffn_down_exps.weight", &[768, 2048, 128], 14)
+            .tensor("blk.0.attn_q.weight", &[2048, 4096], 12);
+        let h = parse(&w.0).unwrap();
+        let n = 2048 * 768 * 128 / 256;
+        let layers = h.experts_by_layer();
+        assert_eq!(layers.len(), 2);
+        assert_eq!(layers[0], LayerExperts::default());
+        assert_eq!(layers[1].bytes, n * (144 + 144 + 210));
+        assert_eq!(layers[1].largest, n * 210);
     }
 
     #[test]

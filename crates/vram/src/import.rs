@@ -18,6 +18,10 @@ pub struct StoredWeights {
     pub params: Option<u64>,
     /// Where they came from, as the page shows it ("model.gguf").
     pub source: String,
+    /// A GGUF file's routed expert tensors per layer (what `--n-cpu-moe` moves); empty
+    /// for other sources.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub experts: Vec<crate::estimate::LayerExperts>,
 }
 
 impl StoredWeights {
@@ -141,6 +145,7 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
                 bytes: h.total.bytes,
                 params: Some(h.total.params),
                 source: name.to_owned(),
+                experts: h.experts_by_layer(),
             }),
         })));
     }
@@ -167,6 +172,7 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
             bytes: summary.total.bytes,
             params: Some(summary.total.params),
             source: name.to_owned(),
+            experts: Vec::new(),
         }),
         ..ImportedModel::default()
     })))
@@ -182,6 +188,7 @@ pub fn json_text(name: &str, text: &str) -> Result<ImportedModel, String> {
                 bytes: t.bytes,
                 params: t.params,
                 source: name.to_owned(),
+                experts: Vec::new(),
             }),
             ..ImportedModel::default()
         });

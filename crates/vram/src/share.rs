@@ -405,6 +405,7 @@ pub fn weights(
         bytes,
         params: params.and_then(number),
         source,
+        experts: Vec::new(),
     })
 }
 

@@ -208,6 +208,10 @@ pub struct Workload {
     /// header): in inference they replace the weight format's formula.
     #[serde(default)]
     pub stored_weights: Option<u64>,
+    /// Inference from a GGUF file: its routed expert tensors per layer, read from the
+    /// header (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stored_experts: Vec<crate::estimate::LayerExperts>,
     /// The inference engine.
     #[serde(default)]
     pub engine: Engine,
@@ -274,6 +278,7 @@ impl Default for Workload {
             cpu_offload: false,
             cuda_context: None,
             stored_weights: None,
+            stored_experts: Vec::new(),
             engine: Engine::Torch,
             grads_persist: false,
             fused_layers: false,

@@ -32,6 +32,11 @@ fn stored(model: &mut Model, header: &Header, path: &str) {
         bytes: total.bytes,
         params: Some(total.params),
         source: format!("la cabecera de {}", shown(path)),
+        // A GGUF lists each block's expert tensors: `--n-cpu-moe` moves exactly those.
+        experts: match header {
+            Header::Gguf(h) => h.experts_by_layer(),
+            Header::Safetensors { .. } => Vec::new(),
+        },
     });
     model.tensors = Some(total.tensors);
 }

@@ -279,6 +279,11 @@ pub fn workload(model: &Model, s: &Settings) -> Workload {
     let mut w = s.workload();
     if !s.task.is_training() {
         w.stored_weights = model.stored.as_ref().map(|st| st.bytes);
+        w.stored_experts = model
+            .stored
+            .as_ref()
+            .map(|st| st.experts.clone())
+            .unwrap_or_default();
     }
     w
 }

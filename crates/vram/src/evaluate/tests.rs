@@ -211,6 +211,7 @@ fn exact_weights_replace_the_formula_in_inference_only() {
         bytes: 99_000_000,
         params: Some(124_439_808),
         source: "gpt2.gguf".into(),
+        experts: Vec::new(),
     });
     let e = evaluate(&m, &settings(&[])).unwrap();
     assert_eq!(e.estimate.breakdown.weights, 99_000_000);
@@ -331,6 +332,7 @@ proptest::proptest! {
             bytes,
             params: Some(params),
             source: "forjado.gguf".into(),
+            experts: Vec::new(),
         });
         model.tensors = Some(tensors);
         let task = [Task::Inference, Task::Full, Task::Lora, Task::Qlora][task];

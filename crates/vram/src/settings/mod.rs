@@ -454,6 +454,7 @@ impl Settings {
                 .gpu
                 .map(|g| crate::context::for_family(&g.family).bytes)),
             stored_weights: None,
+            stored_experts: Vec::new(),
             grads_persist: training && self.runtime == Runtime::Deepspeed,
             fused_layers: training && self.runtime == Runtime::Unsloth,
             kbit_fp32: self.task == Task::Qlora && self.runtime == Runtime::Transformers,

@@ -139,6 +139,7 @@ mod tests {
                 bytes: 99_000_000,
                 params: Some(124_439_808),
                 source: "gpt2.gguf".into(),
+                experts: Vec::new(),
             }),
         };
         let s = snippet("x", &i, &imported).unwrap();
