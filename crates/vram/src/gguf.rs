@@ -459,5 +459,18 @@ mod tests {
             let _ = parse(&bytes);
             let _ = parse(&tail);
         }
+
+        /// Any tensor name: an expert block only for `blk.N.ffn_…exps` names, N as
+        /// written.
+        #[test]
+        fn expert_block_reads_only_its_pattern(
+            name in "(blk\\.[0-9x]{0,8}\\.)?(ffn_)?(gate_up_|up_|down_|gate_|inp)?(ch)?(exps|shexp)?\\PC{0,12}"
+        ) {
+            if let Some(n) = expert_block(&name) {
+                let prefix = format!("blk.{n}.ffn_");
+                prop_assert!(name.starts_with(&prefix) || name.starts_with("blk.0"), "{}", name);
+                prop_assert!(name.contains("exps"), "{}", name);
+            }
+        }
     }
 }
