@@ -17,7 +17,7 @@ const PAGE_CUSTOM: &str = "propio";
 #[derive(Clone, Debug, PartialEq)]
 pub enum HubState {
     Loading,
-    Ready(Imported),
+    Ready(Box<Imported>),
     Failed(String),
 }
 
@@ -259,7 +259,10 @@ mod tests {
             arch: Some((gpt2(), String::new())),
             weights: None,
         };
-        let o = ready(compute(&c, Some(&HubState::Ready(arrived.clone()))));
+        let o = ready(compute(
+            &c,
+            Some(&HubState::Ready(Box::new(arrived.clone()))),
+        ));
         assert_eq!(o.eval.estimate.breakdown.weights, 2 * 124_439_808);
         assert_eq!(o.model_name, "openai-community/gpt2");
         // The index's exact bytes replace the formula in inference...
@@ -272,17 +275,17 @@ mod tests {
             }),
             ..arrived.clone()
         };
-        let o = ready(compute(&c, Some(&HubState::Ready(exact.clone()))));
+        let o = ready(compute(&c, Some(&HubState::Ready(Box::new(exact.clone())))));
         assert_eq!(o.eval.estimate.breakdown.weights, 548_105_171);
         // ...and the `pesos` attribute wins over the index.
         let c2 = config(&[("hf", "gpt2"), ("pesos", "1000000")]);
-        let o = ready(compute(&c2, Some(&HubState::Ready(exact))));
+        let o = ready(compute(&c2, Some(&HubState::Ready(Box::new(exact)))));
         assert_eq!(o.eval.estimate.breakdown.weights, 1_000_000);
         // A reader who picks a catalog model leaves the import aside.
         let mut c3 = c.clone();
         c3.use_custom = false;
         assert_eq!(
-            ready(compute(&c3, Some(&HubState::Ready(arrived)))).model_name,
+            ready(compute(&c3, Some(&HubState::Ready(Box::new(arrived))))).model_name,
             "Llama 3.1 8B"
         );
     }
@@ -297,7 +300,7 @@ mod tests {
             o.notice.as_deref(),
             Some("hf=\"org/gated\": org/gated es privado o restringido. Se usa Mistral 7B v0.3.")
         );
-        let empty = HubState::Ready(Imported::default());
+        let empty = HubState::Ready(Box::default());
         let o = ready(compute(&c, Some(&empty)));
         assert!(o.notice.unwrap().contains("config.json"));
     }
@@ -435,7 +438,7 @@ mod tests {
             let state = if failed {
                 HubState::Failed("sin red".into())
             } else {
-                HubState::Ready(Imported { arch: Some((gpt2(), String::new())), weights: None })
+                HubState::Ready(Box::new(Imported { arch: Some((gpt2(), String::new())), weights: None }))
             };
             let _ = compute(&c, Some(&state));
             let _ = compute(&c, None);

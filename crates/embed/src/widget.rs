@@ -221,7 +221,7 @@ fn fetch_hub(state: &Rc<RefCell<State>>) {
             .map(|(_, i)| i.clone())
     });
     if let Some(i) = arrived {
-        state.borrow_mut().hub = Some((key, HubState::Ready(i)));
+        state.borrow_mut().hub = Some((key, HubState::Ready(Box::new(i))));
         return;
     }
     state.borrow_mut().hub = Some((key.clone(), HubState::Loading));
@@ -251,7 +251,7 @@ fn fetch_hub(state: &Rc<RefCell<State>>) {
                     if i.arch.is_some() {
                         ARRIVED.with(|a| a.borrow_mut().push((key.clone(), i.clone())));
                     }
-                    HubState::Ready(i)
+                    HubState::Ready(Box::new(i))
                 }
                 Err(e) => {
                     let line = format!("<vram-estimador> hf=\"{}\": {e}", key.1);

@@ -909,7 +909,9 @@ pub fn ggml_cpu_experts(a: &Architecture, pc: &ParamCount, w: &Workload) -> CpuE
 /// `gpu_layers` layers on the GPU (`i_gpu_start = n_layer - n_gpu_layers` in
 /// src/llama-model.cpp), their KV cache with them, and the output layer only when
 /// `n_gpu_layers > n_layer`; without it the output's compute runs on the CPU too.
-/// Returns the host bytes, the input embeddings included, and the weights among them.
+/// With `--n-cpu-moe` the first layers' expert tensors move to host RAM as well
+/// ([`ggml_cpu_experts`]). Returns what the host holds: its bytes (the input
+/// embeddings included), the weights among them and what the CPU reads per token.
 fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> Host {
     let n = u64::from(a.layers.max(1));
     let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
