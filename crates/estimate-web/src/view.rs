@@ -17,7 +17,7 @@ use embed::render::esc;
 use numfmt::{fixed, fixed_es};
 use vram::estimate::ModelInput;
 use vram::import::{Imported, StoredWeights};
-use vram::share::{ARCH_KEY, PARAMS_KEY, SOURCE_KEY, WEIGHTS_KEY};
+use vram::share::{ARCH_KEY, EXPERTS_KEY, PARAMS_KEY, SOURCE_KEY, WEIGHTS_KEY};
 use vram::{ByteSize, Evaluation, Model, Settings, Surface, catalog, group_digits};
 
 /// The `modelo` value that selects the reader's imported model.
@@ -89,6 +89,9 @@ pub fn link_pairs(
             pairs.push((PARAMS_KEY, p.to_string()));
         }
         pairs.push((SOURCE_KEY, w.source.clone()));
+        if !w.experts.is_empty() {
+            pairs.push((EXPERTS_KEY, vram::share::encode_experts(&w.experts)));
+        }
     }
     pairs
 }
@@ -98,11 +101,21 @@ pub fn link_weights(
     get: &impl Fn(&str) -> Option<String>,
 ) -> Option<Result<StoredWeights, String>> {
     let bytes = get(WEIGHTS_KEY)?;
-    Some(vram::share::weights(
-        &bytes,
-        get(PARAMS_KEY).as_deref(),
-        get(SOURCE_KEY).as_deref(),
-    ))
+    Some(
+        vram::share::weights(
+            &bytes,
+            get(PARAMS_KEY).as_deref(),
+            get(SOURCE_KEY).as_deref(),
+        )
+        .map(|mut w| {
+            // A damaged expert list is left out: the file's size still scales the
+            // formula.
+            w.experts = get(EXPERTS_KEY)
+                .and_then(|t| vram::share::decode_experts(&t).ok())
+                .unwrap_or_default();
+            w
+        }),
+    )
 }
 
 /// The (key, value) pairs of a link, `?` or not: at most [`MAX_QUERY_BYTES`] of it and
@@ -673,7 +686,7 @@ mod tests {
                 bytes: 99_000_000,
                 params: Some(124_439_808),
                 source: "gpt2.gguf".into(),
-                experts: Vec::new(),
+                experts: vec![vram::estimate::LayerExperts::default(); 2],
             }),
         };
         let (model, settings, back) = read_link(&query(link_pairs(CUSTOM, &s, &imported)));

@@ -12,7 +12,8 @@
 //! `shared_json(text)` (an architecture in the JSON that links carried before
 //! `vram::share`'s compact text) and `import_repo(base, id)`, each resolving to a plain
 //! object (`arquitectura`: the architecture as `vram::share` text, `resumen`, and for
-//! exact weights `pesos`, `parametros`, `fuente`) or rejecting with a Spanish sentence.
+//! exact weights `pesos`, `parametros`, `fuente`, and for a MoE `.gguf` its expert
+//! tensors per block, `expertos`) or rejecting with a Spanish sentence.
 //! Plain fields keep every JSON decoder in this bundle: the estimator and the widget
 //! read only `vram::share`'s compact text. The parsing is `vram`'s; this crate only
 //! moves bytes.
@@ -46,6 +47,9 @@ mod exports {
                 set("parametros", (p as f64).into())?;
             }
             set("fuente", w.source.as_str().into())?;
+            if !w.experts.is_empty() {
+                set("expertos", vram::share::encode_experts(&w.experts).into())?;
+            }
         }
         Ok(out.into())
     }

@@ -35,7 +35,8 @@ async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, S
         bytes,
         params: whole(&out, "parametros"),
         source: text(&out, "fuente"),
-        experts: Vec::new(),
+        // The bundle wrote it; read it as a link's, so a bad one is only left out.
+        experts: vram::share::decode_experts(&text(&out, "expertos")).unwrap_or_default(),
     });
     Ok(Imported { arch, weights })
 }

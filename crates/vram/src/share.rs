@@ -14,6 +14,7 @@
 //! never reach arithmetic the importer would have refused.
 
 use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
+use crate::estimate::LayerExperts;
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
 
@@ -24,6 +25,8 @@ pub const ARCH_KEY: &str = "arquitectura";
 pub const WEIGHTS_KEY: &str = "pesos";
 pub const PARAMS_KEY: &str = "parametros";
 pub const SOURCE_KEY: &str = "origen";
+/// A GGUF file's expert tensors per block ([`encode_experts`]).
+pub const EXPERTS_KEY: &str = "expertos-gguf";
 
 /// Longest encoded architecture accepted (JSON ones are about 500 bytes).
 pub const MAX_SHARED_BYTES: usize = 4096;
@@ -409,6 +412,66 @@ pub fn weights(
     })
 }
 
+/// Longest expert list text accepted from a link.
+pub const MAX_EXPERTS_TEXT: usize = 8192;
+
+/// A GGUF file's expert tensors per block as link text: `bytes.largest` per block,
+/// `_`-separated, with a run of equal blocks written once as `count*bytes.largest`
+/// ("3*0.0_81*2566914048.855638016"), so a model whose blocks store their experts alike
+/// costs a few dozen characters.
+pub fn encode_experts(experts: &[LayerExperts]) -> String {
+    let mut groups: Vec<(usize, LayerExperts)> = Vec::new();
+    for &e in experts {
+        match groups.last_mut() {
+            Some((n, last)) if *last == e => *n += 1,
+            _ => groups.push((1, e)),
+        }
+    }
+    groups
+        .iter()
+        .map(|(n, e)| match n {
+            1 => format!("{}.{}", e.bytes, e.largest),
+            n => format!("{n}*{}.{}", e.bytes, e.largest),
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// Reads [`encode_experts`]'s text from an untrusted link: at most
+/// [`MAX_EXPERTS_TEXT`] bytes and [`crate::gguf::MAX_EXPERT_LAYER`] blocks, each figure
+/// at most [`MAX_SHARED_WEIGHTS`] and no tensor larger than its block. Anything else is
+/// refused whole.
+pub fn decode_experts(text: &str) -> Result<Vec<LayerExperts>, ShareError> {
+    if text.len() > MAX_EXPERTS_TEXT {
+        return Err(ShareError::TooLarge(text.len()));
+    }
+    let damaged = || ShareError::Damaged("expertos");
+    let number = |t: &str| {
+        t.parse::<u64>()
+            .ok()
+            .filter(|&n| n <= MAX_SHARED_WEIGHTS)
+            .ok_or_else(damaged)
+    };
+    let mut out = Vec::new();
+    for group in text.split('_') {
+        let (count, pair) = match group.split_once('*') {
+            Some((n, pair)) => (number(n)?, pair),
+            None => (1, group),
+        };
+        let (bytes, largest) = pair.split_once('.').ok_or_else(damaged)?;
+        let e = LayerExperts {
+            bytes: number(bytes)?,
+            largest: number(largest)?,
+        };
+        let total = out.len() as u64 + count;
+        if count == 0 || e.largest > e.bytes || total > u64::from(crate::gguf::MAX_EXPERT_LAYER) {
+            return Err(damaged());
+        }
+        out.extend(std::iter::repeat_n(e, count as usize));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -513,6 +576,42 @@ mod tests {
             a.vocab = vocab;
             if let Ok(a) = decode(&encode(&a)) {
                 let _ = a.param_count();
+            }
+        }
+    }
+
+    #[test]
+    fn expert_lists_round_trip_in_runs() {
+        let e = |bytes, largest| LayerExperts { bytes, largest };
+        let list = [
+            vec![e(0, 0); 3],
+            vec![e(2_566_914_048, 855_638_016); 81],
+            vec![e(100, 60)],
+        ]
+        .concat();
+        let text = encode_experts(&list);
+        assert_eq!(text, "3*0.0_81*2566914048.855638016_100.60");
+        assert_eq!(decode_experts(&text).unwrap(), list);
+        assert_eq!(decode_experts("").map_err(|_| ()), Err(()));
+        for bad in [
+            "5000*1.1",
+            "1*2.3",
+            "0*1.1",
+            "x.1",
+            "1.",
+            "1*1.1*2",
+            "18446744073709551615.1",
+        ] {
+            assert!(decode_experts(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn expert_text_never_panics(text in "[0-9*._x]{0,40}") {
+            if let Ok(list) = decode_experts(&text) {
+                prop_assert!(list.len() <= crate::gguf::MAX_EXPERT_LAYER as usize);
+                prop_assert_eq!(decode_experts(&encode_experts(&list)).unwrap(), list);
             }
         }
     }
