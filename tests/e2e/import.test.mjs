@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { useBrowser, url, watch, screenshot, waitForIslands, cli, gib, waitForEstimate } from "./helpers.mjs";
 import { startHub } from "./hub-fixture.mjs";
-import { TINY_CONFIG, tinySafetensors, llamaGguf } from "./model-files.mjs";
+import { TINY_CONFIG, tinySafetensors, llamaGguf, moeGguf } from "./model-files.mjs";
 
 const shared = useBrowser();
 let hub;
@@ -170,6 +170,29 @@ test("the Hub's failures are Spanish messages: 401, 404, bad ids, broken, huge a
     real(problems).filter((p) => !p.includes("127.0.0.1:9/")),
     [],
   );
+  await context.close();
+});
+
+test("files: a MoE GGUF's own expert tensors are what --n-cpu-moe moves, on the page as in the CLI", async () => {
+  const { context, page, problems, est } = await openImport();
+  const moe = moeGguf();
+  const path = file("moe.gguf", moe.bytes);
+  await est.locator("input[name=config-archivo]").setInputFiles(path);
+  await est.locator(".est-imported").filter({ hasText: "Pesos exactos de moe.gguf" }).waitFor();
+  await est.locator("select[name=motor]").selectOption("llamacpp");
+  await est.locator("input[name=expertos-cpu]").fill("1");
+  // The link carries the header's expert list, so a shared link computes the same.
+  await page.waitForFunction(() => location.search.includes("expertos-gguf=") && location.search.includes("expertos-cpu=1"));
+  const seq = await est.locator("input[name=contexto]").inputValue();
+  const run = (n) => cli(["--model", path, "--gpu", "rtx-4090", "--seq", seq, "--runtime", "llama.cpp", "--n-cpu-moe", n]);
+  const want = run("1");
+  if (want) {
+    // The CLI moved exactly block 0's experts, and the page shows its total.
+    assert.equal(run("0").breakdown.weights - want.breakdown.weights, moe.experts[0]);
+    await est.locator(".est-total").filter({ hasText: gib(want.per_gpu_bytes) }).waitFor();
+  }
+  await est.locator("output").filter({ hasText: "los expertos de 1 capa (" }).waitFor();
+  assert.deepEqual(real(problems), []);
   await context.close();
 });
 

@@ -115,3 +115,45 @@ export function llamaGguf() {
   }
   return { bytes: w.bytes(), weightBytes, params };
 }
+
+// A Qwen3-MoE-shaped GGUF header whose two blocks store their experts differently
+// (block 0: Q4_K gate/up, Q6_K down; block 1: Q8_0), as imatrix mixes do.
+export function moeGguf() {
+  const ints = [
+    ["qwen3moe.block_count", 2],
+    ["qwen3moe.embedding_length", 2048],
+    ["qwen3moe.attention.head_count", 32],
+    ["qwen3moe.attention.head_count_kv", 4],
+    ["qwen3moe.attention.key_length", 128],
+    ["qwen3moe.feed_forward_length", 6144],
+    ["qwen3moe.context_length", 40960],
+    ["qwen3moe.expert_count", 128],
+    ["qwen3moe.expert_used_count", 8],
+    ["qwen3moe.expert_feed_forward_length", 768],
+    ["qwen3moe.vocab_size", 151936],
+  ];
+  // name, dims, GGML type, bytes per block, weights per block
+  const tensors = [
+    ["token_embd.weight", [2048, 151936, 1], 12, 144, 256],
+    ["blk.0.ffn_gate_exps.weight", [2048, 768, 128], 12, 144, 256],
+    ["blk.0.ffn_up_exps.weight", [2048, 768, 128], 12, 144, 256],
+    ["blk.0.ffn_down_exps.weight", [768, 2048, 128], 14, 210, 256],
+    ["blk.1.ffn_gate_exps.weight", [2048, 768, 128], 8, 34, 32],
+    ["blk.1.ffn_up_exps.weight", [2048, 768, 128], 8, 34, 32],
+    ["blk.1.ffn_down_exps.weight", [768, 2048, 128], 8, 34, 32],
+  ];
+  const w = new Writer();
+  w.parts.push(Buffer.from("GGUF"));
+  w.u32(3).u64(tensors.length).u64(ints.length + 1);
+  w.str("general.architecture").u32(8).str("qwen3moe");
+  for (const [k, v] of ints) w.str(k).u32(4).u32(v);
+  const experts = [0, 0];
+  for (const [name, dims, ggml, perBlock, block] of tensors) {
+    w.str(name).u32(dims.length);
+    for (const d of dims) w.u64(d);
+    w.u32(ggml).u64(0);
+    const bytes = (dims[0] * dims[1] * dims[2] / block) * perBlock;
+    if (name.startsWith("blk.")) experts[Number(name[4])] += bytes;
+  }
+  return { bytes: w.bytes(), experts };
+}

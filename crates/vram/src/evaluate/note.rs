@@ -234,14 +234,19 @@ impl Note {
                 let bound = crate::speed::RAM_BYTES_PER_SECOND / (*per_token).max(1) as f64;
                 let copies = if *copies > 0 {
                     format!(
-                        " Al leer el prompt, llama.cpp copia a la GPU cada tensor de expertos de esas capas, uno a uno, para multiplicarlo allí: su búfer de cómputo necesita sitio para el mayor ({}) junto a las activaciones de esa fase.",
+                        " Al leer el prompt, llama.cpp copia a la GPU cada tensor de expertos que vive en la RAM, uno a uno, para multiplicarlo allí: su búfer de cómputo necesita sitio para el mayor ({}) junto a las activaciones de esa fase.",
                         ByteSize(*copies).binary()
                     )
                 } else {
                     String::new()
                 };
+                let (layers, those) = if *layers == 1 {
+                    ("1 capa".to_owned(), "esa capa")
+                } else {
+                    (format!("{layers} capas"), "esas capas")
+                };
                 format!(
-                    "Expertos en la CPU{flag}: los expertos de {layers} capas ({}) se quedan en la RAM; el resto de esas capas, la atención y su caché KV siguen en la GPU. Cada token generado lee de la RAM los expertos que usa en esas capas, {}: con una RAM DDR5 de doble canal (unos 80 GB/s de pico) eso limita la generación a {} tokens/s como mucho.{copies}",
+                    "Expertos en la CPU{flag}: los expertos de {layers} ({}) se quedan en la RAM; el resto de {those}, la atención y su caché KV siguen en la GPU. Cada token generado lee de la RAM los expertos que usa en {those}, {}: con una RAM DDR5 de doble canal (unos 80 GB/s de pico) eso limita la generación a {} tokens/s como mucho.{copies}",
                     ByteSize(*bytes).binary(),
                     ByteSize(*per_token).binary(),
                     group_digits(bound.floor() as u64)
