@@ -160,7 +160,9 @@ pub(super) fn vulkan_allocation(t: &Text, span: Span) -> Option<(Decoded, usize)
 /// buffer size = …", "CUDA_Host output buffer size = …" (older builds: "CUDA0 buffer size"
 /// for the weights).
 pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
-    let end = t.line_end(span.hit.end, span.end);
+    // The size follows on the same line, or on the next one when a terminal's hard
+    // wrap fell between the "=" and the number or inside it.
+    let end = t.line_end(t.line_end(span.hit.end, span.end) + 1, span.end);
     let (bytes, e) = t.size_after(span.hit.end, end, SiPrefixes::Binary)?;
     // Backwards from the anchor: an optional purpose word, then the buffer type, after
     // the line's "function:" prefix. A terminal's hard wrap may have broken the line
@@ -168,14 +170,38 @@ pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     // prefix's colon; a line without one is read from its start.
     let window = span.floor.max(span.hit.start.saturating_sub(HEAD));
     let raw = t.slice_lossy(window, span.hit.start);
-    let head: String = match raw.rsplit_once(':') {
-        Some((_, after)) => after.chars().filter(|&c| c != '\n').collect(),
-        None => raw.rsplit('\n').next().unwrap_or_default().to_owned(),
+    let (head, function) = match raw.rsplit_once(':') {
+        Some((before, after)) => (after, before),
+        None => (raw.rsplit('\n').next().unwrap_or_default(), ""),
     };
-    let function: String = raw
-        .rsplit_once(':')
-        .map(|(before, _)| before.chars().filter(|&c| c != '\n').collect())
-        .unwrap_or_default();
+    let function: String = function.chars().filter(|&c| c != '\n').collect();
+    // A line break is invisible inside a word ("CUD" / "A0") but stands for the space
+    // it replaced between two ("CUDA_Host" / "output"): cleaning turned a wrap at a
+    // space into a bare '\n'. Both readings are tried; one that ends in a purpose word
+    // wins over one that only the older weights line explains, the joined one first.
+    let joined = buffer_head(&head.replace('\n', ""), &function);
+    let spaced = buffer_head(&head.replace('\n', " "), &function);
+    let (device, purpose, _) = match (joined, spaced) {
+        (Some(j), _) if j.2 => j,
+        (_, Some(s)) if s.2 => s,
+        (j, s) => j.or(s)?,
+    };
+    let mut d = Decoded::new(Kind::GgmlReport);
+    d.ggml_memory = Some(GgmlMemory {
+        buffers: vec![GgmlBuffer {
+            device,
+            purpose: purpose.to_owned(),
+            bytes,
+        }],
+        ..GgmlMemory::default()
+    });
+    Some((d, e))
+}
+
+/// The buffer type and purpose before "buffer size": "CUDA0 model", "CUDA_Host
+/// compute", or the older "CUDA0" of `load_tensors` (the weights'); the flag says a
+/// purpose word named it.
+fn buffer_head(head: &str, function: &str) -> Option<(String, &'static str, bool)> {
     let mut words = head.split_whitespace().rev();
     let mut word = words.next()?;
     let purpose = match word.to_ascii_lowercase().as_str() {
@@ -201,26 +227,13 @@ pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     {
         return None;
     }
-    let purpose = if purpose.is_empty() {
+    if purpose.is_empty() {
         // The older "llm_load_tensors: CUDA0 buffer size" line is the weights'.
-        if function.ends_with("load_tensors") {
-            "weights"
-        } else {
-            return None;
-        }
-    } else {
-        purpose
-    };
-    let mut d = Decoded::new(Kind::GgmlReport);
-    d.ggml_memory = Some(GgmlMemory {
-        buffers: vec![GgmlBuffer {
-            device: device.to_owned(),
-            purpose: purpose.to_owned(),
-            bytes,
-        }],
-        ..GgmlMemory::default()
-    });
-    Some((d, e))
+        return function
+            .ends_with("load_tensors")
+            .then(|| (device.to_owned(), "weights", false));
+    }
+    Some((device.to_owned(), purpose, true))
 }
 
 /// Ollama's 2023 check: "requested model (8.4 GiB) is too large for this system
@@ -613,6 +626,54 @@ mod tests {
             "{}",
             e.diagnosis[0].explanation
         );
+    }
+
+    /// A terminal's hard wrap inside a buffer line: at a space between the buffer type
+    /// and its purpose, inside the type, between "=" and the size.
+    #[test]
+    fn wrapped_buffer_lines_keep_their_type_and_purpose() {
+        let cases = [
+            (
+                "llama_new_context_with_model:  CUDA_Host \n output buffer size = 0.50 MiB\n",
+                "CUDA_Host",
+                "output",
+                524_288,
+            ),
+            (
+                "llama_new_context_wi\nth_model:  CUDA_Host \n output buffer size =\n     0.50 MiB\n",
+                "CUDA_Host",
+                "output",
+                524_288,
+            ),
+            (
+                "load_tensors: CUD\nA0 model buffer size = 4403.49 MiB\n",
+                "CUDA0",
+                "weights",
+                4_617_393_930,
+            ),
+            (
+                "llm_load_tensors: CUDA0\nbuffer size = 4403.49 MiB\n",
+                "CUDA0",
+                "weights",
+                4_617_393_930,
+            ),
+            (
+                "llama_kv_cache_init: CUDA0 KV buffer size =\n1024.00 MiB\n",
+                "CUDA0",
+                "kv-cache",
+                1 << 30,
+            ),
+        ];
+        for (text, device, purpose, bytes) in cases {
+            let e = crate::explain(text);
+            assert_eq!(e.primary.kind, Kind::GgmlReport, "{text:?}");
+            let b = &e.primary.ggml_memory.as_ref().unwrap().buffers[0];
+            assert_eq!(
+                (b.device.as_str(), b.purpose.as_str(), b.bytes),
+                (device, purpose, bytes),
+                "{text:?}"
+            );
+        }
     }
 
     const LOAD_LOG: &str = "llama_model_loader: - kv   2:                               general.name str              = Meta Llama 3.1 8B Instruct\n\
