@@ -825,6 +825,22 @@ pub fn ggml_layer_experts(
     w: &Workload,
     layer: u32,
 ) -> LayerExperts {
+    layer_experts(a, w, layer, stored_scale(a, pc, w))
+}
+
+/// Exact stored weights and the formula's bytes they replace, by which
+/// [`layer_experts`] scales its formula; computed once per estimate.
+fn stored_scale(a: &Architecture, pc: &ParamCount, w: &Workload) -> Option<(u64, u64)> {
+    w.stored_weights
+        .map(|stored| (stored, weight_bytes(pc, Some(a), w.weights).max(1)))
+}
+
+fn layer_experts(
+    a: &Architecture,
+    w: &Workload,
+    layer: u32,
+    scale: Option<(u64, u64)>,
+) -> LayerExperts {
     // A GGUF header read from the file lists every expert tensor: exact.
     if !w.stored_experts.is_empty() {
         return usize::try_from(layer)
@@ -860,16 +876,16 @@ pub fn ggml_layer_experts(
         WeightFormat::Plain { dtype } => (dtype.bytes_for(one), dtype.bytes_for(one)),
         format => (format.linear_bytes(one), format.linear_bytes(one)),
     };
-    let scale = |bytes: u64| match w.stored_weights {
-        Some(stored) => {
-            let formula = u128::from(weight_bytes(pc, Some(a), w.weights).max(1));
-            u64::try_from(u128::from(bytes) * u128::from(stored) / formula).unwrap_or(bytes)
+    let scaled = |bytes: u64| match scale {
+        Some((stored, formula)) => {
+            u64::try_from(u128::from(bytes) * u128::from(stored) / u128::from(formula))
+                .unwrap_or(bytes)
         }
         None => bytes,
     };
     LayerExperts {
-        bytes: scale(input.saturating_mul(inputs).saturating_add(down)),
-        largest: scale(input.max(down)),
+        bytes: scaled(input.saturating_mul(inputs).saturating_add(down)),
+        largest: scaled(input.max(down)),
     }
 }
 
@@ -887,22 +903,38 @@ pub struct CpuExperts {
     /// expert matmul is offloaded to the GPU (ggml's scheduler starts a new split at
     /// each offloaded weight, so one copy's memory is reused for the next).
     pub largest: u64,
+    /// What a generated token reads of them: the experts the router picks per layer.
+    pub read_per_token: u64,
 }
 
 /// See [`CpuExperts`]; nothing for dense models or without `--n-cpu-moe`.
 pub fn ggml_cpu_experts(a: &Architecture, pc: &ParamCount, w: &Workload) -> CpuExperts {
     let n = a.layers;
     let on_gpu = w.gpu_layers.map_or(n, |g| g.min(n));
+    let scale = stored_scale(a, pc, w);
     let mut out = CpuExperts::default();
     for layer in n - on_gpu..w.cpu_moe.min(n) {
-        let experts = ggml_layer_experts(a, pc, w, layer);
+        let experts = layer_experts(a, w, layer, scale);
         if experts.bytes > 0 {
             out.layers += 1;
             out.bytes = out.bytes.saturating_add(experts.bytes);
             out.largest = out.largest.max(experts.largest);
         }
     }
+    if let Some(m) = a.moe {
+        out.read_per_token = u64::try_from(
+            u128::from(out.bytes) * u128::from(m.experts_per_token) / u128::from(m.experts.max(1)),
+        )
+        .unwrap_or(out.bytes);
+    }
     out
+}
+
+/// Whether ggml's scheduler runs CPU-resident matmuls on the GPU for this micro-batch
+/// (`op_offload`; the CUDA backend's `offload_op` takes batches of 32 tokens or more),
+/// copying their weights into the compute buffer.
+pub fn ggml_op_offload(w: &Workload) -> bool {
+    w.ubatch.min(ggml_kv_cells(w)) >= GGML_OP_OFFLOAD_MIN_BATCH
 }
 
 /// Moves what `-ngl` leaves off the GPU into host RAM: llama.cpp puts the last
@@ -928,7 +960,7 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         (per(repeating) + if output_on_gpu { output } else { 0 }).saturating_sub(experts.bytes);
     let gpu_kv = per(b.kv_cache);
     let phases = ggml_phases(a, w);
-    let op_offload = w.ubatch.min(ggml_kv_cells(w)) >= GGML_OP_OFFLOAD_MIN_BATCH;
+    let op_offload = ggml_op_offload(w);
     // Op offload of the expert matmuls (`MUL_MAT_ID`, offloaded from 32 tokens like any
     // matmul, `get_op_batch_size` in ggml-cuda.cu): the scheduler copies each CPU expert
     // tensor into the compute buffer in turn, beside the feed-forward phase's
@@ -962,13 +994,10 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1))).unwrap_or(bytes)
     };
     let cpu_layers = repeating - per(repeating);
-    let routed = a.moe.map_or((1, 1), |m| {
-        (u64::from(m.experts_per_token), u64::from(m.experts))
-    });
     let read = ratio(cpu_layers, pc.active, pc.total)
         .saturating_add(b.kv_cache - gpu_kv)
         .saturating_add(if output_on_gpu { 0 } else { output })
-        .saturating_add(ratio(experts.bytes, routed.0, routed.1));
+        .saturating_add(experts.read_per_token);
     b.weights = gpu_weights;
     b.kv_cache = gpu_kv;
     b.activations = gpu_compute;

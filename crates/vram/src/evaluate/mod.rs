@@ -524,17 +524,13 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             ubatch: w.ubatch.min(crate::estimate::ggml_kv_cells(w).max(1)),
         });
         let experts = crate::estimate::ggml_cpu_experts(a, &est.params, w);
-        if let (Some(m), true) = (a.moe, experts.layers > 0) {
-            let per_token = u128::from(experts.bytes) * u128::from(m.experts_per_token)
-                / u128::from(m.experts.max(1));
+        if experts.layers > 0 {
             notes.push(Note::CpuExperts {
                 layers: experts.layers,
                 asked: w.cpu_moe,
                 bytes: experts.bytes,
-                per_token: u64::try_from(per_token).unwrap_or(u64::MAX),
-                copies: if w.ubatch.min(crate::estimate::ggml_kv_cells(w))
-                    >= crate::estimate::GGML_OP_OFFLOAD_MIN_BATCH
-                {
+                per_token: experts.read_per_token,
+                copies: if crate::estimate::ggml_op_offload(w) {
                     experts.largest
                 } else {
                     0
