@@ -81,9 +81,9 @@ const fn band(p10: f64, p90: f64, cases: usize, pooled: bool) -> Band {
 pub const TABLE: &[Row] = &[
     ("transformers", true, band(-9.2, 3.2, 16, false)),
     ("transformers", false, band(-47.6, -0.7, 4, false)),
-    ("unsloth", true, band(-27.9, 6.0, 28, true)),
+    ("unsloth", true, band(-30.5, 6.0, 28, true)),
     ("torchtune", true, band(-1.7, 57.9, 4, false)),
-    ("deepspeed", true, band(-27.9, 6.0, 28, true)),
+    ("deepspeed", true, band(-30.5, 6.0, 28, true)),
     ("vllm", false, band(-1.9, 2.7, 18, false)),
     ("llama.cpp", false, band(-6.2, 0.0, 18, false)),
     ("ollama", false, band(-10.9, 2.7, 49, true)),
