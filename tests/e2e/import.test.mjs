@@ -192,6 +192,13 @@ test("files: a MoE GGUF's own expert tensors are what --n-cpu-moe moves, on the 
     await est.locator(".est-total").filter({ hasText: gib(want.per_gpu_bytes) }).waitFor();
   }
   await est.locator("output").filter({ hasText: "los expertos de 1 capa (" }).waitFor();
+  // The reader's RAM bandwidth changes the speed line and the link, not the memory.
+  await est.locator("input[name=ram-gbs]").fill("307");
+  await page.waitForFunction(() => location.search.includes("ram-gbs=307"));
+  await est.locator(".est-speed").filter({ hasText: "de la RAM de la CPU, a 307 GB/s" }).waitFor();
+  if (want) {
+    await est.locator(".est-total").filter({ hasText: gib(want.per_gpu_bytes) }).waitFor();
+  }
   assert.deepEqual(real(problems), []);
   await context.close();
 });

@@ -141,6 +141,28 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
             "--n-cpu-moe solo tiene sentido con --runtime llama.cpp",
         ),
         (
+            &[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--ram-bandwidth",
+                "300",
+            ],
+            "--ram-bandwidth solo tiene sentido con --runtime llama.cpp u ollama",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "qwen3-30b-a3b",
+                "--runtime",
+                "llama.cpp",
+                "--ram-bandwidth",
+                "0",
+            ],
+            "El ancho de banda de la RAM debe ser un entero entre 1 y 10",
+        ),
+        (
             &["estimate", "--params", "7B", "--mode", "vuela"],
             "El modo «vuela» no existe; usa inference, full, lora o qlora.",
         ),
@@ -456,4 +478,24 @@ fn llama_cpp_moe_experts_in_ram_fit_a_small_card() {
     let mut every = base.to_vec();
     every.extend(["--n-cpu-moe", "all"]);
     assert_eq!(json(&every)["settings"]["n_cpu_moe"].as_str(), Some("all"));
+    // The reader's RAM bandwidth bounds generation: the same experts, read from a
+    // server's eight DDR5 channels, allow more tokens per second than from a desktop's.
+    let tps = |v: &serde_json::Value| v["speed"]["decode_tokens_per_second"].as_f64().unwrap();
+    let mut server = base.to_vec();
+    server.extend(["--n-cpu-moe", &n, "--ram-bandwidth", "307"]);
+    let fast = json(&server);
+    assert_eq!(fast["settings"]["ram_gbs"].as_u64(), Some(307));
+    assert_eq!(host(&fast), host(&part), "memory does not change");
+    assert!(
+        tps(&fast) > tps(&part) * 1.3,
+        "{} vs {}",
+        tps(&fast),
+        tps(&part)
+    );
+    server.retain(|a| *a != "--json");
+    let text = String::from_utf8(vramlab(&server).stdout).unwrap();
+    assert!(
+        text.contains("se leen de la RAM de la CPU, a 307 GB/s"),
+        "{text}"
+    );
 }

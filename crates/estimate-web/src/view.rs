@@ -192,8 +192,9 @@ fn result(o: &Outcome) -> String {
     if let Some(h) = o.eval.speed {
         let ram = if h.host_bytes_per_step > 0.0 {
             format!(
-                " (cada token lee {} de la RAM de la CPU, a unos 80 GB/s)",
-                ByteSize(h.host_bytes_per_step as u64).binary()
+                " (cada token lee {} de la RAM de la CPU, a {} GB/s)",
+                ByteSize(h.host_bytes_per_step as u64).binary(),
+                o.settings.ram_gbs
             )
         } else {
             String::new()

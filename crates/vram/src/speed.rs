@@ -10,10 +10,16 @@ use crate::catalog::Gpu;
 use crate::estimate::Estimate;
 use crate::workload::{Mode, Workload};
 
-/// Peak bandwidth of the RAM the CPU reads llama.cpp's offloaded layers from: a
-/// desktop's dual-channel DDR5-5000 (2 channels × 8 bytes × 5000 MT/s). Servers with
-/// more channels read faster, laptops and DDR4 slower.
-pub const RAM_BYTES_PER_SECOND: f64 = 80e9;
+/// Peak bandwidth, in GB/s, of the RAM the CPU reads llama.cpp's offloaded layers from
+/// when the reader does not say (`Workload::ram_gbs`): a desktop's dual-channel
+/// DDR5-5000 (2 channels × 8 bytes × 5000 MT/s). Servers with more channels read
+/// faster (8 × DDR5-4800: 307 GB/s), laptops and DDR4 slower (2 × DDR4-3200: 51 GB/s).
+pub const DEFAULT_RAM_GBS: u32 = 80;
+
+/// `gbs` GB/s in bytes per second (at least 1 GB/s).
+pub fn ram_bytes_per_second(gbs: u32) -> f64 {
+    f64::from(gbs.max(1)) * 1e9
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SpeedHint {
@@ -24,7 +30,7 @@ pub struct SpeedHint {
     /// Bytes read from GPU memory per decoding step (weights + KV cache).
     pub bytes_per_step: f64,
     /// llama.cpp: bytes the CPU reads from RAM per decoding step (layers and experts
-    /// left there), at [`RAM_BYTES_PER_SECOND`].
+    /// left there), at the workload's RAM bandwidth (`Workload::ram_gbs`).
     #[serde(default)]
     pub host_bytes_per_step: f64,
     /// Generated tokens per second per sequence at peak bandwidth.
@@ -52,8 +58,8 @@ pub fn speed(a: &Architecture, w: &Workload, est: &Estimate, gpu: &Gpu) -> Optio
         est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64;
     // Layers run one after another: the CPU's share of a step adds to the GPU's.
     let host_bytes_per_step = est.host_read_per_token as f64;
-    let step =
-        bytes_per_step / (gpu.bandwidth_gbs * 1e9) + host_bytes_per_step / RAM_BYTES_PER_SECOND;
+    let step = bytes_per_step / (gpu.bandwidth_gbs * 1e9)
+        + host_bytes_per_step / ram_bytes_per_second(w.ram_gbs);
     let per_seq = if step > 0.0 { 1.0 / step } else { 0.0 };
     Some(SpeedHint {
         prefill_flops,
@@ -131,5 +137,42 @@ mod tests {
         }
         // Half the layers on the CPU read more from RAM than half the experts alone.
         assert!(layers.host_bytes_per_step > experts.host_bytes_per_step);
+    }
+
+    /// The reader's RAM bandwidth sets the CPU's share of a step, and only that: the
+    /// step time is the GPU's read plus the RAM's read at that bandwidth.
+    #[test]
+    fn ram_bandwidth_bounds_only_what_stays_in_ram() {
+        let a = model("qwen3-30b-a3b").unwrap().arch.clone();
+        let m = ModelInput::Arch {
+            arch: Box::new(a.clone()),
+            total_params: None,
+        };
+        let g = gpu("rtx-4090").unwrap();
+        let hint = |cpu_moe, ram_gbs| {
+            let w = Workload {
+                seq: 4096,
+                cpu_moe,
+                ram_gbs,
+                engine: crate::workload::Engine::Ggml,
+                weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
+                ..Workload::default()
+            };
+            let e = estimate(&m, &w).unwrap();
+            speed(&a, &w, &e, g).unwrap()
+        };
+        // Nothing in RAM: the bandwidth changes nothing.
+        assert_eq!(hint(0, 50), hint(0, 400));
+        let (slow, fast) = (hint(24, 50), hint(24, 400));
+        assert_eq!(slow.host_bytes_per_step, fast.host_bytes_per_step);
+        assert!(fast.decode_tokens_per_second > slow.decode_tokens_per_second);
+        for (h, gbs) in [(slow, 50.0), (fast, 400.0)] {
+            let step =
+                h.bytes_per_step / (g.bandwidth_gbs * 1e9) + h.host_bytes_per_step / (gbs * 1e9);
+            assert!(
+                (h.decode_tokens_per_second - 1.0 / step).abs() < 1e-9,
+                "{h:?}"
+            );
+        }
     }
 }

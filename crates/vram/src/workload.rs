@@ -246,6 +246,14 @@ pub struct Workload {
     /// (`--n-cpu-moe`; more than the layers is `--cpu-moe`). Nothing for dense models.
     #[serde(default)]
     pub cpu_moe: u32,
+    /// Peak bandwidth of the CPU's RAM, GB/s: bounds generation by what llama.cpp
+    /// leaves in RAM (speed hints only, never memory).
+    #[serde(default = "default_ram_gbs")]
+    pub ram_gbs: u32,
+}
+
+fn default_ram_gbs() -> u32 {
+    crate::speed::DEFAULT_RAM_GBS
 }
 
 fn default_ubatch() -> u64 {
@@ -287,6 +295,7 @@ impl Default for Workload {
             ubatch: default_ubatch(),
             blas_workspace: 0,
             cpu_moe: 0,
+            ram_gbs: default_ram_gbs(),
         }
     }
 }

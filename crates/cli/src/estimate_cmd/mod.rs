@@ -85,6 +85,13 @@ pub fn run(args: &Args) -> Result<String, String> {
     if s.cpu_moe > 0 && s.runtime != Runtime::LlamaCpp {
         return Err("--n-cpu-moe solo tiene sentido con --runtime llama.cpp".into());
     }
+    if args.settings.get(Field::RamBandwidth).is_some()
+        && !matches!(s.runtime, Runtime::LlamaCpp | Runtime::Ollama)
+    {
+        return Err(
+            "--ram-bandwidth solo tiene sentido con --runtime llama.cpp u ollama, que dejan capas o expertos en la RAM".into(),
+        );
+    }
     if s.serve {
         if s.task.is_training() {
             return Err("--serve solo tiene sentido con --mode inference".into());

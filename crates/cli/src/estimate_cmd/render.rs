@@ -208,8 +208,14 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
         ).replace('.', ","));
         if h.host_bytes_per_step > 0.0 {
             text.push_str(&format!(
-                "  de cada paso, {} se leen de la RAM de la CPU (a unos 80 GB/s, DDR5 de doble canal)\n",
-                ByteSize(h.host_bytes_per_step as u64).binary()
+                "  de cada paso, {} se leen de la RAM de la CPU, a {} GB/s{}\n",
+                ByteSize(h.host_bytes_per_step as u64).binary(),
+                s.ram_gbs,
+                if s.ram_gbs == vram::speed::DEFAULT_RAM_GBS {
+                    " (DDR5 de doble canal; --ram-bandwidth pone la tuya)"
+                } else {
+                    ""
+                }
             ));
         }
     }

@@ -530,6 +530,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
                 asked: w.cpu_moe,
                 bytes: experts.bytes,
                 per_token: experts.read_per_token,
+                ram_gbs: w.ram_gbs,
                 copies: if crate::estimate::ggml_op_offload(w) {
                     experts.largest
                 } else {

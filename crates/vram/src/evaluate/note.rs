@@ -73,6 +73,8 @@ pub enum Note {
         /// Bytes the compute buffer holds for the expert matmuls offloaded to the GPU
         /// during prompt processing (0 when the micro-batch is too small).
         copies: u64,
+        /// The RAM bandwidth the bound uses, GB/s.
+        ram_gbs: u32,
     },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
@@ -223,6 +225,7 @@ impl Note {
                 bytes,
                 per_token,
                 copies,
+                ram_gbs,
             } => {
                 let flag = if !cli {
                     String::new()
@@ -231,7 +234,12 @@ impl Note {
                 } else {
                     format!(" (--n-cpu-moe {asked})")
                 };
-                let bound = crate::speed::RAM_BYTES_PER_SECOND / (*per_token).max(1) as f64;
+                let bound = crate::speed::ram_bytes_per_second(*ram_gbs) / (*per_token).max(1) as f64;
+                let ram = if *ram_gbs == crate::speed::DEFAULT_RAM_GBS {
+                    format!("con una RAM DDR5 de doble canal (unos {ram_gbs} GB/s de pico)")
+                } else {
+                    format!("a {ram_gbs} GB/s de RAM")
+                };
                 let copies = if *copies > 0 {
                     format!(
                         " Al leer el prompt, llama.cpp copia a la GPU cada tensor de expertos que vive en la RAM, uno a uno, para multiplicarlo allí: su búfer de cómputo necesita sitio para el mayor ({}) junto a las activaciones de esa fase.",
@@ -246,7 +254,7 @@ impl Note {
                     (format!("{layers} capas"), "esas capas")
                 };
                 format!(
-                    "Expertos en la CPU{flag}: los expertos de {layers} ({}) se quedan en la RAM; el resto de {those}, la atención y su caché KV siguen en la GPU. Cada token generado lee de la RAM los expertos que usa en {those}, {}: con una RAM DDR5 de doble canal (unos 80 GB/s de pico) eso limita la generación a {} tokens/s como mucho.{copies}",
+                    "Expertos en la CPU{flag}: los expertos de {layers} ({}) se quedan en la RAM; el resto de {those}, la atención y su caché KV siguen en la GPU. Cada token generado lee de la RAM los expertos que usa en {those}, {}: {ram} eso limita la generación a {} tokens/s como mucho.{copies}",
                     ByteSize(*bytes).binary(),
                     ByteSize(*per_token).binary(),
                     group_digits(bound.floor() as u64)
@@ -451,6 +459,7 @@ mod tests {
                 bytes: 8 << 30,
                 per_token: 400 << 20,
                 copies: 500 << 20,
+                ram_gbs: 80,
             },
             Note::Ggml {
                 runtime: "llama.cpp",

@@ -10,8 +10,8 @@ use super::choice::{
 };
 use super::count::{Bounds, CountProblem};
 use super::{
-    BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS, SEQ,
-    Settings, Surface, UBATCH, UTILIZATION,
+    BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS,
+    RAM_GBS, SEQ, Settings, Surface, UBATCH, UTILIZATION,
 };
 use crate::catalog;
 use crate::quant::WeightFormat;
@@ -40,6 +40,7 @@ pub enum Field {
     GpuLayers,
     CpuMoe,
     Ubatch,
+    RamBandwidth,
     Gpus,
     Zero,
     Tp,
@@ -199,6 +200,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::RamBandwidth,
+        "ram-gbs",
+        "Ancho de banda de la RAM, GB/s (llama.cpp)",
+        "el ancho de banda de la RAM",
+        false,
+    ),
+    spec(
         Field::Gpus,
         "gpus",
         "Número de GPU",
@@ -300,6 +308,7 @@ impl Field {
         Field::GpuLayers,
         Field::CpuMoe,
         Field::Ubatch,
+        Field::RamBandwidth,
         Field::Gpus,
         Field::Zero,
         Field::Tp,
@@ -338,6 +347,7 @@ impl Field {
             Field::GpuLayers => "gpu_layers",
             Field::CpuMoe => "n_cpu_moe",
             Field::Ubatch => "ubatch",
+            Field::RamBandwidth => "ram_gbs",
             Field::Tp => "tp",
             Field::Pp => "pp",
             Field::CpuOffload => "cpu_offload",
@@ -373,6 +383,7 @@ impl Field {
             Field::GpuLayers => "gpu-layers",
             Field::CpuMoe => "n-cpu-moe",
             Field::Ubatch => "ubatch",
+            Field::RamBandwidth => "ram-bandwidth",
             Field::Gpus => "gpus",
             Field::Zero => "zero",
             Field::Tp => "tp",
@@ -436,6 +447,9 @@ impl Field {
             }
             Field::CpuMoe => {
                 "Modelos MoE en llama.cpp (--n-cpu-moe N): los expertos de las primeras N capas se quedan en la RAM de la CPU y el resto de cada capa (atención, caché KV, expertos compartidos) en la GPU; «todas» es --cpu-moe. Libera mucha memoria de la GPU a cambio de leer esos expertos desde la RAM en cada token."
+            }
+            Field::RamBandwidth => {
+                "Ancho de banda de pico de la RAM de la CPU, en GB/s (80 por defecto: DDR5 de doble canal; DDR4-3200 de doble canal, 51; un servidor con 8 canales de DDR5-4800, 307). Con capas o expertos en la RAM, cada token generado los lee a esa velocidad: solo cambia la velocidad estimada, no la memoria."
             }
             Field::Ubatch => {
                 "Tokens que llama.cpp procesa de una vez al leer el prompt (-ub, --ubatch-size; 512 por defecto): su búfer de cómputo crece con él."
@@ -523,6 +537,7 @@ impl Field {
             Field::BlockSize => Some(BLOCK_SIZE),
             Field::GpuLayers | Field::CpuMoe => Some(GPU_LAYERS),
             Field::Ubatch => Some(UBATCH),
+            Field::RamBandwidth => Some(RAM_GBS),
             Field::BatchedTokens => Some(BATCHED_TOKENS),
             Field::MaxSeqs => Some(BATCH),
             _ => None,
@@ -741,6 +756,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         .to_owned(),
         Field::CpuMoe => n(u64::from(s.cpu_moe)),
         Field::Ubatch => n(u64::from(s.ubatch)),
+        Field::RamBandwidth => n(u64::from(s.ram_gbs)),
         Field::Pp => n(u64::from(s.pp)),
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
         Field::Serve => print_switch(s.serve, surface),
@@ -810,6 +826,7 @@ pub(super) fn set(
             Field::CpuMoe if all_layers(input) => s.cpu_moe = CPU_MOE_ALL,
             Field::CpuMoe => s.cpu_moe = small(f, input)?,
             Field::Ubatch => s.ubatch = small(f, input)?,
+            Field::RamBandwidth => s.ram_gbs = small(f, input)?,
             Field::Tp if auto(input) => s.tp = None,
             Field::Tp => s.tp = Some(small(f, input)?),
             Field::Pp => s.pp = small(f, input)?,
@@ -869,5 +886,6 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::GpuLayers => to.gpu_layers = from.gpu_layers,
         Field::CpuMoe => to.cpu_moe = from.cpu_moe,
         Field::Ubatch => to.ubatch = from.ubatch,
+        Field::RamBandwidth => to.ram_gbs = from.ram_gbs,
     }
 }

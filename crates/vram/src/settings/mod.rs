@@ -103,6 +103,9 @@ pub struct Settings {
     /// llama.cpp's `--n-cpu-moe`: the first layers whose routed experts stay in CPU
     /// RAM; 0 is none, [`CPU_MOE_ALL`] is `--cpu-moe` (every layer).
     pub cpu_moe: u32,
+    /// Peak bandwidth of the CPU's RAM in GB/s: what bounds generation when llama.cpp
+    /// leaves layers or experts there.
+    pub ram_gbs: u32,
     /// Measured CUDA context per GPU; `None` uses the GPU family's default.
     pub cuda_context: Option<u64>,
 }
@@ -120,6 +123,9 @@ pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
 pub(crate) const GPU_LAYERS: Bounds = Bounds::plain(0, 1024);
 /// `--cpu-moe`: the routed experts of every layer in CPU RAM.
 pub const CPU_MOE_ALL: u32 = u32::MAX;
+/// RAM bandwidth in GB/s: from a laptop's single channel of DDR4 to many-channel
+/// servers and unified memory, with room to spare.
+pub(crate) const RAM_GBS: Bounds = Bounds::plain(1, 10_000);
 /// llama.cpp's `n_ubatch`: at least one token, at most its largest `n_batch` in practice.
 pub(crate) const UBATCH: Bounds = Bounds::plain(1, 65_536);
 /// vLLM accepts a utilisation in (0, 1]; below 5 % nothing useful fits.
@@ -220,6 +226,7 @@ impl Settings {
             gpu_layers: None,
             ubatch: crate::estimate::GGML_UBATCH,
             cpu_moe: 0,
+            ram_gbs: crate::speed::DEFAULT_RAM_GBS,
         }
     }
 
@@ -461,6 +468,7 @@ impl Settings {
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             cpu_moe: self.cpu_moe,
+            ram_gbs: self.ram_gbs,
             // ggml has no PyTorch matmuls; a vLLM server's start-up profile counts its
             // workspace itself (`serving::Profile::blas_workspace`).
             blas_workspace: match (self.runtime, training) {

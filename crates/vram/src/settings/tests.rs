@@ -284,6 +284,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             proptest::option::of(1u64..=(1 << 24)),
             proptest::option::of(1u64..=(1 << 20)),
             prop_oneof![0u32..=1024, Just(CPU_MOE_ALL)],
+            1u32..=10_000,
         ),
     )
         .prop_map(move |(a, b, c)| Settings {
@@ -327,6 +328,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             batched_tokens: c.8,
             max_seqs: c.9,
             cpu_moe: c.10,
+            ram_gbs: c.11,
         })
 }
 

@@ -13,7 +13,7 @@ pub use vram::import::Imported;
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
-pub const TEXT_FIELDS: [Field; 7] = [
+pub const TEXT_FIELDS: [Field; 8] = [
     Field::Batch,
     Field::Seq,
     Field::Gpus,
@@ -21,6 +21,7 @@ pub const TEXT_FIELDS: [Field; 7] = [
     Field::GpuLayers,
     Field::CpuMoe,
     Field::Ubatch,
+    Field::RamBandwidth,
 ];
 
 /// The reader's inputs: the model, the typed settings, and the text fields as typed.

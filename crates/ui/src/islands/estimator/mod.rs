@@ -324,6 +324,7 @@ pub fn Estimator(
                 {text_field(inputs, Field::GpuLayers)}
                 {text_field(inputs, Field::CpuMoe)}
                 {text_field(inputs, Field::Ubatch)}
+                {text_field(inputs, Field::RamBandwidth)}
             </div>
             <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
             {import_panel::view(panel)}
