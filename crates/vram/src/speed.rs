@@ -102,28 +102,32 @@ mod tests {
         assert!(speed(&a, &train, &e, g).is_none());
     }
 
-    /// Layers and experts llama.cpp leaves in RAM are read by the CPU at RAM speed:
-    /// moving them off the GPU frees memory but slows generation, never speeds it up.
-    #[test]
-    fn what_stays_in_ram_slows_generation() {
+    /// Qwen3-30B-A3B in Q4_K_M on an RTX 4090 through ggml, 4096 tokens: its speed
+    /// hint with `-ngl`, `--n-cpu-moe` and the RAM bandwidth given.
+    fn moe_hint(gpu_layers: Option<u32>, cpu_moe: u32, ram_gbs: u32) -> SpeedHint {
         let a = model("qwen3-30b-a3b").unwrap().arch.clone();
         let m = ModelInput::Arch {
             arch: Box::new(a.clone()),
             total_params: None,
         };
-        let g = gpu("rtx-4090").unwrap();
-        let tps = |gpu_layers, cpu_moe| {
-            let w = Workload {
-                seq: 4096,
-                gpu_layers,
-                cpu_moe,
-                engine: crate::workload::Engine::Ggml,
-                weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
-                ..Workload::default()
-            };
-            let e = estimate(&m, &w).unwrap();
-            speed(&a, &w, &e, g).unwrap()
+        let w = Workload {
+            seq: 4096,
+            gpu_layers,
+            cpu_moe,
+            ram_gbs,
+            engine: crate::workload::Engine::Ggml,
+            weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
+            ..Workload::default()
         };
+        let e = estimate(&m, &w).unwrap();
+        speed(&a, &w, &e, gpu("rtx-4090").unwrap()).unwrap()
+    }
+
+    /// Layers and experts llama.cpp leaves in RAM are read by the CPU at RAM speed:
+    /// moving them off the GPU frees memory but slows generation, never speeds it up.
+    #[test]
+    fn what_stays_in_ram_slows_generation() {
+        let tps = |gpu_layers, cpu_moe| moe_hint(gpu_layers, cpu_moe, DEFAULT_RAM_GBS);
         let all = tps(None, 0);
         assert_eq!(all.host_bytes_per_step, 0.0);
         let experts = tps(None, 24);
@@ -143,24 +147,8 @@ mod tests {
     /// step time is the GPU's read plus the RAM's read at that bandwidth.
     #[test]
     fn ram_bandwidth_bounds_only_what_stays_in_ram() {
-        let a = model("qwen3-30b-a3b").unwrap().arch.clone();
-        let m = ModelInput::Arch {
-            arch: Box::new(a.clone()),
-            total_params: None,
-        };
         let g = gpu("rtx-4090").unwrap();
-        let hint = |cpu_moe, ram_gbs| {
-            let w = Workload {
-                seq: 4096,
-                cpu_moe,
-                ram_gbs,
-                engine: crate::workload::Engine::Ggml,
-                weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
-                ..Workload::default()
-            };
-            let e = estimate(&m, &w).unwrap();
-            speed(&a, &w, &e, g).unwrap()
-        };
+        let hint = |cpu_moe, ram_gbs| moe_hint(None, cpu_moe, ram_gbs);
         // Nothing in RAM: the bandwidth changes nothing.
         assert_eq!(hint(0, 50), hint(0, 400));
         let (slow, fast) = (hint(24, 50), hint(24, 400));
