@@ -118,9 +118,29 @@ fn models(code: &mut String) {
                 uint(x, "v_head_dim", None, &ctx)
             ),
         };
+        let rope = match a.get("rope").and_then(Value::as_object) {
+            None => "Rope { linear_factor: 1, local: false }".to_owned(),
+            Some(x) => format!(
+                "Rope {{ linear_factor: {}, local: {} }}",
+                uint(x, "linear_factor", Some(1), &ctx),
+                flag(x, "local")
+            ),
+        };
+        let vision = match a.get("vision").and_then(Value::as_object) {
+            None => "None".to_owned(),
+            Some(x) => format!(
+                "Some(Vision {{ layers: {}, hidden: {}, intermediate: {}, patch: {}, image: {}, tokens_per_image: {} }})",
+                uint(x, "layers", None, &ctx),
+                uint(x, "hidden", None, &ctx),
+                uint(x, "intermediate", None, &ctx),
+                uint(x, "patch", None, &ctx),
+                uint(x, "image", None, &ctx),
+                uint(x, "tokens_per_image", None, &ctx)
+            ),
+        };
         let _ = writeln!(
             code,
-            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, max_positions: {} }} }},",
+            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
             text(m, "id", &ctx),
             text(m, "name", &ctx),
             text(m, "hf_repo", &ctx),

@@ -63,6 +63,91 @@ pub struct SlidingWindow {
     pub global_every: u32,
 }
 
+/// The rotary embeddings' position tables. vLLM builds one `cos_sin_cache` of
+/// `[rows, rotary_dim]` in the model's dtype per distinct rope (`get_rope` in
+/// vllm/model_executor/layers/rotary_embedding/__init__.py caches them by their
+/// settings), and the caching allocator counts it with the weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rope {
+    /// Linear position scaling (`rope_scaling: {"rope_type": "linear", "factor": 8}` in
+    /// Gemma 3 4B and larger); 1 without. `LinearScalingRotaryEmbedding` tabulates
+    /// `max_positions × factor` rows.
+    pub linear_factor: u32,
+    /// A second, unscaled rope with its own base for the sliding-window layers
+    /// (Gemma 3's `rope_local_base_freq`): a second table of `max_positions` rows.
+    pub local: bool,
+}
+
+impl Default for Rope {
+    fn default() -> Self {
+        Rope {
+            linear_factor: 1,
+            local: false,
+        }
+    }
+}
+
+impl Rope {
+    pub fn is_default(&self) -> bool {
+        *self == Rope::default()
+    }
+
+    /// Rows of every table together, for a model trained on `max_positions` tokens.
+    pub fn rows(&self, max_positions: u32) -> u64 {
+        let positions = u64::from(max_positions);
+        let global = positions.saturating_mul(u64::from(self.linear_factor.max(1)));
+        global.saturating_add(if self.local { positions } else { 0 })
+    }
+}
+
+/// A vision encoder the checkpoint carries beside the language model, and the
+/// projector into it: Gemma 3's SigLIP tower (`vision_config`, model_type
+/// `siglip_vision_model`) and `Gemma3MultiModalProjector`. Engines that build the
+/// multimodal class (vLLM's `Gemma3ForConditionalGeneration`) load it whether or not
+/// images ever arrive, and profile it at start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vision {
+    pub layers: u32,
+    pub hidden: u32,
+    pub intermediate: u32,
+    /// Side of a square patch, in pixels.
+    pub patch: u32,
+    /// Side of the square image the encoder takes, in pixels.
+    pub image: u32,
+    /// Language-model tokens each image becomes (`mm_tokens_per_image`: 256).
+    pub tokens_per_image: u32,
+}
+
+impl Vision {
+    /// Patches per image: the encoder's sequence length.
+    pub fn patches(&self) -> u64 {
+        let side = u64::from(self.image / self.patch.max(1));
+        side * side
+    }
+
+    /// Exact parameters of the tower and the projector into a language model of
+    /// `text_hidden`, tensor by tensor as transformers' `SiglipVisionModel` and
+    /// `Gemma3MultiModalProjector` declare them: a biased 3-channel patch convolution,
+    /// learned position embeddings, pre-LayerNorm layers with biased q/k/v/out and
+    /// fc1/fc2, a final LayerNorm; then an RMSNorm weight and a bias-free projection.
+    pub fn params(&self, text_hidden: u32) -> u64 {
+        let h = u128::from(self.hidden);
+        let p = u128::from(self.patch);
+        let embeddings = 3 * p * p * h + h + u128::from(self.patches()) * h;
+        let projector = h * u128::from(text_hidden) + h;
+        let rest = u64::try_from(embeddings + 2 * h + projector).unwrap_or(u64::MAX);
+        rest.saturating_add(self.layer_params())
+    }
+
+    /// Parameters of the encoder layers alone (two LayerNorms, q/k/v/out, fc1/fc2).
+    pub fn layer_params(&self) -> u64 {
+        let h = u128::from(self.hidden);
+        let i = u128::from(self.intermediate);
+        let layer = 2 * h + 4 * (h * h + h) + 2 * h + (h * i + i) + (i * h + h);
+        u64::try_from(u128::from(self.layers) * layer).unwrap_or(u64::MAX)
+    }
+}
+
 /// DeepSeek's multi-head latent attention (MLA, DeepSeek-V2 §2.1): keys and values are
 /// rebuilt from one compressed latent per token, and serving engines (vLLM, SGLang)
 /// cache only that latent plus the shared rotary key.
@@ -151,6 +236,12 @@ pub struct Architecture {
     /// Multi-head latent attention (DeepSeek-V2/V3) instead of plain GQA projections.
     #[serde(default)]
     pub mla: Option<Mla>,
+    #[serde(default, skip_serializing_if = "Rope::is_default")]
+    pub rope: Rope,
+    /// A vision encoder loaded with the model (see [`Vision`]); not in
+    /// [`Architecture::param_count`], which counts the language model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<Vision>,
     /// Context length the model was trained for.
     pub max_positions: u32,
 }
@@ -325,7 +416,53 @@ pub(crate) mod tests {
             moe: None,
             sliding_window: None,
             mla: None,
+            rope: Rope::default(),
+            vision: None,
             max_positions: 131_072,
+        }
+    }
+
+    /// Gemma 3's vision tower: the technical report's Table 1 gives "Vision Encoder
+    /// 417M" for every size from 4B up; the projector adds 1152 × hidden + 1152.
+    #[test]
+    fn gemma3_vision_tower_exact() {
+        let v = crate::catalog::model("gemma-3-27b")
+            .and_then(|m| m.arch.vision)
+            .expect("Gemma 3 27B carries its vision tower");
+        let projector = 1152 * 5376 + 1152;
+        assert_eq!(v.patches(), 4096);
+        assert_eq!(v.params(5376) - projector, 416_866_032);
+        assert_eq!(v.layer_params(), 27 * 15_239_504);
+    }
+
+    #[test]
+    fn rope_tables_scale_linearly_and_add_the_local_one() {
+        let cases = [
+            (Rope::default(), 131_072),
+            (
+                Rope {
+                    linear_factor: 8,
+                    local: false,
+                },
+                1_048_576,
+            ),
+            (
+                Rope {
+                    linear_factor: 8,
+                    local: true,
+                },
+                1_179_648,
+            ),
+            (
+                Rope {
+                    linear_factor: 1,
+                    local: true,
+                },
+                262_144,
+            ),
+        ];
+        for (rope, rows) in cases {
+            assert_eq!(rope.rows(131_072), rows, "{rope:?}");
         }
     }
 

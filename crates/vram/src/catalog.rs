@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
 
 /// A model preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +69,8 @@ struct ArchRow {
     moe: Option<Moe>,
     sliding_window: Option<SlidingWindow>,
     mla: Option<Mla>,
+    rope: Rope,
+    vision: Option<Vision>,
     max_positions: u64,
 }
 
@@ -134,6 +136,8 @@ fn to_preset(r: &ModelRow) -> ModelPreset {
             moe: a.moe,
             sliding_window: a.sliding_window,
             mla: a.mla,
+            rope: a.rope,
+            vision: a.vision,
             max_positions: dim(a.max_positions),
         },
     }

@@ -7,7 +7,7 @@
 //! a tied head) is read from which tensors block 0 and the top level hold. The weight
 //! bytes themselves never come from here: the header's tensor table gives them exactly.
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow};
 use crate::gguf::{GgufError, GgufHeader, MetaValue};
 use crate::hf_config::MAX_DIM;
 
@@ -178,6 +178,9 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
         moe,
         sliding_window,
         mla,
+        // GGUF files carry no vision tower (llama.cpp loads it from an mmproj file).
+        rope: Rope::default(),
+        vision: None,
         max_positions,
     };
     Ok((a, notes))

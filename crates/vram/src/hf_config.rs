@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
 use crate::units::clip;
 
 /// Largest config accepted, in bytes (real ones are a few KiB).
@@ -105,23 +105,18 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
     let root = value.as_object().ok_or(ConfigError::NotObject)?;
     let mut warnings = Vec::new();
     // Multimodal configs (Gemma 3, Llava, Mistral 3) nest the language model.
-    let obj = match root.get("text_config").and_then(Value::as_object) {
-        Some(text_config) => {
-            warnings.push(
-                "Se usa text_config (el modelo de lenguaje); la torre de visión no se cuenta."
-                    .into(),
-            );
-            text_config
-        }
-        None => root,
-    };
-    let f = Fields(obj);
+    let obj = root
+        .get("text_config")
+        .and_then(Value::as_object)
+        .unwrap_or(root);
     let root_fields = Fields(root);
-    let family = f
+    let family = Fields(obj)
         .text("model_type")
         .or_else(|| root_fields.text("model_type"))
         .unwrap_or("desconocido")
         .to_owned();
+    let obj = &with_class_defaults(obj, &family);
+    let f = Fields(obj);
     let known = KNOWN_FAMILIES.contains(&family.as_str());
     if !known {
         warnings.push(format!(
@@ -229,6 +224,44 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         }),
         _ => None,
     };
+    // Gemma 3 (4B and up) tabulates its global layers' rope over `max_position_embeddings
+    // × factor` positions and its windowed layers' separately (`rope_local_base_freq`).
+    let rope = Rope {
+        linear_factor: linear_rope_factor(obj, &mut warnings)?,
+        // `Gemma3TextConfig` always has one (10 000 by default).
+        local: is(&["gemma3", "gemma3_text"]) || obj.contains_key("rope_local_base_freq"),
+    };
+    let vision = match root.get("vision_config").and_then(Value::as_object) {
+        Some(v) if root_fields.text("model_type") == Some("gemma3") => {
+            let v = &with_class_defaults(v, "siglip_vision_model");
+            let v = Fields(v);
+            let vision = Vision {
+                layers: v.required(&["num_hidden_layers"])?,
+                hidden: v.required(&["hidden_size"])?,
+                intermediate: v.required(&["intermediate_size"])?,
+                patch: v.required(&["patch_size"])?,
+                image: v.required(&["image_size"])?,
+                tokens_per_image: match root_fields.uint(&["mm_tokens_per_image"])? {
+                    Some(n) if n > 0 => n as u32,
+                    _ => 256,
+                },
+            };
+            warnings.push(format!(
+                "Se usan text_config (el modelo de lenguaje) y vision_config: la torre de visión SigLIP y su proyector ({} parámetros) se cuentan donde el motor los carga (vLLM).",
+                crate::units::group_digits(vision.params(hidden))
+            ));
+            Some(vision)
+        }
+        _ => {
+            if root.contains_key("text_config") {
+                warnings.push(
+                    "Se usa text_config (el modelo de lenguaje); la torre de visión no se cuenta."
+                        .into(),
+                );
+            }
+            None
+        }
+    };
     // With MLA a query/key head is nope + rope wide; activations use that width.
     let head_dim = mla.map_or(head_dim, |m| m.qk_nope_head_dim + m.qk_rope_head_dim);
 
@@ -268,9 +301,84 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         moe,
         sliding_window,
         mla,
+        rope,
+        vision,
         max_positions,
     };
     Ok((arch, warnings))
+}
+
+/// The config with what its transformers config class fills in when a field is left
+/// out (`__init__` defaults). Gemma 3's released checkpoints rely on it:
+/// google/gemma-3-4b-it's `text_config` names only its hidden and intermediate sizes,
+/// layers, rope scaling and window, and no Gemma 3 config names its vocabulary.
+/// Defaults from transformers' `Gemma3TextConfig` and `SiglipVisionConfig`.
+fn with_class_defaults(obj: &Map<String, Value>, family: &str) -> Map<String, Value> {
+    let defaults: &[(&str, u64)] = match family {
+        "gemma3" | "gemma3_text" => &[
+            ("vocab_size", 262_208),
+            ("hidden_size", 2304),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("num_attention_heads", 8),
+            ("num_key_value_heads", 4),
+            ("head_dim", 256),
+            ("max_position_embeddings", 131_072),
+            ("sliding_window", 4096),
+            ("sliding_window_pattern", 6),
+        ],
+        "siglip_vision_model" => &[
+            ("hidden_size", 768),
+            ("intermediate_size", 3072),
+            ("num_hidden_layers", 12),
+            ("image_size", 224),
+            ("patch_size", 16),
+        ],
+        _ => &[],
+    };
+    let mut merged = obj.clone();
+    for &(key, value) in defaults {
+        merged.entry(key).or_insert(Value::from(value));
+    }
+    merged
+}
+
+/// The factor of a linear `rope_scaling` (other kinds tabulate the trained positions
+/// only, or scale from `original_max_position_embeddings`, and keep 1). vLLM tabulates
+/// `max_positions × factor` rows; a fractional factor is rounded up, with a warning.
+fn linear_rope_factor(
+    obj: &Map<String, Value>,
+    warnings: &mut Vec<String>,
+) -> Result<u32, ConfigError> {
+    let Some(scaling) = obj.get("rope_scaling").and_then(Value::as_object) else {
+        return Ok(1);
+    };
+    let kind = scaling
+        .get("rope_type")
+        .or_else(|| scaling.get("type"))
+        .and_then(Value::as_str);
+    if kind != Some("linear") {
+        return Ok(1);
+    }
+    let invalid = |v: &Value| ConfigError::Invalid {
+        field: "rope_scaling.factor",
+        value: clip(&v.to_string()),
+    };
+    let Some(value) = scaling.get("factor") else {
+        return Ok(1);
+    };
+    let factor = value
+        .as_f64()
+        .filter(|f| f.is_finite() && (1.0..=1024.0).contains(f))
+        .ok_or_else(|| invalid(value))?;
+    if factor.fract() != 0.0 {
+        warnings.push(format!(
+            "rope_scaling.factor = {factor} no es entero: se cuenta la tabla de posiciones con {}.",
+            factor.ceil()
+        ));
+    }
+    // In 1..=1024 after the filter, so the cast is exact.
+    Ok(factor.ceil() as u32)
 }
 
 #[cfg(test)]
@@ -307,6 +415,88 @@ mod tests {
         let unknown = LLAMA_31_8B.replace("\"llama\"", "\"nuevo\"");
         let (_, w) = parse(&unknown).unwrap();
         assert!(w[0].contains("nuevo"), "{w:?}");
+    }
+
+    /// google/gemma-3-4b-it's and gemma-3-27b-it's config.json as released: sparse,
+    /// transformers' config classes fill the rest. Both match the catalog, vision tower
+    /// and rotary tables included.
+    #[test]
+    fn gemma3_it_configs_import_with_class_defaults_and_vision() {
+        let vision = r#""vision_config": {"hidden_size": 1152, "image_size": 896,
+            "intermediate_size": 4304, "model_type": "siglip_vision_model",
+            "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14,
+            "vision_use_head": false}"#;
+        let four = format!(
+            r#"{{"architectures": ["Gemma3ForConditionalGeneration"], "mm_tokens_per_image": 256,
+              "model_type": "gemma3", "torch_dtype": "bfloat16",
+              "text_config": {{"hidden_size": 2560, "intermediate_size": 10240,
+                "model_type": "gemma3_text", "num_hidden_layers": 34,
+                "rope_scaling": {{"factor": 8.0, "rope_type": "linear"}}, "sliding_window": 1024}},
+              {vision}}}"#
+        );
+        let twenty_seven = format!(
+            r#"{{"architectures": ["Gemma3ForConditionalGeneration"], "mm_tokens_per_image": 256,
+              "model_type": "gemma3",
+              "text_config": {{"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
+                "model_type": "gemma3_text", "num_attention_heads": 32, "num_hidden_layers": 62,
+                "num_key_value_heads": 16, "query_pre_attn_scalar": 168,
+                "rope_scaling": {{"factor": 8.0, "rope_type": "linear"}}, "sliding_window": 1024}},
+              {vision}}}"#
+        );
+        for (text, id) in [(four, "gemma-3-4b"), (twenty_seven, "gemma-3-27b")] {
+            let (a, warnings) = parse(&text).unwrap();
+            let preset = model(id).unwrap().arch.clone();
+            assert_eq!(
+                Architecture {
+                    family: preset.family.clone(),
+                    ..a
+                },
+                preset,
+                "{id}"
+            );
+            assert_eq!(warnings.len(), 1, "{warnings:?}");
+            assert!(warnings[0].contains("SigLIP"), "{warnings:?}");
+        }
+        // Gemma 3 1B: a text-only config, no scaling, still two rotary tables.
+        let one = r#"{"model_type": "gemma3_text", "hidden_size": 1152,
+          "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4,
+          "num_key_value_heads": 1, "max_position_embeddings": 32768, "rope_scaling": null,
+          "sliding_window": 512, "vocab_size": 262144}"#;
+        let (a, warnings) = parse(one).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(a.vision, None);
+        assert_eq!((a.rope.linear_factor, a.rope.local), (1, true));
+        assert_eq!(a.rope.rows(a.max_positions), 65_536);
+    }
+
+    #[test]
+    fn rope_scaling_is_read_only_when_linear() {
+        let with = |scaling: &str| {
+            LLAMA_31_8B.replace(
+                r#""vocab_size": 128256"#,
+                &format!(r#""vocab_size": 128256, "rope_scaling": {scaling}"#),
+            )
+        };
+        for (scaling, factor, warned) in [
+            (r#"{"rope_type": "linear", "factor": 4.0}"#, 4, false),
+            (r#"{"type": "linear", "factor": 2}"#, 2, false),
+            (r#"{"rope_type": "linear", "factor": 2.5}"#, 3, true),
+            (r#"{"rope_type": "llama3", "factor": 8.0}"#, 1, false),
+            (r#"{"rope_type": "yarn", "factor": 4.0}"#, 1, false),
+            ("null", 1, false),
+        ] {
+            let (a, warnings) = parse(&with(scaling)).unwrap();
+            assert_eq!(a.rope.linear_factor, factor, "{scaling}");
+            assert_eq!(!warnings.is_empty(), warned, "{scaling}: {warnings:?}");
+        }
+        for bad in [
+            r#"{"rope_type": "linear", "factor": 0.5}"#,
+            r#"{"rope_type": "linear", "factor": 1e9}"#,
+            r#"{"rope_type": "linear", "factor": "ocho"}"#,
+        ] {
+            let e = parse(&with(bad)).unwrap_err().to_string();
+            assert!(e.contains("rope_scaling.factor"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! every dimension exactly as the `config.json` importer does, so an edited link can
 //! never reach arithmetic the importer would have refused.
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, SlidingWindow};
+use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
 use crate::estimate::LayerExperts;
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
@@ -110,6 +110,24 @@ pub fn encode(a: &Architecture) -> String {
             m.v_head_dim,
         ]
     })));
+    // Added after the first links were written: both left out when there is nothing to
+    // say, so those links and these read alike.
+    let vision = a.vision.map(|v| {
+        vec![
+            v.layers,
+            v.hidden,
+            v.intermediate,
+            v.patch,
+            v.image,
+            v.tokens_per_image,
+        ]
+    });
+    if !a.rope.is_default() || vision.is_some() {
+        parts.push(group(
+            (!a.rope.is_default()).then(|| vec![a.rope.linear_factor, flag(a.rope.local)]),
+        ));
+        parts.push(group(vision));
+    }
     format!("{TAG}:{}:{}", parts.join("."), a.family)
 }
 
@@ -124,7 +142,15 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
         .and_then(|r| r.strip_prefix(':'))
         .ok_or(ShareError::Damaged("versión"))?;
     let (numbers, family) = rest.split_once(':').ok_or(ShareError::Damaged("familia"))?;
-    let parts: Vec<&str> = numbers.split('.').collect();
+    let mut parts: Vec<&str> = numbers.split('.').collect();
+    // The rope and vision groups are optional trailing parts.
+    let (rope, vision) = if parts.len() == 25 {
+        let vision = parts.pop().unwrap_or("-");
+        let rope = parts.pop().unwrap_or("-");
+        (rope, vision)
+    } else {
+        ("-", "-")
+    };
     let [
         layers,
         hidden,
@@ -223,6 +249,25 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
             qk_rope_head_dim: v[3],
             v_head_dim: v[4],
         }),
+        rope: match group(rope, 2)? {
+            None => Rope::default(),
+            Some(v) => Rope {
+                linear_factor: v[0],
+                local: match v[1] {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(ShareError::Damaged("sí o no")),
+                },
+            },
+        },
+        vision: group(vision, 6)?.map(|v| Vision {
+            layers: v[0],
+            hidden: v[1],
+            intermediate: v[2],
+            patch: v[3],
+            image: v[4],
+            tokens_per_image: v[5],
+        }),
     };
     Ok(checked(a)?)
 }
@@ -317,6 +362,27 @@ pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
                 v_head_dim: n(&m, "v_head_dim", None)?,
             }),
         },
+        rope: match optional("rope")? {
+            None => Rope::default(),
+            Some(r) => Rope {
+                linear_factor: n(&r, "linear_factor", Some(1))?,
+                local: match r.get("local") {
+                    Some(x) => x.as_bool().ok_or_else(damaged)?,
+                    None => false,
+                },
+            },
+        },
+        vision: match optional("vision")? {
+            None => None,
+            Some(v) => Some(Vision {
+                layers: n(&v, "layers", None)?,
+                hidden: n(&v, "hidden", None)?,
+                intermediate: n(&v, "intermediate", None)?,
+                patch: n(&v, "patch", None)?,
+                image: n(&v, "image", None)?,
+                tokens_per_image: n(&v, "tokens_per_image", None)?,
+            }),
+        },
         max_positions: n(&top, "max_positions", None)?,
     };
     Ok(checked(a)?)
@@ -372,6 +438,20 @@ fn checked(a: Architecture) -> Result<Architecture, ConfigError> {
         check("qk_nope_head_dim", m.qk_nope_head_dim, 1)?;
         check("qk_rope_head_dim", m.qk_rope_head_dim, 0)?;
         check("v_head_dim", m.v_head_dim, 1)?;
+    }
+    if !(1..=1024).contains(&a.rope.linear_factor) {
+        return Err(ConfigError::Invalid {
+            field: "rope_scaling.factor",
+            value: a.rope.linear_factor.to_string(),
+        });
+    }
+    if let Some(v) = a.vision {
+        check("vision_config.num_hidden_layers", v.layers, 1)?;
+        check("vision_config.hidden_size", v.hidden, 1)?;
+        check("vision_config.intermediate_size", v.intermediate, 1)?;
+        check("vision_config.patch_size", v.patch, 1)?;
+        check("vision_config.image_size", v.image, 1)?;
+        check("mm_tokens_per_image", v.tokens_per_image, 1)?;
     }
     if a.family.chars().count() > 64 {
         return Err(ConfigError::Invalid {
@@ -493,6 +573,11 @@ mod tests {
             encode(&catalog::model("llama-3.1-8b").unwrap().arch),
             "a1:32.4096.32.8.128.14336.0.128256.0.0.2.0.0.0.0.0.0.0.0.131072.-.-.-:llama"
         );
+        // Gemma 3 carries its rotary tables and vision tower in two more groups.
+        assert_eq!(
+            encode(&catalog::model("gemma-3-4b").unwrap().arch),
+            "a1:34.2560.8.4.256.10240.0.262208.1.0.4.0.0.1.0.0.0.0.0.131072.-.1024,6.-.8,1.27,1152,4304,14,896,256:gemma3"
+        );
     }
 
     #[test]
@@ -504,6 +589,14 @@ mod tests {
             (good.replace(".128256.", ".-1."), "dañada (número)"),
             (good.replace(".-.-.-:", ".-.-:"), "número de campos"),
             (good.replace(".-.-.-:", ".1,2.-.-:"), "grupo"),
+            (good.replace(".-.-.-:", ".-.-.-.8.-:"), "grupo"),
+            (good.replace(".-.-.-:", ".-.-.-.8,2.-:"), "sí o no"),
+            (good.replace(".-.-.-:", ".-.-.-.0,1.-:"), "rope_scaling"),
+            (
+                good.replace(".-.-.-:", ".-.-.-.-.27,0,1,1,1,1:"),
+                "vision_config.hidden_size",
+            ),
+            (good.replace(".-.-.-:", ".-.-.-.-:"), "número de campos"),
             (good.replace("a1:", "a9:"), "versión"),
             (good.replace(":llama", ""), "familia"),
             ("{".into(), "versión"),
@@ -558,11 +651,16 @@ mod tests {
 
         /// Forged compact text: valid prefixes with random numbers in every slot.
         #[test]
-        fn forged_numbers_are_refused_or_bounded(slots in proptest::collection::vec("[-0-9,]{0,12}", 23), family in ".{0,80}") {
+        fn forged_numbers_are_refused_or_bounded(slots in proptest::collection::vec("[-0-9,]{0,12}", 23..=25), family in ".{0,80}") {
             let text = format!("a1:{}:{family}", slots.join("."));
             if let Ok(a) = decode(&text) {
                 prop_assert!(u64::from(a.hidden) <= MAX_DIM && a.layers >= 1);
+                prop_assert!((1..=1024).contains(&a.rope.linear_factor));
                 let _ = a.param_count();
+                if let Some(v) = a.vision {
+                    prop_assert!(u64::from(v.image) <= MAX_DIM);
+                    let _ = v.params(a.hidden);
+                }
             }
         }
 

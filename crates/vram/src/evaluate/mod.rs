@@ -310,6 +310,13 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 chosen_tokens: s.batched_tokens.is_some(),
                 chosen_sequences: s.max_seqs.is_some(),
             });
+            if let Some(e) = serving::EncoderProfile::of(a, &w, profile) {
+                notes.push(Note::VisionEncoder {
+                    weights: serving::vision_weights(a, &w),
+                    images: e.images,
+                    alive: e.alive,
+                });
+            }
             if let Some((padded, layers)) = serving::hybrid_padding(a, w.pp)
                 && padded > layers
             {

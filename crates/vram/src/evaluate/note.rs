@@ -45,6 +45,14 @@ pub enum Note {
         chosen_tokens: bool,
         chosen_sequences: bool,
     },
+    /// The vision tower vLLM loads with a multimodal checkpoint, and the dummy images
+    /// its start-up profile encodes.
+    VisionEncoder {
+        weights: u64,
+        images: u64,
+        /// Pixels and encoder outputs alive through the rest of the profile.
+        alive: u64,
+    },
     /// How llama.cpp (or Ollama) lays out inference memory.
     Ggml {
         runtime: &'static str,
@@ -166,6 +174,16 @@ impl Note {
                     (true, true) => "los max_num_batched_tokens y max_num_seqs elegidos",
                 },
                 ByteSize(*bytes).binary()
+            ),
+            Note::VisionEncoder {
+                weights,
+                images,
+                alive,
+            } => format!(
+                "Codificador de visión: el checkpoint es multimodal y vLLM carga la torre SigLIP con su proyector ({}) aunque solo lleguen textos. Al arrancar codifica además {} imágenes de prueba del tamaño máximo, y sus píxeles y salidas ({}) siguen en memoria durante el resto de la pasada de perfil: ambas cosas ya están restadas de la caché KV. Si solo vas a mandar texto, limitar las imágenes a 0 por prompt (limit_mm_per_prompt de vLLM) evita perfilarlas.",
+                ByteSize(*weights).binary(),
+                group_digits(*images),
+                ByteSize(*alive).binary()
             ),
             Note::Ggml {
                 runtime,
@@ -478,6 +496,11 @@ mod tests {
                 bytes: 1 << 30,
                 chosen_tokens: false,
                 chosen_sequences: true,
+            },
+            Note::VisionEncoder {
+                weights: 800 << 20,
+                images: 32,
+                alive: 200 << 20,
             },
             Note::Pipeline { pp: 2 },
             Note::CpuOffload { bytes: 1 << 30 },
