@@ -230,7 +230,8 @@ pub fn profile_peak(a: &Architecture, w: &Workload, p: Profile) -> u64 {
 /// layers' unscaled one ([`crate::arch::Rope`]), and the vision tower with its
 /// projector ([`crate::arch::Vision`]) that `Gemma3ForConditionalGeneration` always
 /// loads, in the model's dtype, its layers split across tensor-parallel ranks (vLLM's
-/// SigLIP uses its parallel linear layers) and on the first pipeline stage.
+/// SigLIP uses its parallel linear layers) and on the first pipeline stage; exact
+/// checkpoint bytes (`Workload::stored_weights`) already include it.
 pub fn loaded_weights(a: &Architecture, w: &Workload, weights: u64) -> u64 {
     let c = match w.weights {
         crate::quant::WeightFormat::Plain { dtype } => Some(dtype.bytes_for(1)),
@@ -246,7 +247,12 @@ pub fn loaded_weights(a: &Architecture, w: &Workload, weights: u64) -> u64 {
     } else {
         0
     };
-    let vision = vision_weights(a, w);
+    // A checkpoint's exact bytes (a safetensors index or header) already hold the tower.
+    let vision = if w.stored_weights.is_some() {
+        0
+    } else {
+        vision_weights(a, w)
+    };
     let rounding = c.map_or(0, |c| rounding_surplus(a, w, c));
     weights
         .saturating_add(rope)
@@ -688,6 +694,15 @@ mod tests {
         let a = model("gemma-3-27b").unwrap().arch.clone();
         let w = Workload::default();
         assert_eq!(vision_weights(&a, &w), 423_060_336 * 2);
+        // Exact bytes read from the checkpoint already hold it: not counted twice.
+        let stored = Workload {
+            stored_weights: Some(54_874_000_000),
+            ..Workload::default()
+        };
+        assert_eq!(
+            loaded_weights(&a, &w, 1 << 30) - loaded_weights(&a, &stored, 1 << 30),
+            vision_weights(&a, &w)
+        );
         // With TP 2 each rank holds half of the tower's layers.
         let tp2 = Workload {
             tp: 2,
