@@ -86,8 +86,9 @@ pub fn vllm(e: &Evaluation, log: &VllmLog) -> Vec<Term> {
         log.weights,
         Some(plan.weights_bytes),
         Some(
-            "como los carga vLLM: con la caché de la codificación rotatoria y los segmentos \
-             enteros que cobra el asignador de PyTorch",
+            "como los carga vLLM: con las tablas de la codificación rotatoria, la torre de \
+             visión de un checkpoint multimodal y los segmentos enteros que cobra el \
+             asignador de PyTorch",
         ),
     );
     term(
