@@ -629,12 +629,7 @@ mod tests {
                 gpus: tp,
                 ..Workload::default()
             };
-            let m = ModelInput::Arch {
-                arch: Box::new(a.clone()),
-                total_params: None,
-            };
-            let weights = estimate(&m, &w).unwrap().breakdown.weights;
-            let gib = loaded_weights(&a, &w, weights) as f64 / ByteSize::GIB as f64;
+            let gib = loaded_gib(&a, &w);
             assert!(
                 (gib - logged).abs() <= 0.005,
                 "{id} TP {tp}: {gib:.4} GiB, log {logged}"
@@ -657,6 +652,16 @@ mod tests {
         assert_eq!(loaded_weights(&a, &gptq, 0), 8 * ByteSize::MIB);
     }
 
+    /// What vLLM would log as "Model loading took" for `a` under `w`, in GiB.
+    fn loaded_gib(a: &Architecture, w: &Workload) -> f64 {
+        let m = ModelInput::Arch {
+            arch: Box::new(a.clone()),
+            total_params: None,
+        };
+        let weights = estimate(&m, w).unwrap().breakdown.weights;
+        loaded_weights(a, w, weights) as f64 / ByteSize::GIB as f64
+    }
+
     /// Gemma 3's multimodal checkpoints (google/gemma-3-{4b,12b,27b}-it, vLLM 0.19.0 on
     /// an H100, llm-d-planner's logs: "Model loading took 8.58 / 23.31 / 51.45 GiB"):
     /// the language model, two rotary tables (global ×8, local) and the vision tower
@@ -671,12 +676,7 @@ mod tests {
         ] {
             let a = model(id).unwrap().arch.clone();
             let w = Workload::default();
-            let m = ModelInput::Arch {
-                arch: Box::new(a.clone()),
-                total_params: None,
-            };
-            let weights = estimate(&m, &w).unwrap().breakdown.weights;
-            let gib = loaded_weights(&a, &w, weights) as f64 / ByteSize::GIB as f64;
+            let gib = loaded_gib(&a, &w);
             assert!(
                 (gib - logged).abs() <= 0.015,
                 "{id}: {gib:.4} GiB, log {logged}"
@@ -687,7 +687,7 @@ mod tests {
                 rope: crate::arch::Rope::default(),
                 ..a.clone()
             };
-            let short = loaded_weights(&text_only, &w, weights) as f64 / ByteSize::GIB as f64;
+            let short = loaded_gib(&text_only, &w);
             assert!(logged - short > 1.0, "{id}: {short:.4} GiB");
         }
         // The 27B's tower: 423 060 336 parameters in bf16.
