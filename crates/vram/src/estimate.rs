@@ -304,6 +304,25 @@ fn optimizer_per_param(opt: Optimizer, state_bytes: u64) -> (u64, u64) {
     }
 }
 
+/// Bytes of a checkpoint's vision tower and projector ([`Architecture::vision`]) as a
+/// PyTorch engine loads them for inference: transformers' `AutoModelForCausalLM` maps a
+/// `gemma3` config to `Gemma3ForConditionalGeneration` (`MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`
+/// in transformers/models/auto/modeling_auto.py) and vLLM builds the same class, so both
+/// load the tower whether or not images arrive, in the model's dtype (a quantisation
+/// that also packs the tower's linears would make it smaller: counted whole, on the safe
+/// side). ggml runtimes read it from a separate mmproj file, and exact checkpoint bytes
+/// already include it: 0 for both, as for training (see `Note::VisionTower`).
+pub fn vision_bytes(arch: Option<&Architecture>, w: &Workload) -> u64 {
+    let loaded =
+        w.mode == Mode::Inference && w.engine != Engine::Ggml && w.stored_weights.is_none();
+    match arch.and_then(|a| a.vision.map(|v| (a, v))) {
+        Some((a, v)) if loaded => v
+            .params(a.hidden)
+            .saturating_mul(w.compute_dtype().bytes_for(1)),
+        _ => 0,
+    }
+}
+
 /// Weights, gradients and optimizer states of the whole model (before sharding), and
 /// the number of trainable parameters.
 fn model_states(
@@ -320,7 +339,8 @@ fn model_states(
                 embeddings_on_cpu(pc, arch, w.weights)
             } else {
                 0
-            });
+            })
+            .saturating_add(vision_bytes(arch, w));
         return Ok((b, 0));
     }
     match w.finetune {
@@ -2099,5 +2119,54 @@ mod tests {
             estimate(&preset("llama-3.1-8b"), &train).unwrap().breakdown,
             formula.breakdown
         );
+    }
+
+    /// Gemma 3's vision tower (423 060 336 parameters with the 27B's projector) is in
+    /// the weights a PyTorch engine loads for inference, and nowhere else.
+    #[test]
+    fn a_vision_tower_is_loaded_by_pytorch_inference_only() {
+        let gemma = preset("gemma-3-27b");
+        let weights = |w: &Workload| estimate(&gemma, w).unwrap().breakdown.weights;
+        let text = weights(&Workload {
+            weights: WeightFormat::parse("Q8_0").unwrap(),
+            engine: Engine::Torch,
+            ..Workload::default()
+        });
+        let ggml = Workload {
+            weights: WeightFormat::parse("Q8_0").unwrap(),
+            engine: Engine::Ggml,
+            ..Workload::default()
+        };
+        let bf16 = Workload::default();
+        let tower = 423_060_336 * 2;
+        let ModelInput::Arch { arch, .. } = &gemma else {
+            unreachable!()
+        };
+        assert_eq!(vision_bytes(Some(arch), &bf16), tower);
+        assert_eq!(
+            weights(&bf16),
+            arch.param_count().total * 2 + tower,
+            "bf16 inference"
+        );
+        let pc = arch.param_count();
+        assert_eq!(
+            weights(&ggml) + embeddings_on_cpu(&pc, Some(arch), ggml.weights),
+            text - tower,
+            "a GGUF leaves the tower to its mmproj file"
+        );
+        for w in [
+            ggml,
+            Workload {
+                stored_weights: Some(54_900_000_000),
+                ..Workload::default()
+            },
+            Workload {
+                mode: Mode::Train,
+                ..Workload::default()
+            },
+        ] {
+            assert_eq!(vision_bytes(Some(arch), &w), 0, "{w:?}");
+        }
+        assert_eq!(vision_bytes(None, &bf16), 0);
     }
 }

@@ -224,14 +224,11 @@ pub fn profile_peak(a: &Architecture, w: &Workload, p: Profile) -> u64 {
 /// packed tensors and scales follow each method's own layout, and get `weights`
 /// plus the rotary cache.
 ///
-/// Gemma 3 adds two things (vLLM 0.19's "Model loading took 8.58 / 23.31 / 51.45 GiB"
-/// for gemma-3-4b/12b/27b-it, against 8.57 / 23.31 / 51.44 here): a second rotary
-/// table, because its global layers scale positions linearly by 8 over the windowed
-/// layers' unscaled one ([`crate::arch::Rope`]), and the vision tower with its
-/// projector ([`crate::arch::Vision`]) that `Gemma3ForConditionalGeneration` always
-/// loads, in the model's dtype, its layers split across tensor-parallel ranks (vLLM's
-/// SigLIP uses its parallel linear layers) and on the first pipeline stage; exact
-/// checkpoint bytes (`Workload::stored_weights`) already include it.
+/// Gemma 3 adds a second rotary table, because its global layers scale positions
+/// linearly by 8 over the windowed layers' unscaled one ([`crate::arch::Rope`]); its
+/// vision tower is already in `weights` ([`crate::estimate::vision_bytes`]). With both,
+/// vLLM 0.19's "Model loading took 8.58 / 23.31 / 51.45 GiB" for
+/// gemma-3-4b/12b/27b-it come out as 8.57 / 23.31 / 51.44 here.
 pub fn loaded_weights(a: &Architecture, w: &Workload, weights: u64) -> u64 {
     let c = match w.weights {
         crate::quant::WeightFormat::Plain { dtype } => Some(dtype.bytes_for(1)),
@@ -247,28 +244,8 @@ pub fn loaded_weights(a: &Architecture, w: &Workload, weights: u64) -> u64 {
     } else {
         0
     };
-    // A checkpoint's exact bytes (a safetensors index or header) already hold the tower.
-    let vision = if w.stored_weights.is_some() {
-        0
-    } else {
-        vision_weights(a, w)
-    };
     let rounding = c.map_or(0, |c| rounding_surplus(a, w, c));
-    weights
-        .saturating_add(rope)
-        .saturating_add(vision)
-        .saturating_add(rounding)
-}
-
-/// Bytes of the vision tower and projector on one GPU ([`loaded_weights`]); 0 for a
-/// model without one.
-pub fn vision_weights(a: &Architecture, w: &Workload) -> u64 {
-    a.vision.map_or(0, |v| {
-        let layers = v.layer_params();
-        let rest = v.params(a.hidden).saturating_sub(layers);
-        rest.saturating_add(layers / u64::from(w.tp.max(1)))
-            .saturating_mul(w.compute_dtype().bytes_for(1))
-    })
+    weights.saturating_add(rope).saturating_add(rounding)
 }
 
 /// What the caching allocator charges above the exact bytes of vLLM's fused weights
@@ -681,7 +658,7 @@ mod tests {
                 (gib - logged).abs() <= 0.015,
                 "{id}: {gib:.4} GiB, log {logged}"
             );
-            // Without the tower and the scaled table, a whole GiB is missing.
+            // Without the tower and the scaled tables, a whole GiB is missing.
             let text_only = Architecture {
                 vision: None,
                 rope: crate::arch::Rope::default(),
@@ -690,30 +667,6 @@ mod tests {
             let short = loaded_gib(&text_only, &w);
             assert!(logged - short > 1.0, "{id}: {short:.4} GiB");
         }
-        // The 27B's tower: 423 060 336 parameters in bf16.
-        let a = model("gemma-3-27b").unwrap().arch.clone();
-        let w = Workload::default();
-        assert_eq!(vision_weights(&a, &w), 423_060_336 * 2);
-        // Exact bytes read from the checkpoint already hold it: not counted twice.
-        let stored = Workload {
-            stored_weights: Some(54_874_000_000),
-            ..Workload::default()
-        };
-        assert_eq!(
-            loaded_weights(&a, &w, 1 << 30) - loaded_weights(&a, &stored, 1 << 30),
-            vision_weights(&a, &w)
-        );
-        // With TP 2 each rank holds half of the tower's layers.
-        let tp2 = Workload {
-            tp: 2,
-            gpus: 2,
-            ..Workload::default()
-        };
-        let layers = a.vision.unwrap().layer_params();
-        assert_eq!(
-            vision_weights(&a, &w) - vision_weights(&a, &tp2),
-            (layers - layers / 2) * 2
-        );
     }
 
     /// The encoder's own pass is the peak when its images outweigh the language

@@ -8,7 +8,7 @@
 
 mod note;
 
-pub use note::Note;
+pub use note::{Note, TowerPlace};
 
 use crate::band::{self, Band};
 use crate::catalog::Gpu;
@@ -312,7 +312,6 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             });
             if let Some(e) = serving::EncoderProfile::of(a, &w, profile) {
                 notes.push(Note::VisionEncoder {
-                    weights: serving::vision_weights(a, &w),
                     images: e.images,
                     alive: e.alive,
                 });
@@ -545,6 +544,25 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
                 },
             });
         }
+    }
+    if let Some(a) = model.arch()
+        && let Some(v) = a.vision
+        // Exact checkpoint bytes already hold the tower (training ignores them).
+        && (model.stored.is_none() || s.task.is_training())
+    {
+        let place = if s.task.is_training() {
+            TowerPlace::Training
+        } else if w.engine == crate::workload::Engine::Ggml {
+            TowerPlace::Projector
+        } else {
+            TowerPlace::Loaded
+        };
+        let bytes = match place {
+            TowerPlace::Loaded => crate::estimate::vision_bytes(Some(a), w),
+            // An mmproj file in F16, or the tower in 16 bits beside a trained model.
+            TowerPlace::Projector | TowerPlace::Training => v.params(a.hidden).saturating_mul(2),
+        };
+        notes.push(Note::VisionTower { bytes, place });
     }
     if s.task.is_training() {
         notes.push(Note::Runtime {

@@ -7,6 +7,17 @@ use crate::settings::Surface;
 use crate::units::{ByteSize, group_digits};
 use crate::workload::{LoraTargets, Loss, Precision};
 
+/// Where a checkpoint's vision tower goes ([`Note::VisionTower`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TowerPlace {
+    /// Loaded with the model by a PyTorch engine, and counted in the weights.
+    Loaded,
+    /// A ggml runtime: only from a separate projector file; not counted.
+    Projector,
+    /// Training: loaded too, but not counted.
+    Training,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Note {
     /// How far published runs of this runtime and phase were from the estimate.
@@ -45,10 +56,11 @@ pub enum Note {
         chosen_tokens: bool,
         chosen_sequences: bool,
     },
-    /// The vision tower vLLM loads with a multimodal checkpoint, and the dummy images
-    /// its start-up profile encodes.
+    /// A multimodal checkpoint's vision tower and projector, and whether the weights
+    /// count it.
+    VisionTower { bytes: u64, place: TowerPlace },
+    /// The dummy images vLLM's start-up profile encodes for a multimodal checkpoint.
     VisionEncoder {
-        weights: u64,
         images: u64,
         /// Pixels and encoder outputs alive through the rest of the profile.
         alive: u64,
@@ -175,13 +187,22 @@ impl Note {
                 },
                 ByteSize(*bytes).binary()
             ),
-            Note::VisionEncoder {
-                weights,
-                images,
-                alive,
-            } => format!(
-                "Codificador de visión: el checkpoint es multimodal y vLLM carga la torre SigLIP con su proyector ({}) aunque solo lleguen textos. Al arrancar codifica además {} imágenes de prueba del tamaño máximo, y sus píxeles y salidas ({}) siguen en memoria durante el resto de la pasada de perfil: ambas cosas ya están restadas de la caché KV. Si solo vas a mandar texto, limitar las imágenes a 0 por prompt (limit_mm_per_prompt de vLLM) evita perfilarlas.",
-                ByteSize(*weights).binary(),
+            Note::VisionTower { bytes, place } => {
+                let bytes = ByteSize(*bytes).binary();
+                match place {
+                    TowerPlace::Loaded => format!(
+                        "Torre de visión: el checkpoint es multimodal, y tanto transformers (AutoModelForCausalLM construye Gemma3ForConditionalGeneration) como vLLM cargan la torre SigLIP y su proyector aunque solo lleguen textos: sus {bytes} están en los pesos."
+                    ),
+                    TowerPlace::Projector => format!(
+                        "Torre de visión: llama.cpp solo la carga si le das su archivo de proyector (mmproj), y Ollama cuando el modelo la trae (gemma3 la trae). Este cálculo no la incluye: con ella, súmale unos {bytes} en F16 y el búfer de cómputo de las imágenes."
+                    ),
+                    TowerPlace::Training => format!(
+                        "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Este cálculo entrena solo el modelo de lenguaje y no la incluye: súmale esos pesos, y si no la congelas, sus gradientes y estados del optimizador."
+                    ),
+                }
+            }
+            Note::VisionEncoder { images, alive } => format!(
+                "Imágenes de prueba: al arrancar, vLLM codifica además {} imágenes del tamaño máximo con la torre de visión, y sus píxeles y salidas ({}) siguen en memoria durante el resto de la pasada de perfil; ya están restados de la caché KV. Si solo vas a mandar texto, limitar las imágenes a 0 por prompt (limit_mm_per_prompt de vLLM) evita perfilarlas.",
                 group_digits(*images),
                 ByteSize(*alive).binary()
             ),
@@ -497,8 +518,19 @@ mod tests {
                 chosen_tokens: false,
                 chosen_sequences: true,
             },
+            Note::VisionTower {
+                bytes: 800 << 20,
+                place: TowerPlace::Loaded,
+            },
+            Note::VisionTower {
+                bytes: 800 << 20,
+                place: TowerPlace::Projector,
+            },
+            Note::VisionTower {
+                bytes: 800 << 20,
+                place: TowerPlace::Training,
+            },
             Note::VisionEncoder {
-                weights: 800 << 20,
                 images: 32,
                 alive: 200 << 20,
             },
