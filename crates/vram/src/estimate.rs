@@ -206,6 +206,16 @@ fn validate(w: &Workload) -> Result<(), EstimateError> {
 pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: WeightFormat) -> u64 {
     let sixteen = Dtype::Bf16;
     match (format, arch) {
+        // FP8 is a quantisation of the linear layers only: vLLM's `Fp8LinearMethod`
+        // (online `quantization="fp8"` and compressed-tensors FP8 checkpoints) applies to
+        // `LinearBase` layers, so the embedding table and `ParallelLMHead` stay in 16
+        // bits, as in FP8 checkpoints on the Hub ("Model loading took 8.49 GiB" for
+        // Llama-3.1-8B with `quantization: fp8` in vLLM 0.19: 6.98 B linear weights in
+        // one byte plus two 525 M tables in two). The per-tensor or per-channel fp32
+        // scales are a few MiB and not counted.
+        (WeightFormat::Plain { dtype: Dtype::Fp8 }, Some(_)) => Dtype::Fp8
+            .bytes_for(pc.layer_linear)
+            .saturating_add(sixteen.bytes_for(pc.total.saturating_sub(pc.layer_linear))),
         (WeightFormat::Plain { dtype }, _) => dtype.bytes_for(pc.total),
         (WeightFormat::Gguf { mix }, Some(a)) => {
             let mix = mix_of(mix);

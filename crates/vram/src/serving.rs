@@ -621,6 +621,26 @@ mod tests {
             ..Workload::default()
         };
         assert_eq!(loaded_weights(&a, &w, 0), 88 * ByteSize::MIB);
+        // FP8 quantises the linear layers only: the tables stay in BF16 (vLLM 0.19:
+        // Llama-3.1-8B with `quantization: fp8` 8.49 GiB; RedHatAI's Llama-3.3-70B
+        // fp8-dynamic 33.88 GiB per GPU with TP 2 and 16.96 with TP 4).
+        for (id, tp, logged) in [
+            ("llama-3.1-8b", 1, 8.49),
+            ("llama-3.1-70b", 2, 33.88),
+            ("llama-3.1-70b", 4, 16.96),
+        ] {
+            let fp8 = Workload {
+                weights: crate::quant::WeightFormat::parse("fp8").unwrap(),
+                tp,
+                gpus: tp,
+                ..Workload::default()
+            };
+            let gib = loaded_gib(&model(id).unwrap().arch, &fp8);
+            assert!(
+                (gib - logged).abs() <= 0.015,
+                "{id} FP8 TP {tp}: {gib:.4} GiB, log {logged}"
+            );
+        }
         // Quantised weights get the rotary cache only.
         let gptq = Workload {
             weights: crate::quant::WeightFormat::parse("gptq-4bit-128g").unwrap(),
