@@ -754,7 +754,7 @@ pub fn ggml_kv_cells(w: &Workload) -> u64 {
 /// in f32: the output (logits over the vocabulary plus the last hidden states), the
 /// attention (Q, K, V and its output, and without flash attention the
 /// micro-batch × cells × heads score matrix, which the softmax overwrites in place), or
-/// the feed-forward block.
+/// the feed-forward block; the layers' phases also hold the attention mask.
 pub fn ggml_compute_buffer(a: &Architecture, w: &Workload) -> u64 {
     let p = ggml_phases(a, w);
     p.output.max(p.layers)
@@ -802,7 +802,18 @@ pub fn ggml_phases(a: &Architecture, w: &Workload) -> GgmlPhases {
     let routed = a
         .moe
         .map_or(0, |m| u128::from(m.experts_per_token.min(m.experts)));
-    let ffn = ub * f32 * (h + (3 * inter).max(inter + h * routed));
+    // The attention mask is a graph input every layer reads (`build_attn_inp_kv` in
+    // src/llama-graph.cpp): [cells, micro-batch padded to GGML_KQ_MASK_PAD = 64] in
+    // f32, cast once to f16 for flash attention, so ggml-alloc keeps it (the f16 copy
+    // with flash attention) from the first layer to the last: it sits beside every
+    // layer's phase, but not beside the output's.
+    let mask = if w.attention == Attention::Flash {
+        cells * ub.div_ceil(64) * 64 * 2
+    } else {
+        cells * ub.div_ceil(64) * 64 * f32
+    };
+    let ffn = ub * f32 * (h + (3 * inter).max(inter + h * routed)) + mask;
+    let attention = attention + mask;
     let bytes = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
     GgmlPhases {
         output: bytes(output),
