@@ -335,6 +335,22 @@ fn settings_flags_follow_the_shared_vocabulary() {
     assert_eq!(v["verdict"], serde_json::json!("cannot-serve"));
     assert_eq!(v["fits"], serde_json::json!(false));
     assert_eq!(v["serving"]["max_sequences"], serde_json::json!(0));
+    // With 2 GiB held by other processes, 90 % of an RTX 4090 is more than is free
+    // when vLLM starts: it refuses before loading anything.
+    let busy = json(&[
+        "estimate",
+        "--model",
+        "qwen2.5-7b",
+        "--gpu",
+        "rtx-4090",
+        "--reserve",
+        "2GiB",
+        "--serve",
+        "--json",
+    ]);
+    assert_eq!(busy["verdict"], serde_json::json!("wont-start"));
+    assert_eq!(busy["fits"], serde_json::json!(false));
+    assert_eq!(busy["max_batch_fit"], serde_json::Value::Null);
 
     // QLoRA gets its users' defaults, and each can be turned off.
     let q = json(&[

@@ -244,6 +244,8 @@ fn verdict(o: &Outcome) -> String {
             vram::with_margin(b, o.eval.margin.batch, ""),
             vram::with_margin(s, o.eval.margin.seq, " tokens")
         ),
+        // A server that does not start has no limits; the verdict said why.
+        _ if matches!(o.eval.verdict, Some(vram::Verdict::WontStart { .. })) => String::new(),
         _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
     };
     if let Some(l) = o.eval.max_gpu_layers {
@@ -273,13 +275,19 @@ fn serving(o: &Outcome) -> String {
         return String::new();
     };
     let share = o.settings.utilization;
+    // vLLM refuses to start (the verdict says why): the plan is what it would get.
+    let lead = if matches!(o.eval.verdict, Some(vram::Verdict::WontStart { .. })) {
+        "Si arrancara, como servidor"
+    } else {
+        "Como servidor"
+    };
     let text = if p.kv_budget_bytes == 0 {
         format!(
-            "Como servidor (estilo vLLM, {share} % de la GPU): el modelo no deja sitio para la caché KV."
+            "{lead} (estilo vLLM, {share} % de la GPU): el modelo no deja sitio para la caché KV."
         )
     } else {
         format!(
-            "Como servidor (estilo vLLM, {share} % de la GPU, bloques de {} tokens): quedan {} para la caché KV = {} tokens ({} bytes por token), hasta {} secuencias a la vez de esta longitud.",
+            "{lead} (estilo vLLM, {share} % de la GPU, bloques de {} tokens): quedan {} para la caché KV = {} tokens ({} bytes por token), hasta {} secuencias a la vez de esta longitud.",
             o.settings.block_size,
             ByteSize(p.kv_budget_bytes).binary(),
             group_digits(p.tokens),

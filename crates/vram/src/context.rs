@@ -18,13 +18,18 @@ use crate::units::ByteSize;
 /// A family's default and the reason for it (Spanish, shown to users).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ContextDefault {
+    /// What a working process holds.
     pub bytes: u64,
+    /// What it holds when it starts, before lazily loaded kernels: what a server's
+    /// start-up check sees (vLLM's first `mem_get_info` snapshot).
+    pub initial: u64,
     pub basis: &'static str,
 }
 
 /// Used when the GPU is unknown: a current stack (PyTorch 2.x, CUDA 12, lazy loading).
 pub const GENERIC: ContextDefault = ContextDefault {
     bytes: 500 * ByteSize::MIB,
+    initial: 500 * ByteSize::MIB,
     basis: "supuesto para PyTorch 2.x con CUDA 12 y carga perezosa de módulos",
 };
 
@@ -36,21 +41,26 @@ pub fn for_family(family: &str) -> ContextDefault {
         // Ampere cards mostly run the older stacks that load kernels eagerly.
         "pascal" | "volta" | "turing" => ContextDefault {
             bytes: 1343 * ByteSize::MIB,
+            initial: 1343 * ByteSize::MIB,
             basis: "medido en una V100 (1343 MiB en nvidia-smi, documentación de Hugging Face)",
         },
         // Measured on an H200 with PyTorch 2.11 and CUDA 13 (`tools/device/
         // measure_memory.py`, 2026-12-04; `total - free - reserved` from
         // `torch.cuda.mem_get_info`): 621 MiB after `torch.zeros(1)`, 1,327–1,336 MiB
         // after `generate` and 1,384 MiB after two `Trainer` steps. Lazy loading only
-        // defers the kernel images: a working process holds the larger figure.
+        // defers the kernel images: a working process holds the larger figure. At
+        // start-up vLLM 0.19 on an H100 80GB logs `cuda_memory=0.51GiB` in its worker's
+        // first snapshot (llm-d-planner's logs, see `validation`).
         "hopper" => ContextDefault {
             bytes: 1384 * ByteSize::MIB,
+            initial: 522 * ByteSize::MIB,
             basis: "medido en una H200 con PyTorch 2.11 y CUDA 13 tras dos pasos de entrenamiento (tras torch.zeros(1) eran 621 MiB; los módulos se cargan al usarse)",
         },
         // Blackwell has 148 SMs and the per-SM local-memory reservation grows with
         // them: 100 MiB more than the generic figure, until someone measures one.
         "blackwell" => ContextDefault {
             bytes: 600 * ByteSize::MIB,
+            initial: 600 * ByteSize::MIB,
             basis: "supuesto: PyTorch 2.x con CUDA 12 y carga perezosa, más reserva por SM (148 SM)",
         },
         "ampere" | "ada" => GENERIC,
@@ -70,6 +80,7 @@ mod tests {
         for g in catalog::gpus() {
             let d = for_family(&g.family);
             assert!(d.bytes >= 256 * ByteSize::MIB, "{}", g.id);
+            assert!(d.initial <= d.bytes, "{}", g.id);
             assert!(!d.basis.is_empty());
         }
         assert_eq!(for_family("volta").bytes, 1343 * ByteSize::MIB);

@@ -160,6 +160,8 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
                 "Lote máximo que cabe: {}\n",
                 vram::with_margin(n, e.margin.batch, "")
             )),
+            // A server that does not start has no limits; the verdict said why.
+            None if matches!(e.verdict, Some(Verdict::WontStart { .. })) => {}
             None => text.push_str("Ni siquiera un lote de 1 cabe.\n"),
         }
         if let Some(n) = e.max_seq {
@@ -220,8 +222,13 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
         }
     }
     if let Some(p) = &e.serving {
+        let would = if matches!(e.verdict, Some(Verdict::WontStart { .. })) {
+            "Si arrancara, servidor"
+        } else {
+            "Servidor"
+        };
         text.push_str(&format!(
-            "\nServidor (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
+            "\n{would} (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
             s.utilization,
             ByteSize(p.kv_budget_bytes).binary(),
             group_digits(p.blocks),

@@ -86,6 +86,19 @@ pub enum Verdict {
         /// cache left holds, in whole blocks, as vLLM's own estimate in its refusal.
         longest: u64,
     },
+    /// Serving: vLLM refuses to start before loading anything, because the GPU's free
+    /// memory is less than `gpu_memory_utilization` × its total (`init_device` in
+    /// vllm/v1/worker/gpu_worker.py: "Free memory on device … on startup is less than
+    /// desired GPU memory utilization").
+    WontStart {
+        /// Free memory at start-up: the total less what other processes hold and the
+        /// process's own CUDA context.
+        free: u64,
+        /// `gpu_memory_utilization` × the total.
+        requested: u64,
+        /// The largest `gpu_memory_utilization` that starts, in percent.
+        max_percent: u8,
+    },
 }
 
 impl Verdict {
@@ -94,9 +107,10 @@ impl Verdict {
         match self {
             Verdict::Fits { .. } => true,
             Verdict::Serves { at_least, .. } => at_least >= 1,
-            Verdict::Tight { .. } | Verdict::DoesNotFit { .. } | Verdict::CannotServe { .. } => {
-                false
-            }
+            Verdict::Tight { .. }
+            | Verdict::DoesNotFit { .. }
+            | Verdict::CannotServe { .. }
+            | Verdict::WontStart { .. } => false,
         }
     }
 
@@ -109,6 +123,7 @@ impl Verdict {
             Verdict::Serves { at_least: 0, .. } => "tight-serve",
             Verdict::Serves { .. } => "serves",
             Verdict::CannotServe { .. } => "cannot-serve",
+            Verdict::WontStart { .. } => "wont-start",
         }
     }
 }
@@ -251,6 +266,30 @@ impl Evaluation {
                     bytes(needed),
                 )
             }
+            Verdict::WontStart {
+                free,
+                requested,
+                max_percent,
+            } => {
+                let advice = match surface {
+                    _ if max_percent == 0 => {
+                        "Libera la GPU: otros procesos ocupan casi toda su memoria.".to_owned()
+                    }
+                    Surface::Cli => format!(
+                        "Baja --gpu-memory-utilization a {}% o menos, o libera memoria de la GPU (--reserve dice cuánto ocupa ya).",
+                        max_percent
+                    ),
+                    Surface::Web => format!(
+                        "Baja gpu_memory_utilization al {} % o menos, o libera memoria de la GPU.",
+                        max_percent
+                    ),
+                };
+                format!(
+                    "No arranca como servidor{target}: vLLM pide al arrancar {} (gpu_memory_utilization por la memoria total) y solo hay {} libres, descontados su contexto CUDA y lo que ya ocupan otros procesos. {advice}",
+                    bytes(requested),
+                    bytes(free),
+                )
+            }
         })
     }
 }
@@ -299,6 +338,10 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
         (true, Some(a), Some(c)) => {
             let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
+            // vLLM takes `gpu_memory_utilization` of the whole card as the driver
+            // reports it, not of what other processes leave: they only decide whether
+            // it starts (`start_check`).
+            let usable = c.saturating_add(s.reserve);
             let profile = serving::Profile::vllm_default(total, s.gpu)
                 .with_tokens(s.batched_tokens)
                 .with_sequences(s.max_seqs);
@@ -325,7 +368,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 a,
                 &w,
                 &est,
-                c,
+                usable,
                 s.utilization,
                 s.block_size,
                 profile,
@@ -335,13 +378,19 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         _ => None,
     };
     let band = band::of(s.runtime, s.task.is_training());
-    let verdict = capacity.map(|c| verdict(&est, serving.as_ref(), band, &w, c));
+    let verdict = capacity.map(|c| {
+        serving
+            .as_ref()
+            .and_then(|_| start_check(s, c))
+            .unwrap_or_else(|| verdict(&est, serving.as_ref(), band, &w, c))
+    });
     // A server's limits are its KV cache's: the sequences it holds at once, and the
     // longest context (less the generated tokens) that one sequence can have.
+    let starts = !matches!(verdict, Some(Verdict::WontStart { .. }));
     let (max_batch, max_seq) = match &serving {
         Some(p) => (
-            Some(p.max_sequences).filter(|&n| n > 0),
-            Some(p.tokens.saturating_sub(w.new_tokens)).filter(|&n| n > 0),
+            Some(p.max_sequences).filter(|&n| n > 0 && starts),
+            Some(p.tokens.saturating_sub(w.new_tokens)).filter(|&n| n > 0 && starts),
         ),
         None => (
             capacity.and_then(|c| solve::max_batch(input, &w, c)),
@@ -349,6 +398,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         ),
     };
     let margin = match (&serving, band, capacity) {
+        (Some(_), _, _) if !starts => Margin::default(),
         (Some(p), Some(b), _) => {
             let low = b.low_count(p.tokens);
             Margin {
@@ -406,6 +456,28 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         capacity,
         estimate: est,
         workload: w,
+    })
+}
+
+/// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the
+/// free memory its worker sees first (that capacity less the CUDA context it has just
+/// created: the one given, else the GPU family's initial context) must reach
+/// `gpu_memory_utilization` × the whole card. `None` when it starts.
+fn start_check(s: &Settings, capacity: u64) -> Option<Verdict> {
+    let usable = capacity.saturating_add(s.reserve);
+    let context = s.cuda_context.unwrap_or_else(|| {
+        s.gpu.map_or(crate::context::GENERIC.initial, |g| {
+            crate::context::for_family(&g.family).initial
+        })
+    });
+    let free = capacity.saturating_sub(context);
+    let requested =
+        u64::try_from(u128::from(usable) * u128::from(s.utilization.min(100)) / 100).ok()?;
+    (free < requested).then(|| Verdict::WontStart {
+        free,
+        requested,
+        max_percent: u8::try_from(u128::from(free) * 100 / u128::from(usable.max(1)))
+            .unwrap_or(100),
     })
 }
 

@@ -402,3 +402,68 @@ fn experts_in_ram_are_noted_and_solved_for_llama_cpp_only() {
             .is_none()
     );
 }
+
+/// vLLM's start-up check: `gpu_memory_utilization` of the whole card must be free when
+/// its worker starts. An RTX 4090 (23,65 GiB) with 2 GiB held by the desktop and a
+/// 500 MiB CUDA context has 21,16 GiB free; 90 % asks for 21,29: vLLM refuses, and 89 %
+/// starts, with the KV cache sized from the whole card.
+#[test]
+fn serving_refuses_to_start_when_utilization_exceeds_free_memory() {
+    let mut s = settings(&[(Field::Gpu, "rtx-4090"), (Field::Serve, "true")]);
+    s.set(Field::Reserve, "2GiB", Surface::Cli).unwrap();
+    let e = evaluate(&preset("qwen2.5-0.5b"), &s).unwrap();
+    let usable = 25_393_994_138u64;
+    let free = usable - (2 << 30) - (500 << 20);
+    assert_eq!(
+        e.verdict,
+        Some(Verdict::WontStart {
+            free,
+            requested: usable * 90 / 100,
+            max_percent: 89,
+        })
+    );
+    assert!(!e.verdict.unwrap().fits());
+    assert_eq!(e.verdict.unwrap().id(), "wont-start");
+    // A server that does not start has no limits to show.
+    assert_eq!((e.max_batch, e.max_seq), (None, None));
+    assert_eq!(e.margin, Margin::default());
+    let cli = e.verdict_text(None, Surface::Cli).unwrap();
+    assert!(cli.contains("--gpu-memory-utilization a 89%"), "{cli}");
+    let web = e.verdict_text(None, Surface::Web).unwrap();
+    assert!(web.contains("al 89 %") && !web.contains("--"), "{web}");
+
+    s.set(Field::Utilization, "0.89", Surface::Cli).unwrap();
+    let starts = evaluate(&preset("qwen2.5-0.5b"), &s).unwrap();
+    assert!(
+        matches!(starts.verdict, Some(Verdict::Serves { .. })),
+        "{:?}",
+        starts.verdict
+    );
+    // The budget is a share of the whole card, not of what the desktop leaves.
+    assert_eq!(starts.serving.unwrap().budget_bytes, usable * 89 / 100);
+
+    // Nothing else on the card: 98 % is more than the CUDA context leaves.
+    let mut full = settings(&[(Field::Gpu, "rtx-4090"), (Field::Serve, "true")]);
+    full.set(Field::Utilization, "0.98", Surface::Cli).unwrap();
+    let e = evaluate(&preset("qwen2.5-0.5b"), &full).unwrap();
+    assert!(
+        matches!(
+            e.verdict,
+            Some(Verdict::WontStart {
+                max_percent: 97,
+                ..
+            })
+        ),
+        "{:?}",
+        e.verdict
+    );
+    // A context measured by the reader replaces the family's.
+    full.set(Field::CudaContext, "100MiB", Surface::Cli)
+        .unwrap();
+    let e = evaluate(&preset("qwen2.5-0.5b"), &full).unwrap();
+    assert!(
+        matches!(e.verdict, Some(Verdict::Serves { .. })),
+        "{:?}",
+        e.verdict
+    );
+}
