@@ -189,7 +189,8 @@ fn best_index(messages: &[Decoded]) -> Option<usize> {
         | Kind::XpuOom
         | Kind::NpuOom
         | Kind::MpsOom
-        | Kind::VllmKvCache => 3,
+        | Kind::VllmKvCache
+        | Kind::VllmStartup => 3,
         Kind::MemorySummary => 2,
         Kind::VllmProfile | Kind::GgmlReport | Kind::OllamaOffload => 0,
         Kind::GgmlOom | Kind::HostOom | Kind::XlaOom | Kind::TfOom => 2,

@@ -38,6 +38,8 @@ pub enum Kind {
     /// vLLM's start-up memory report ("Memory profiling takes …", "Available KV cache
     /// memory: …"): not an error, the numbers behind one.
     VllmProfile,
+    /// vLLM refused to start: less memory free than `gpu_memory_utilization` asks.
+    VllmStartup,
     /// llama.cpp's load log ("CUDA0 model buffer size = …", "KV buffer size", "compute
     /// buffer size"): not an error, where the memory went.
     GgmlReport,
@@ -75,6 +77,7 @@ impl Kind {
             Kind::CudnnOom => "cuDNN no pudo reservar su espacio de trabajo",
             Kind::VllmKvCache => "vLLM: la caché KV no alcanza para una petición",
             Kind::VllmProfile => "vLLM: reparto de la memoria al arrancar",
+            Kind::VllmStartup => "vLLM: no hay libre lo que pide gpu_memory_utilization",
             Kind::GgmlReport => "llama.cpp / Ollama: reparto de la memoria al cargar",
             Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
             Kind::OllamaOffload => "Ollama: su cálculo de memoria y las capas que puso en la GPU",

@@ -189,6 +189,7 @@ pub fn diagnose(d: &Decoded) -> Diagnosis {
         Kind::CublasOom | Kind::CudnnOom => others::library(d, &mut r),
         Kind::VllmKvCache => others::vllm(d, &mut r),
         Kind::VllmProfile => runtimes::vllm_report(d, &mut r),
+        Kind::VllmStartup => runtimes::vllm_startup(d, &mut r),
         Kind::GgmlOom => runtimes::ggml(d, &mut r),
         Kind::GgmlReport => runtimes::ggml_report(d, &mut r),
         Kind::OllamaOffload => runtimes::ollama_offload(d, &mut r),

@@ -280,6 +280,49 @@ pub(super) const FIX_ACTIVATIONS: &str = "Las activaciones de la pasada de prueb
      --max-num-batched-tokens (por ejemplo a 8192 o 4096) y --max-num-seqs, que fijan su \
      tamaño. ";
 
+/// vLLM refused to start: `gpu_memory_utilization` of the whole card was more than was
+/// free when its worker started.
+pub(super) fn vllm_startup(d: &Decoded, r: &mut Ranking) {
+    let m = d.vllm_memory.as_ref();
+    let asked = m.and_then(|m| m.budget_bytes);
+    let percent = m.and_then(|m| m.utilization_percent);
+    let numbers = match (asked, percent, d.free_bytes, d.total_bytes) {
+        (Some(asked), Some(pct), Some(free), Some(total)) => format!(
+            " Aquí pidió el {pct} % de {} ({}) y solo había {} libres: {} ya estaban ocupados.",
+            b(total),
+            b(asked),
+            b(free),
+            b(total.saturating_sub(free))
+        ),
+        _ => String::new(),
+    };
+    // The largest utilization that fits what was free, rounded down to hundredths.
+    let most = match (d.free_bytes, d.total_bytes) {
+        (Some(free), Some(total)) if total > 0 => {
+            let hundredths = u128::from(free) * 100 / u128::from(total);
+            format!("Baja --gpu-memory-utilization a 0,{hundredths:02} o menos, o libera la GPU: ")
+        }
+        _ => "Baja --gpu-memory-utilization o libera la GPU: ".to_owned(),
+    };
+    r.add(
+        95,
+        CauseId::OtherProcess,
+        "vLLM no arrancó: no había libre lo que pide gpu_memory_utilization",
+        format!(
+            "Antes de cargar nada, vLLM exige que esté libre gpu_memory_utilization (0,9 por \
+             defecto) de la memoria total de la GPU, no de la que quede libre. Lo demás lo \
+             ocupaban otros procesos (otro vLLM que sigue vivo, un notebook con tensores, el \
+             escritorio) y el contexto CUDA del propio vLLM, unos cientos de MiB.{numbers}"
+        ),
+        format!(
+            "{most}nvidia-smi muestra qué procesos la ocupan; si es otro vLLM o un notebook, \
+             ciérralo. Varias instancias en la misma GPU deben sumar menos de 1 entre todas. \
+             El estimador, con la memoria ya ocupada, dice hasta qué porcentaje arranca."
+        ),
+        GUIDE_ESTIMATOR,
+    );
+}
+
 /// A report with no error after it: how the memory was shared.
 pub(super) fn vllm_report(d: &Decoded, r: &mut Ranking) {
     let Some(m) = &d.vllm_memory else { return };

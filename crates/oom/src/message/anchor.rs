@@ -22,6 +22,9 @@ pub(crate) enum Anchor {
     VllmMaxSeqLen,
     /// vLLM: "No available memory for the cache blocks."
     VllmNoCacheMemory,
+    /// vLLM's start-up check: "… on startup is less than desired GPU memory
+    /// utilization (…)".
+    VllmStartup,
     /// "PyTorch CUDA memory summary, device ID N".
     SummaryHeader,
     /// PyTorch's host allocator: "DefaultCPUAllocator: not enough memory: you tried to
@@ -66,6 +69,10 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     (b"cuda_error_out_of_memory", Anchor::CudaErrorCode),
     (b"cudaerrormemoryallocation", Anchor::CudaErrorCode),
     (b"max seq len~(", Anchor::VllmMaxSeqLen),
+    (
+        b"on startup is less than desired gpu memory utilization",
+        Anchor::VllmStartup,
+    ),
     (
         b"no available memory for the cache blocks",
         Anchor::VllmNoCacheMemory,

@@ -123,6 +123,7 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         Anchor::UnableToAllocate => runtimes::ggml_buffer(t, span)?,
         Anchor::OllamaTooLarge => runtimes::ollama_too_large(t, span),
         Anchor::VllmReport => vllm_report::report(t, span),
+        Anchor::VllmStartup => vllm_report::startup(t, span),
         Anchor::DeviceMemoryAllocation => runtimes::vulkan_allocation(t, span)?,
         Anchor::GgmlBufferSize => runtimes::load_buffer(t, span)?,
         Anchor::OllamaOffload => runtimes::ollama_offload(t, span),

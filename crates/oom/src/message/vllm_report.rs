@@ -122,6 +122,64 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
 }
 
 /// A decimal integer that may group thousands with commas ("447,088").
+/// vLLM's worker start-up check (`init_device` in vllm/v1/worker/gpu_worker.py): "Free
+/// memory on device (31.44/47.38 GiB) on startup is less than desired GPU memory
+/// utilization (0.95, 45.01 GiB). Decrease GPU memory utilization or reduce GPU memory
+/// used by other processes." Newer builds name the device ("on device cuda:0 (…)"). The
+/// anchor is the middle of the sentence: free and total memory come before it on its
+/// line, the utilization and the memory it asks for after. Sizes are GiB with two
+/// decimals (`round(x / GiB_bytes, 2)`).
+pub(super) fn startup(t: &Text, span: Span) -> (Decoded, usize) {
+    const GIB: u64 = 1 << 30;
+    // round(x · 2^30), as every other size this crate reads.
+    let gib = |hundredths: u64| hundredths.saturating_mul(GIB).saturating_add(50) / 100;
+    let mut d = Decoded::new(Kind::VllmStartup);
+    let mut m = VllmMemory::default();
+    let line = t.line_start(span.hit.start, span.floor);
+    let before = span.hit.start;
+    if let Some((_, e)) = t.find(line, before, b"free memory on device") {
+        if let Some((_, c)) = t.find(e, before, b"cuda:") {
+            d.gpu_index = t
+                .int_after(c, before)
+                .and_then(|(n, _)| u32::try_from(n).ok());
+        }
+        let pair = t.position(e, before, |b| b == b'(').and_then(|open| {
+            let (free, j) = hundredths(t, open + 1, before)?;
+            let slash = t.skip_ws(j, before);
+            (t.at(slash) == Some(b'/')).then_some(())?;
+            let (total, k) = hundredths(t, slash + 1, before)?;
+            t.match_at(t.skip_ws(k, before), before, b"gib")?;
+            Some((gib(free), gib(total)))
+        });
+        if let Some((free, total)) = pair {
+            d.free_bytes = Some(free);
+            d.total_bytes = Some(total);
+            m.total_gpu_bytes = Some(total);
+        }
+    }
+    let end = span.hit.end.saturating_add(200).min(span.end);
+    let mut consumed = span.hit.end;
+    if let Some(open) = t.position(span.hit.end, end, |b| b == b'(')
+        && let Some((percent, j)) = hundredths(t, open + 1, end)
+    {
+        m.utilization_percent = u32::try_from(percent).ok();
+        consumed = j;
+        let comma = t.skip_ws(j, end);
+        if t.at(comma) == Some(b',')
+            && let Some((asked, k)) = t.size_after(comma + 1, end, SiPrefixes::Binary)
+        {
+            m.budget_bytes = Some(asked);
+            consumed = k;
+        }
+    }
+    if let Some((_, e)) = t.find(consumed, end, b"used by other processes") {
+        consumed = e;
+    }
+    d.truncated = d.free_bytes.is_none() || m.budget_bytes.is_none();
+    d.vllm_memory = Some(m);
+    (d, consumed)
+}
+
 fn grouped_int(t: &Text, i: usize, end: usize) -> Option<(u64, usize)> {
     let (mut value, mut j) = t.int_after(i, end)?;
     while t.at(j) == Some(b',') && j < end && t.at(j + 1).is_some_and(|b| b.is_ascii_digit()) {
@@ -170,6 +228,53 @@ mod tests {
     const GIB: f64 = (1u64 << 30) as f64;
     fn gib(x: f64) -> u64 {
         (x * GIB).round() as u64
+    }
+
+    /// vllm-project/vllm#20305 (v0.9.1) and, naming the device, pytorch/pytorch#175666
+    /// (vLLM on an L4 with PyTorch 2.11).
+    #[test]
+    fn the_start_up_check_in_both_wordings() {
+        let e = explain(
+            "[multiproc_executor.py:492] ValueError: Free memory on device (31.44/47.38 GiB) \
+             on startup is less than desired GPU memory utilization (0.95, 45.01 GiB). \
+             Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+        );
+        let d = &e.primary;
+        assert_eq!(d.kind, Kind::VllmStartup);
+        assert_eq!(d.free_bytes, Some(gib(31.44)));
+        assert_eq!(d.total_bytes, Some(gib(47.38)));
+        let m = d.vllm_memory.as_ref().unwrap();
+        assert_eq!(m.utilization_percent, Some(95));
+        assert_eq!(m.budget_bytes, Some(gib(45.01)));
+        assert!(!d.truncated);
+        assert_eq!(e.diagnosis[0].id, crate::CauseId::OtherProcess);
+
+        let e = explain(
+            "ValueError: Free memory on device cuda:0 (19.77/22.05 GiB) on startup is less \
+             than desired GPU memory utilization (0.9, 19.84 GiB). Decrease GPU memory \
+             utilization or reduce GPU memory used by other processes.",
+        );
+        let d = &e.primary;
+        assert_eq!(d.gpu_index, Some(0));
+        assert_eq!(
+            (d.free_bytes, d.total_bytes),
+            (Some(gib(19.77)), Some(gib(22.05)))
+        );
+        assert_eq!(
+            d.vllm_memory.as_ref().unwrap().utilization_percent,
+            Some(90)
+        );
+        // The fix names the largest utilization that fits what was free: 19.77 / 22.05.
+        assert!(
+            e.diagnosis[0].fix.contains("0,89"),
+            "{}",
+            e.diagnosis[0].fix
+        );
+
+        // Cut before the numbers: still the start-up check, marked truncated.
+        let e = explain("on startup is less than desired GPU memory utilization");
+        assert_eq!(e.primary.kind, Kind::VllmStartup);
+        assert!(e.primary.truncated);
     }
 
     #[test]
