@@ -213,6 +213,9 @@ fn token_soup() -> impl Strategy<Value = String> {
         "GPU KV cache size: 447,",
         "Maximum concurrency for 32,768 tokens per request: 13.",
         ") than is available (",
+        "Free memory on device cuda:0 (19.77/22.05 GiB) ",
+        "on startup is less than desired GPU memory utilization (0.9, ",
+        "19.84 GiB). Decrease GPU memory utilization",
         "é",
         "\u{a0}",
         "\\n",
@@ -359,6 +362,12 @@ fn adversarial_pastes() {
         (TWO_MB, |n| repeat_to("\u{1b}[", n)),
         (TWO_MB, |n| repeat_to("é\r", n)),
         (TWO_MB, |n| repeat_to("max seq len (1) ", n)),
+        (TWO_MB, |n| {
+            repeat_to(
+                "on startup is less than desired GPU memory utilization (0.9, 1 GiB) ",
+                n,
+            )
+        }),
     ];
     for (size, make) in cases {
         invariants(&explain(&make(size)));
