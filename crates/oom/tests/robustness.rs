@@ -314,7 +314,7 @@ fn a_realistic_ten_megabyte_log() {
 fn adversarial_pastes() {
     const TWO_MB: usize = 2 * 1024 * 1024;
     type Case = (usize, fn(usize) -> String);
-    let cases: [Case; 16] = [
+    let cases: [Case; 17] = [
         (TEN_MB, |n| {
             format!(
                 "{}CUDA out of memory. Tried to allocate 2.00 MiB",
