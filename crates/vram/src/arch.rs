@@ -139,6 +139,14 @@ impl Vision {
         rest.saturating_add(self.layer_params())
     }
 
+    /// Weights of the encoder layers' `nn.Linear` modules (q/k/v/out, fc1, fc2; no
+    /// biases): what bitsandbytes quantises and LoRA can adapt.
+    pub fn linear_params(&self) -> u64 {
+        let h = u128::from(self.hidden);
+        let i = u128::from(self.intermediate);
+        u64::try_from(u128::from(self.layers) * (4 * h * h + 2 * h * i)).unwrap_or(u64::MAX)
+    }
+
     /// Parameters of the encoder layers alone (two LayerNorms, q/k/v/out, fc1/fc2).
     pub fn layer_params(&self) -> u64 {
         let h = u128::from(self.hidden);

@@ -274,8 +274,24 @@ pub fn embeddings_on_cpu(
 
 /// LoRA adapter parameters: rank × (in + out) for every adapted linear of the layers:
 /// q and v (PEFT's default), the four attention projections, or every linear
-/// (`target_modules="all-linear"`).
+/// (`target_modules="all-linear"`). PEFT matches module names by suffix, so a vision
+/// tower's layers get theirs too: SigLIP names its projections `q_proj`, `k_proj`,
+/// `v_proj`, `out_proj` (which "o_proj" does not match), `fc1` and `fc2`.
 pub fn lora_params(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
+    let tower = a.vision.map_or(0, |v| {
+        let (h, i) = (u64::from(v.hidden), u64::from(v.intermediate));
+        let per_layer = match targets {
+            LoraTargets::QueryValue => 2 * (h + h),
+            LoraTargets::Attention => 3 * (h + h),
+            LoraTargets::AllLinear => 4 * (h + h) + 2 * (h + i),
+        };
+        mul(&[u64::from(rank), u64::from(v.layers), per_layer])
+    });
+    lora_params_text(a, rank, targets).saturating_add(tower)
+}
+
+/// [`lora_params`] of the language model alone.
+fn lora_params_text(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
     let h = u64::from(a.hidden);
     let (q, kv) = (a.q_width(), a.kv_width());
     let qv = (h + q) + (h + kv);
@@ -314,6 +330,17 @@ fn optimizer_per_param(opt: Optimizer, state_bytes: u64) -> (u64, u64) {
     }
 }
 
+/// A checkpoint's vision tower in training: its parameters, and those of them in
+/// `nn.Linear` weights. `AutoModelForCausalLM` loads it for training as for inference
+/// (see [`vision_bytes`]); with LoRA and QLoRA PEFT freezes it with the rest of the
+/// base (bitsandbytes quantising its linears like the language model's), and a full
+/// fine-tune trains it unless the script freezes it. A text-only batch never runs it:
+/// no activations.
+fn tower_params(arch: Option<&Architecture>) -> (u64, u64) {
+    arch.and_then(|a| a.vision.map(|v| (v.params(a.hidden), v.linear_params())))
+        .unwrap_or((0, 0))
+}
+
 /// Bytes of a checkpoint's vision tower and projector ([`Architecture::vision`]) as a
 /// PyTorch engine loads them for inference: transformers' `AutoModelForCausalLM` maps a
 /// `gemma3` config to `Gemma3ForConditionalGeneration` (`MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`
@@ -321,7 +348,7 @@ fn optimizer_per_param(opt: Optimizer, state_bytes: u64) -> (u64, u64) {
 /// load the tower whether or not images arrive, in the model's dtype (a quantisation
 /// that also packs the tower's linears would make it smaller: counted whole, on the safe
 /// side). ggml runtimes read it from a separate mmproj file, and exact checkpoint bytes
-/// already include it: 0 for both, as for training (see `Note::VisionTower`).
+/// already include it: 0 for both. Training counts it its own way ([`tower_params`]).
 pub fn vision_bytes(arch: Option<&Architecture>, w: &Workload) -> u64 {
     let loaded =
         w.mode == Mode::Inference && w.engine != Engine::Ggml && w.stored_weights.is_none();
@@ -353,12 +380,13 @@ fn model_states(
             .saturating_add(vision_bytes(arch, w));
         return Ok((b, 0));
     }
+    let (tower, tower_linear) = tower_params(arch);
     match w.finetune {
         Finetune::Full => {
             let WeightFormat::Plain { dtype } = w.weights else {
                 return Err(EstimateError::FullNeedsPlainWeights);
             };
-            let trainable = pc.total;
+            let trainable = pc.total.saturating_add(tower);
             let bytes = dtype.bytes_for(1);
             // fp32 weights leave nothing for mixed precision to keep apart.
             let precision = if bytes >= 4 {
@@ -413,8 +441,21 @@ fn model_states(
                 Precision::Pure => w.compute_dtype().bytes_for(1),
                 Precision::Amp | Precision::Master => 4,
             };
+            // The frozen tower: its linears in the base's format, the rest (patch
+            // convolution, position table, norms, biases, projector) in 16 bits.
+            let tower_rest = tower.saturating_sub(tower_linear);
+            let tower_bytes = base
+                .linear_bytes(tower_linear)
+                .saturating_add(w.compute_dtype().bytes_for(tower_rest));
+            let tower_upcast = if kbit_prepared(w) {
+                mul(&[2, tower_rest])
+            } else {
+                0
+            };
             b.weights = weight_bytes(pc, Some(a), base)
                 .saturating_add(kbit_upcast_bytes(pc, w))
+                .saturating_add(tower_bytes)
+                .saturating_add(tower_upcast)
                 .saturating_add(mul(&[adapters, adapter_bytes]));
             b.gradients = mul(&[adapters, adapter_bytes]);
             let (num, den) = optimizer_per_param(w.optimizer, adapter_bytes);
@@ -2142,8 +2183,79 @@ mod tests {
         );
     }
 
+    /// Training loads the tower too: frozen with LoRA (its linears quantised with
+    /// QLoRA, the rest upcast to fp32 by `prepare_model_for_kbit_training`), with
+    /// adapters on its q/v projections; trained with a full fine-tune.
+    #[test]
+    fn training_loads_the_vision_tower() {
+        let gemma = preset("gemma-3-4b");
+        let ModelInput::Arch { arch, .. } = &gemma else {
+            unreachable!()
+        };
+        let v = arch.vision.unwrap();
+        let (tower, linear) = (v.params(arch.hidden), v.linear_params());
+        // 27 layers × (4 × 1152² + 2 × 1152 × 4304).
+        assert_eq!(linear, 27 * (4 * 1152 * 1152 + 2 * 1152 * 4304));
+        let text_only = ModelInput::Arch {
+            arch: Box::new(Architecture {
+                vision: None,
+                ..arch.as_ref().clone()
+            }),
+            total_params: None,
+        };
+        let both = |w: &Workload| {
+            (
+                estimate(&gemma, w).unwrap(),
+                estimate(&text_only, w).unwrap(),
+            )
+        };
+        // LoRA on q and v, rank 16: the tower frozen in bf16, 27 × 2 more adapters.
+        let lora = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Lora,
+            lora_targets: LoraTargets::QueryValue,
+            precision: Precision::Amp,
+            ..Workload::default()
+        };
+        let (with, without) = both(&lora);
+        let adapters = 16 * 27 * 2 * (1152 + 1152);
+        assert_eq!(
+            with.breakdown.weights - without.breakdown.weights,
+            tower * 2 + adapters * 4
+        );
+        // No activations of its own on text: only its adapters' gradients, absent at
+        // the loss peak like every other gradient, come off that peak.
+        assert_eq!(
+            without.breakdown.activations - with.breakdown.activations,
+            adapters * 4
+        );
+        // QLoRA: the tower's linears in NF4, the rest in 16 bits and then upcast to fp32.
+        let qlora = Workload {
+            finetune: Finetune::Qlora,
+            kbit_fp32: true,
+            ..lora.clone()
+        };
+        let (with, without) = both(&qlora);
+        let nf4 = WeightFormat::Nf4 { double_quant: true };
+        assert_eq!(
+            with.breakdown.weights - without.breakdown.weights,
+            nf4.linear_bytes(linear) + (tower - linear) * (2 + 2) + adapters * 4
+        );
+        // A full fine-tune trains it: AMP's 6 + 4 + 8 bytes per parameter.
+        let full = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Full,
+            precision: Precision::Amp,
+            ..Workload::default()
+        };
+        let (with, without) = both(&full);
+        let total =
+            |e: &Estimate| e.breakdown.weights + e.breakdown.gradients + e.breakdown.optimizer;
+        assert_eq!(total(&with) - total(&without), tower * (6 + 4 + 8));
+    }
+
     /// Gemma 3's vision tower (423 060 336 parameters with the 27B's projector) is in
-    /// the weights a PyTorch engine loads for inference, and nowhere else.
+    /// the weights a PyTorch engine loads for inference.
     #[test]
     fn a_vision_tower_is_loaded_by_pytorch_inference_only() {
         let gemma = preset("gemma-3-27b");

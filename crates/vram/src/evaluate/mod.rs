@@ -622,8 +622,10 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         // Exact checkpoint bytes already hold the tower (training ignores them).
         && (model.stored.is_none() || s.task.is_training())
     {
-        let place = if s.task.is_training() {
-            TowerPlace::Training
+        let place = if s.task == Task::Full {
+            TowerPlace::Trained
+        } else if s.task.is_training() {
+            TowerPlace::Frozen
         } else if w.engine == crate::workload::Engine::Ggml {
             TowerPlace::Projector
         } else {
@@ -631,8 +633,10 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         };
         let bytes = match place {
             TowerPlace::Loaded => crate::estimate::vision_bytes(Some(a), w),
-            // An mmproj file in F16, or the tower in 16 bits beside a trained model.
-            TowerPlace::Projector | TowerPlace::Training => v.params(a.hidden).saturating_mul(2),
+            // An mmproj file in F16, or the tower's size in 16 bits for scale.
+            TowerPlace::Projector | TowerPlace::Frozen | TowerPlace::Trained => {
+                v.params(a.hidden).saturating_mul(2)
+            }
         };
         notes.push(Note::VisionTower { bytes, place });
     }

@@ -14,8 +14,10 @@ pub enum TowerPlace {
     Loaded,
     /// A ggml runtime: only from a separate projector file; not counted.
     Projector,
-    /// Training: loaded too, but not counted.
-    Training,
+    /// LoRA or QLoRA: loaded and frozen with the base, counted in the weights.
+    Frozen,
+    /// Full fine-tuning: trained with the rest unless the script freezes it; counted.
+    Trained,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -196,8 +198,11 @@ impl Note {
                     TowerPlace::Projector => format!(
                         "Torre de visión: llama.cpp solo la carga si le das su archivo de proyector (mmproj), y Ollama cuando el modelo la trae (gemma3 la trae). Este cálculo no la incluye: con ella, súmale unos {bytes} en F16 y el búfer de cómputo de las imágenes."
                     ),
-                    TowerPlace::Training => format!(
-                        "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Este cálculo entrena solo el modelo de lenguaje y no la incluye: súmale esos pesos, y si no la congelas, sus gradientes y estados del optimizador."
+                    TowerPlace::Frozen => format!(
+                        "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Con LoRA queda congelada con el resto del modelo base (en QLoRA, sus capas lineales en 4 bits), y como PEFT elige las capas por su nombre, sus q_proj y v_proj (y las demás lineales si eliges todas) llevan adaptadores también. Ya está en los pesos; no guarda activaciones si solo le das texto."
+                    ),
+                    TowerPlace::Trained => format!(
+                        "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Un ajuste completo la entrena con el resto salvo que la congeles (requires_grad=False en vision_tower), así que sus pesos, gradientes y estados del optimizador ya están contados: congelarla ahorra los dos últimos."
                     ),
                 }
             }
@@ -528,7 +533,11 @@ mod tests {
             },
             Note::VisionTower {
                 bytes: 800 << 20,
-                place: TowerPlace::Training,
+                place: TowerPlace::Frozen,
+            },
+            Note::VisionTower {
+                bytes: 800 << 20,
+                place: TowerPlace::Trained,
             },
             Note::VisionEncoder {
                 images: 32,
