@@ -84,9 +84,9 @@ pub const TABLE: &[Row] = &[
     ("unsloth", true, band(-30.5, 6.0, 28, true)),
     ("torchtune", true, band(-1.7, 57.9, 4, false)),
     ("deepspeed", true, band(-30.5, 6.0, 28, true)),
-    ("vllm", false, band(-1.9, 2.7, 28, false)),
+    ("vllm", false, band(-0.4, 2.7, 31, false)),
     ("llama.cpp", false, band(-4.1, 0.0, 18, false)),
-    ("ollama", false, band(-7.8, 2.7, 59, true)),
+    ("ollama", false, band(-4.7, 2.5, 62, true)),
     ("autoawq", false, band(-4.7, -3.2, 3, false)),
 ];
 

@@ -598,6 +598,9 @@ mod tests {
             ("qwen2.5-72b", Some(32_768), 2, 67.80),
             ("qwen3-8b", None, 1, 15.27),
             ("mixtral-8x7b", None, 2, 43.51),
+            ("gemma-7b", None, 1, 15.91),
+            ("codellama-7b", None, 1, 12.56),
+            ("granite-3.1-8b", None, 1, 15.25),
         ] {
             let mut a = model(id).unwrap().arch.clone();
             a.max_positions = positions.unwrap_or(a.max_positions);
@@ -723,6 +726,7 @@ mod tests {
             ("qwen3-8b", 1, 2.21),
             ("qwen2.5-72b", 2, 2.29),
             ("llama-3.1-70b", 2, 1.96),
+            ("gemma-7b", 1, 3.63),
             ("gemma-2-2b", 1, 3.62),
             ("gemma-2-9b", 1, 3.65),
             ("gemma-2-27b", 1, 3.66),
