@@ -352,11 +352,10 @@ fn tower_params(arch: Option<&Architecture>) -> (u64, u64) {
 pub fn vision_bytes(arch: Option<&Architecture>, w: &Workload) -> u64 {
     let loaded =
         w.mode == Mode::Inference && w.engine != Engine::Ggml && w.stored_weights.is_none();
-    match arch.and_then(|a| a.vision.map(|v| (a, v))) {
-        Some((a, v)) if loaded => v
-            .params(a.hidden)
-            .saturating_mul(w.compute_dtype().bytes_for(1)),
-        _ => 0,
+    if loaded {
+        w.compute_dtype().bytes_for(tower_params(arch).0)
+    } else {
+        0
     }
 }
 

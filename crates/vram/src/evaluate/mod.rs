@@ -341,7 +341,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             // vLLM takes `gpu_memory_utilization` of the whole card as the driver
             // reports it, not of what other processes leave: they only decide whether
             // it starts (`start_check`).
-            let usable = c.saturating_add(s.reserve);
+            let usable = s.card_memory().unwrap_or(c);
             let profile = serving::Profile::vllm_default(total, s.gpu)
                 .with_tokens(s.batched_tokens)
                 .with_sequences(s.max_seqs);
@@ -381,7 +381,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let verdict = capacity.map(|c| {
         serving
             .as_ref()
-            .and_then(|_| start_check(s, c))
+            .and_then(|p| start_check(s, c, p.budget_bytes))
             .unwrap_or_else(|| verdict(&est, serving.as_ref(), band, &w, c))
     });
     // A server's limits are its KV cache's: the sequences it holds at once, and the
@@ -461,18 +461,11 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
 
 /// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the
 /// free memory its worker sees first (that capacity less the CUDA context it has just
-/// created: the one given, else the GPU family's initial context) must reach
-/// `gpu_memory_utilization` × the whole card. `None` when it starts.
-fn start_check(s: &Settings, capacity: u64) -> Option<Verdict> {
-    let usable = capacity.saturating_add(s.reserve);
-    let context = s.cuda_context.unwrap_or_else(|| {
-        s.gpu.map_or(crate::context::GENERIC.initial, |g| {
-            crate::context::for_family(&g.family).initial
-        })
-    });
-    let free = capacity.saturating_sub(context);
-    let requested =
-        u64::try_from(u128::from(usable) * u128::from(s.utilization.min(100)) / 100).ok()?;
+/// created, [`Settings::start_context`]) must reach what it `requested`, the serving
+/// plan's budget (`gpu_memory_utilization` × the whole card). `None` when it starts.
+fn start_check(s: &Settings, capacity: u64, requested: u64) -> Option<Verdict> {
+    let usable = s.card_memory().unwrap_or(capacity);
+    let free = capacity.saturating_sub(s.start_context());
     (free < requested).then(|| Verdict::WontStart {
         free,
         requested,

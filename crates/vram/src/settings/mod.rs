@@ -407,12 +407,26 @@ impl Settings {
         field::set(self, f, input, surface)
     }
 
-    /// The memory one GPU gives a process: the memory given, else what the catalog
-    /// GPU's driver reports to PyTorch; less what the display and other processes hold.
+    /// The memory of one whole GPU as a process sees it: the memory given, else what
+    /// the catalog GPU's driver reports to PyTorch.
+    pub fn card_memory(&self) -> Option<u64> {
+        self.gpu_memory.or(self.gpu.map(|g| g.usable_bytes))
+    }
+
+    /// The memory one GPU gives a process: [`Settings::card_memory`] less what the
+    /// display and other processes hold.
     pub fn capacity(&self) -> Option<u64> {
-        self.gpu_memory
-            .or(self.gpu.map(|g| g.usable_bytes))
-            .map(|c| c.saturating_sub(self.reserve))
+        self.card_memory().map(|c| c.saturating_sub(self.reserve))
+    }
+
+    /// The CUDA context a process holds as it starts, before lazily loaded kernels: the
+    /// one given, else the catalog GPU family's initial one, else the generic one.
+    pub fn start_context(&self) -> u64 {
+        self.cuda_context.unwrap_or_else(|| {
+            self.gpu.map_or(crate::context::GENERIC.initial, |g| {
+                crate::context::for_family(&g.family).initial
+            })
+        })
     }
 
     /// The tensor-parallel degree in effect.
