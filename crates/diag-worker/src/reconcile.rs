@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use vram::estimate::ModelInput;
 use vram::quant::WeightFormat;
 use vram::reconcile::{GgmlLog, Term, Unit, VllmLog};
-use vram::settings::Runtime;
+use vram::settings::{CudaGraphs, Runtime};
 use vram::{ByteSize, Model, Settings, Task};
 
 /// The estimator beside an engine's log.
@@ -88,6 +88,13 @@ pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
     if let Some(p) = m.utilization_percent.and_then(|p| u8::try_from(p).ok()) {
         s.utilization = p.clamp(1, 100);
     }
+    // Logs older than 0.21, and newer ones with the reservation off, sized the KV cache
+    // before the CUDA graphs were captured.
+    s.cuda_graphs = if m.cuda_graphs_reserved == Some(true) {
+        CudaGraphs::Profiled
+    } else {
+        CudaGraphs::AfterKv
+    };
     let e = vram::evaluate(&model, &s).ok()?;
     let card_known = m.total_gpu_bytes.is_some();
     let log = VllmLog {

@@ -245,7 +245,7 @@ fn verdict(o: &Outcome) -> String {
             vram::with_margin(s, o.eval.margin.seq, " tokens")
         ),
         // A server that does not start has no limits; the verdict said why.
-        _ if matches!(o.eval.verdict, Some(vram::Verdict::WontStart { .. })) => String::new(),
+        _ if o.eval.verdict.is_some_and(|v| !v.starts()) => String::new(),
         _ => "Ni siquiera un lote de 1 cabe con esta configuración.".into(),
     };
     if let Some(l) = o.eval.max_gpu_layers {
@@ -276,10 +276,12 @@ fn serving(o: &Outcome) -> String {
     };
     let share = o.settings.utilization;
     // vLLM refuses to start (the verdict says why): the plan is what it would get.
-    let lead = if matches!(o.eval.verdict, Some(vram::Verdict::WontStart { .. })) {
-        "Si arrancara, como servidor"
-    } else {
-        "Como servidor"
+    let lead = match o.eval.verdict {
+        Some(vram::Verdict::WontStart { .. }) => "Si arrancara, como servidor",
+        Some(vram::Verdict::GraphsDoNotFit { .. }) => {
+            "Hasta capturar los grafos CUDA, como servidor"
+        }
+        _ => "Como servidor",
     };
     let text = if p.kv_budget_bytes == 0 {
         format!(
@@ -295,6 +297,18 @@ fn serving(o: &Outcome) -> String {
             group_digits(p.max_sequences)
         )
     };
+    let graphs = match p.cuda_graphs {
+        _ if p.cuda_graph_bytes == 0 => String::new(),
+        vram::settings::CudaGraphs::Profiled => format!(
+            " Los grafos CUDA ({}) ya están descontados de la caché.",
+            ByteSize(p.cuda_graph_bytes).binary()
+        ),
+        _ => format!(
+            " Los grafos CUDA ({}) van aparte, por encima de esa fracción.",
+            ByteSize(p.cuda_graph_bytes).binary()
+        ),
+    };
+    let text = text + &graphs;
     format!(r#"<p class="est-serving">{text}</p>"#)
 }
 

@@ -180,6 +180,10 @@ pub struct VllmMemory {
     /// their size in tokens is the engine's `block_size`, not printed).
     pub gpu_blocks: Option<u64>,
     pub cpu_blocks: Option<u64>,
+    /// Whether the KV cache was sized after taking the CUDA graphs' estimate out:
+    /// "CUDA graph memory profiling is enabled (default since v0.21.0)" says yes, 0.19's
+    /// "In v0.19, CUDA graph memory profiling will be enabled by default" says no.
+    pub cuda_graphs_reserved: Option<bool>,
 }
 
 impl VllmMemory {
@@ -205,7 +209,8 @@ impl VllmMemory {
             initial_usage_bytes,
             post_profile_usage_bytes,
             gpu_blocks,
-            cpu_blocks
+            cpu_blocks,
+            cuda_graphs_reserved
         );
         if self.model.is_none() {
             self.model.clone_from(&other.model);

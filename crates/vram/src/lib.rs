@@ -15,6 +15,7 @@ pub mod arch;
 pub mod band;
 pub mod catalog;
 pub mod context;
+pub mod cuda_graphs;
 pub mod dtype;
 pub mod estimate;
 pub mod evaluate;

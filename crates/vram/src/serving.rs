@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arch::Architecture;
 use crate::catalog::Gpu;
+use crate::cuda_graphs::{self, CudaGraphs};
 use crate::estimate::{Estimate, kv_cache, prefill_activations};
 use crate::units::ByteSize;
 use crate::workload::Workload;
@@ -43,6 +44,11 @@ pub struct ServingPlan {
     pub tokens: u64,
     /// Sequences of `seq + new_tokens` tokens that can be in flight at once.
     pub max_sequences: u64,
+    /// Where the CUDA graphs take their memory from, and how much ([`cuda_graphs`]):
+    /// already out of `kv_budget_bytes` when profiled, on top of `budget_bytes` when
+    /// captured after the KV cache.
+    pub cuda_graphs: CudaGraphs,
+    pub cuda_graph_bytes: u64,
 }
 
 /// What vLLM's start-up profile runs, and the GPU facts its buffers depend on.
@@ -56,6 +62,8 @@ pub struct Profile {
     pub sms: u64,
     /// PyTorch's cuBLAS workspace on this GPU ([`cublas_workspace`]).
     pub blas_workspace: u64,
+    /// Where the CUDA graphs captured after the profile take their memory from.
+    pub graphs: CudaGraphs,
 }
 
 /// Multiprocessors assumed for a GPU that is not in the catalog: an H100's 132, the
@@ -90,7 +98,23 @@ impl Profile {
             sequences: sequences.min(batched_tokens),
             sms: gpu.map_or(UNKNOWN_SMS, |g| u64::from(g.sms)),
             blas_workspace: cublas_workspace(gpu.map(|g| g.family.as_str())),
+            graphs: CudaGraphs::default(),
         }
+    }
+
+    /// The profile with the reader's CUDA graph mode.
+    pub fn with_graphs(self, graphs: CudaGraphs) -> Profile {
+        Profile { graphs, ..self }
+    }
+
+    /// The batch sizes vLLM captures CUDA graphs for with this profile's limits.
+    pub fn captures(self) -> cuda_graphs::Captures {
+        cuda_graphs::Captures::of(self.sequences, self.batched_tokens)
+    }
+
+    /// The CUDA graphs' memory on one GPU of a stage holding `layers` layers.
+    pub fn graph_bytes(self, layers: u64) -> u64 {
+        cuda_graphs::bytes(self.graphs, layers, self.captures())
     }
 
     /// The profile with the reader's `max_num_batched_tokens`, if one was given; the
@@ -397,9 +421,16 @@ pub fn plan(
     // growth's parts (lazily loaded kernels, custom all-reduce buffers) are not modelled.
     let b = &est.breakdown;
     let weights = loaded_weights(a, w, b.weights);
+    let graphs = profile.graph_bytes(u64::from(a.layers.div_ceil(w.pp.max(1))));
+    let reserved = if profile.graphs == CudaGraphs::Profiled {
+        graphs
+    } else {
+        0
+    };
     let used = weights
         .saturating_add(profile_peak)
-        .saturating_add(b.overhead);
+        .saturating_add(b.overhead)
+        .saturating_add(reserved);
     let kv_budget = budget.saturating_sub(used);
     // Each pipeline stage caches its own layers.
     let per_token = kv_cache(
@@ -442,6 +473,8 @@ pub fn plan(
             blocks,
             tokens: blocks * block,
             max_sequences: pool_blocks / per_request,
+            cuda_graphs: profile.graphs,
+            cuda_graph_bytes: graphs,
         };
     }
     let blocks = kv_budget / per_token.saturating_mul(block);
@@ -454,6 +487,8 @@ pub fn plan(
         blocks,
         tokens,
         max_sequences: tokens / seq_tokens,
+        cuda_graphs: profile.graphs,
+        cuda_graph_bytes: graphs,
     }
 }
 
@@ -484,11 +519,29 @@ mod tests {
         };
         // The rotary cache and the allocator's rounding are charged beside the weights.
         let kv = kv + loaded_weights(&a, &w, 0);
-        let p = plan(&a, &w, &e, kv, 100, 16, Profile::vllm_default(kv, None), 0);
+        // A 0.19 log: the graphs were captured after the KV cache.
+        let profile = Profile::vllm_default(kv, None).with_graphs(CudaGraphs::AfterKv);
+        let p = plan(&a, &w, &e, kv, 100, 16, profile, 0);
         assert_eq!(p.kv_bytes_per_token, 131_072);
         assert_eq!(p.tokens, 37_680);
         assert_eq!(p.tokens % 16, 0);
         assert_eq!(p.max_sequences, 37_680 / 4096);
+        assert_eq!(p.cuda_graph_bytes, profile.graph_bytes(32));
+
+        // From vLLM 0.21 the graphs' estimate comes out of the KV cache first; with
+        // --enforce-eager there are none.
+        let reserved = Profile::vllm_default(kv, None);
+        let p = plan(&a, &w, &e, kv, 100, 16, reserved, 0);
+        let graphs = reserved.graph_bytes(32);
+        assert_eq!(graphs, profile.graph_bytes(32));
+        assert_eq!(p.cuda_graph_bytes, graphs);
+        assert_eq!(
+            p.tokens,
+            ((4.60 * ByteSize::GIB as f64) as u64 - graphs) / (131_072 * 16) * 16
+        );
+        let eager = reserved.with_graphs(CudaGraphs::Off);
+        let p = plan(&a, &w, &e, kv, 100, 16, eager, 0);
+        assert_eq!((p.cuda_graph_bytes, p.tokens), (0, 37_680));
     }
 
     /// The profile run's peak is the sampler's for large vocabularies: Llama-3.1-8B on
@@ -508,6 +561,7 @@ mod tests {
                 sequences: 1024,
                 sms: 132,
                 blas_workspace: 32 * ByteSize::MIB,
+                graphs: CudaGraphs::Profiled,
             }
         );
         let hidden = |rows: u64, bytes: u64| rows * 4096 * bytes;
@@ -528,6 +582,7 @@ mod tests {
                 sequences: 256,
                 sms: 128,
                 blas_workspace: 8_519_680,
+                graphs: CudaGraphs::Profiled,
             }
         );
         // A GPU outside the catalog is taken for an H100.
@@ -559,6 +614,7 @@ mod tests {
                 sequences,
                 sms,
                 blas_workspace: 0,
+                graphs: CudaGraphs::Off,
             };
             let without = 2 * sequences + 1;
             (profile_peak(&a, &w, p) - sequences * 128_256 * 14 - hidden(without, 2))
@@ -780,6 +836,7 @@ mod tests {
             sequences: 1,
             sms: 82,
             blas_workspace: 8_519_680,
+            graphs: CudaGraphs::Profiled,
         }
         .with_tokens(Some(8))
         .with_sequences(Some(8));
@@ -859,7 +916,7 @@ mod tests {
             budget,
             100,
             16,
-            Profile::vllm_default(80 * ByteSize::GIB, None),
+            Profile::vllm_default(80 * ByteSize::GIB, None).with_graphs(CudaGraphs::AfterKv),
             0,
         );
         assert_eq!(p.kv_bytes_per_token, 70 * 8192);

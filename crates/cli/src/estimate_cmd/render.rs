@@ -161,7 +161,7 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
                 vram::with_margin(n, e.margin.batch, "")
             )),
             // A server that does not start has no limits; the verdict said why.
-            None if matches!(e.verdict, Some(Verdict::WontStart { .. })) => {}
+            None if e.verdict.is_some_and(|v| !v.starts()) => {}
             None => text.push_str("Ni siquiera un lote de 1 cabe.\n"),
         }
         if let Some(n) = e.max_seq {
@@ -222,10 +222,10 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
         }
     }
     if let Some(p) = &e.serving {
-        let would = if matches!(e.verdict, Some(Verdict::WontStart { .. })) {
-            "Si arrancara, servidor"
-        } else {
-            "Servidor"
+        let would = match e.verdict {
+            Some(Verdict::WontStart { .. }) => "Si arrancara, servidor",
+            Some(Verdict::GraphsDoNotFit { .. }) => "Hasta capturar los grafos CUDA, servidor",
+            _ => "Servidor",
         };
         text.push_str(&format!(
             "\n{would} (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
@@ -236,6 +236,16 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             group_digits(p.max_sequences),
             group_digits(e.workload.seq.saturating_add(e.workload.new_tokens))
         ));
+        if p.cuda_graph_bytes > 0 {
+            text.push_str(&format!(
+                "Grafos CUDA: {}, {}.\n",
+                ByteSize(p.cuda_graph_bytes).binary(),
+                match p.cuda_graphs {
+                    vram::settings::CudaGraphs::Profiled => "ya descontados de la caché KV",
+                    _ => "por encima de gpu_memory_utilization",
+                }
+            ));
+        }
     }
     for note in notes(loaded, e) {
         text.push_str(&format!("Nota: {note}\n"));

@@ -116,6 +116,18 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
     // vLLM 0.7's executor says "# CUDA blocks: 6001".
     m.gpu_blocks = blocks(b"gpu blocks:").or_else(|| blocks(b"cuda blocks:"));
     m.cpu_blocks = blocks(b"cpu blocks:");
+    // vLLM 0.19 and 0.21+ say whether the CUDA graphs' estimate came out of the KV
+    // cache, right after "Available KV cache memory".
+    m.cuda_graphs_reserved = [
+        (&b"cuda graph memory profiling is enabled"[..], true),
+        (b"cuda graph memory profiling will be enabled", false),
+    ]
+    .iter()
+    .find_map(|&(phrase, reserved)| {
+        let (_, e) = t.find(from, end, phrase)?;
+        consumed = consumed.max(e);
+        Some(reserved)
+    });
     let mut d = Decoded::new(Kind::VllmProfile);
     d.vllm_memory = Some(m);
     (d, consumed)

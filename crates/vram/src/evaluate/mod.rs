@@ -12,6 +12,7 @@ pub use note::{Note, TowerPlace};
 
 use crate::band::{self, Band};
 use crate::catalog::Gpu;
+use crate::cuda_graphs::CudaGraphs;
 use crate::estimate::{Estimate, EstimateError, ModelInput, estimate};
 use crate::import::StoredWeights;
 use crate::quant::WeightFormat;
@@ -99,6 +100,19 @@ pub enum Verdict {
         /// The largest `gpu_memory_utilization` that starts, in percent.
         max_percent: u8,
     },
+    /// Serving: vLLM starts and fills `gpu_memory_utilization` with the KV cache, then
+    /// runs out of memory capturing its CUDA graphs, which versions up to 0.20 did not
+    /// reserve room for ([`crate::cuda_graphs`]).
+    GraphsDoNotFit {
+        /// Free memory at start-up, as in [`Verdict::WontStart`].
+        free: u64,
+        /// `gpu_memory_utilization` × the total, all of it taken before the capture.
+        requested: u64,
+        /// What the graphs need on top.
+        graphs: u64,
+        /// The largest `gpu_memory_utilization` that leaves them room, in percent.
+        max_percent: u8,
+    },
 }
 
 impl Verdict {
@@ -110,8 +124,18 @@ impl Verdict {
             Verdict::Tight { .. }
             | Verdict::DoesNotFit { .. }
             | Verdict::CannotServe { .. }
-            | Verdict::WontStart { .. } => false,
+            | Verdict::WontStart { .. }
+            | Verdict::GraphsDoNotFit { .. } => false,
         }
+    }
+
+    /// Whether a server gets as far as serving: false when vLLM refuses to start or
+    /// dies capturing its CUDA graphs (its plan is then what it would have had).
+    pub fn starts(self) -> bool {
+        !matches!(
+            self,
+            Verdict::WontStart { .. } | Verdict::GraphsDoNotFit { .. }
+        )
     }
 
     /// The verdict's id in the CLI's JSON.
@@ -124,6 +148,7 @@ impl Verdict {
             Verdict::Serves { .. } => "serves",
             Verdict::CannotServe { .. } => "cannot-serve",
             Verdict::WontStart { .. } => "wont-start",
+            Verdict::GraphsDoNotFit { .. } => "graphs-do-not-fit",
         }
     }
 }
@@ -290,6 +315,27 @@ impl Evaluation {
                     bytes(free),
                 )
             }
+            Verdict::GraphsDoNotFit {
+                free,
+                requested,
+                graphs,
+                max_percent,
+            } => {
+                let advice = match surface {
+                    Surface::Cli => format!(
+                        "Baja --gpu-memory-utilization a {max_percent}% o menos, arranca vLLM con --enforce-eager (--cuda-graphs off) o usa vLLM 0.21 o posterior, que los descuenta de la caché KV (--cuda-graphs profiled)."
+                    ),
+                    Surface::Web => format!(
+                        "Baja gpu_memory_utilization al {max_percent} % o menos, arranca vLLM sin grafos (enforce_eager) o usa vLLM 0.21 o posterior, que los descuenta de la caché KV."
+                    ),
+                };
+                format!(
+                    "Se quedaría sin memoria al arrancar como servidor{target}: la caché KV llena los {} de gpu_memory_utilization y después vLLM captura sus grafos CUDA, que piden unos {} más, pero solo quedan {} libres. {advice}",
+                    bytes(requested),
+                    bytes(graphs),
+                    bytes(free.saturating_sub(requested)),
+                )
+            }
         })
     }
 }
@@ -344,7 +390,8 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             let usable = s.card_memory().unwrap_or(c);
             let profile = serving::Profile::vllm_default(total, s.gpu)
                 .with_tokens(s.batched_tokens)
-                .with_sequences(s.max_seqs);
+                .with_sequences(s.max_seqs)
+                .with_graphs(s.cuda_graphs);
             let peak = serving::profile_peak(a, &w, profile);
             notes.push(Note::ServingProfile {
                 tokens: profile.batched_tokens,
@@ -364,7 +411,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             {
                 notes.push(Note::HybridKv { padded, layers });
             }
-            Some(serving::plan(
+            let plan = serving::plan(
                 a,
                 &w,
                 &est,
@@ -373,7 +420,13 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 s.block_size,
                 profile,
                 peak,
-            ))
+            );
+            notes.push(Note::CudaGraphs {
+                mode: s.cuda_graphs,
+                captures: profile.captures(),
+                bytes: plan.cuda_graph_bytes,
+            });
+            Some(plan)
         }
         _ => None,
     };
@@ -381,12 +434,12 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let verdict = capacity.map(|c| {
         serving
             .as_ref()
-            .and_then(|p| start_check(s, c, p.budget_bytes))
+            .and_then(|p| start_check(s, c, p))
             .unwrap_or_else(|| verdict(&est, serving.as_ref(), band, &w, c))
     });
     // A server's limits are its KV cache's: the sequences it holds at once, and the
     // longest context (less the generated tokens) that one sequence can have.
-    let starts = !matches!(verdict, Some(Verdict::WontStart { .. }));
+    let starts = verdict.is_none_or(Verdict::starts);
     let (max_batch, max_seq) = match &serving {
         Some(p) => (
             Some(p.max_sequences).filter(|&n| n > 0 && starts),
@@ -461,16 +514,30 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
 
 /// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the
 /// free memory its worker sees first (that capacity less the CUDA context it has just
-/// created, [`Settings::start_context`]) must reach what it `requested`, the serving
-/// plan's budget (`gpu_memory_utilization` × the whole card). `None` when it starts.
-fn start_check(s: &Settings, capacity: u64, requested: u64) -> Option<Verdict> {
-    let usable = s.card_memory().unwrap_or(capacity);
+/// created, [`Settings::start_context`]) must reach what it requested, the serving
+/// plan's budget (`gpu_memory_utilization` × the whole card). Where the CUDA graphs
+/// are captured after the KV cache has filled that budget, the same free memory must
+/// hold them too. `None` when it starts and serves.
+fn start_check(s: &Settings, capacity: u64, plan: &ServingPlan) -> Option<Verdict> {
+    let usable = u128::from(s.card_memory().unwrap_or(capacity).max(1));
     let free = capacity.saturating_sub(s.start_context());
-    (free < requested).then(|| Verdict::WontStart {
-        free,
-        requested,
-        max_percent: u8::try_from(u128::from(free) * 100 / u128::from(usable.max(1)))
-            .unwrap_or(100),
+    let requested = plan.budget_bytes;
+    let percent = |bytes: u64| u8::try_from(u128::from(bytes) * 100 / usable).unwrap_or(100);
+    if free < requested {
+        return Some(Verdict::WontStart {
+            free,
+            requested,
+            max_percent: percent(free),
+        });
+    }
+    let graphs = plan.cuda_graph_bytes;
+    (plan.cuda_graphs == CudaGraphs::AfterKv && free - requested < graphs).then(|| {
+        Verdict::GraphsDoNotFit {
+            free,
+            requested,
+            graphs,
+            max_percent: percent(free.saturating_sub(graphs)),
+        }
     })
 }
 

@@ -58,6 +58,13 @@ pub enum Note {
         chosen_tokens: bool,
         chosen_sequences: bool,
     },
+    /// vLLM's CUDA graphs: how many batch sizes it captures, their memory, and where
+    /// it comes from.
+    CudaGraphs {
+        mode: crate::cuda_graphs::CudaGraphs,
+        captures: crate::cuda_graphs::Captures,
+        bytes: u64,
+    },
     /// A multimodal checkpoint's vision tower and projector, and whether the weights
     /// count it.
     VisionTower { bytes: u64, place: TowerPlace },
@@ -189,6 +196,36 @@ impl Note {
                 },
                 ByteSize(*bytes).binary()
             ),
+            Note::CudaGraphs {
+                mode,
+                captures,
+                bytes,
+            } => {
+                use crate::cuda_graphs::CudaGraphs;
+                let bytes = ByteSize(*bytes).binary();
+                let captured = format!(
+                    "vLLM captura grafos CUDA por piezas para {} tamaños de lote, hasta {} (el doble de max_num_seqs, como mucho 512), y grafos completos para los {} que no pasan de max_num_seqs",
+                    group_digits(captures.piecewise),
+                    group_digits(captures.largest),
+                    group_digits(captures.full)
+                );
+                let eager = if cli {
+                    "--enforce-eager (--cuda-graphs off)"
+                } else {
+                    "enforce_eager"
+                };
+                match mode {
+                    CudaGraphs::Profiled => format!(
+                        "Grafos CUDA: al arrancar, {captured}. Desde la versión 0.21 estima su memoria antes de repartir la caché KV (unos {bytes} aquí) y la descuenta de ella. Con {eager} no hay grafos y esa memoria vuelve a la caché, a cambio de una generación más lenta."
+                    ),
+                    CudaGraphs::AfterKv => format!(
+                        "Grafos CUDA: al arrancar, {captured}, y hasta la versión 0.20 lo hacía después de llenar la caché KV, así que sus unos {bytes} van por encima de gpu_memory_utilization y deben caber en lo que esta deja libre. Es el error de memoria típico al ver «Capturing CUDA graphs» con una fracción cercana a 1."
+                    ),
+                    CudaGraphs::Off => format!(
+                        "Sin grafos CUDA ({eager}): vLLM no reserva memoria para ellos y la caché KV se queda con la que habrían ocupado, a cambio de una generación más lenta."
+                    ),
+                }
+            }
             Note::VisionTower { bytes, place } => {
                 let bytes = ByteSize(*bytes).binary();
                 match place {
@@ -522,6 +559,21 @@ mod tests {
                 bytes: 1 << 30,
                 chosen_tokens: false,
                 chosen_sequences: true,
+            },
+            Note::CudaGraphs {
+                mode: crate::cuda_graphs::CudaGraphs::Profiled,
+                captures: crate::cuda_graphs::Captures::of(256, 2048),
+                bytes: 860 << 20,
+            },
+            Note::CudaGraphs {
+                mode: crate::cuda_graphs::CudaGraphs::AfterKv,
+                captures: crate::cuda_graphs::Captures::of(256, 2048),
+                bytes: 860 << 20,
+            },
+            Note::CudaGraphs {
+                mode: crate::cuda_graphs::CudaGraphs::Off,
+                captures: crate::cuda_graphs::Captures::of(256, 2048),
+                bytes: 0,
             },
             Note::VisionTower {
                 bytes: 800 << 20,

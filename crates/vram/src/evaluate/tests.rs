@@ -132,6 +132,17 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
         "{:?}",
         qwen.verdict
     );
+    // vLLM 0.21 and later take the CUDA graphs' estimate out of the KV cache first;
+    // older versions captured them after it.
+    let mut old = s.clone();
+    old.set(Field::CudaGraphs, "after-kv", Surface::Cli).unwrap();
+    let qwen_old = evaluate(&preset("qwen2.5-7b"), &old).unwrap();
+    let (new_plan, old_plan) = (qwen.serving.unwrap(), qwen_old.serving.unwrap());
+    assert_eq!(
+        old_plan.kv_budget_bytes - new_plan.kv_budget_bytes,
+        new_plan.cuda_graph_bytes
+    );
+    assert!(new_plan.tokens < old_plan.tokens);
     match e.verdict {
         Some(Verdict::CannotServe {
             kv_budget,
@@ -466,4 +477,71 @@ fn serving_refuses_to_start_when_utilization_exceeds_free_memory() {
         "{:?}",
         e.verdict
     );
+}
+
+/// vLLM up to 0.20 captured its CUDA graphs after the KV cache had taken the whole
+/// budget. Llama-3.1-8B on an RTX 4090 (23,65 GiB, a 500 MiB CUDA context) at 95 %:
+/// 22,47 GiB requested leaves 0,69 GiB, and the graphs of its 32 layers need 0,75:
+/// out of memory while capturing, as vLLM users see it. 94 % leaves room; vLLM 0.21's
+/// reservation and `--enforce-eager` start at 95 %.
+#[test]
+fn graphs_captured_after_the_kv_cache_must_fit_in_what_it_leaves() {
+    let mut s = settings(&[
+        (Field::Gpu, "rtx-4090"),
+        (Field::Serve, "true"),
+        (Field::Utilization, "0.95"),
+        (Field::CudaGraphs, "after-kv"),
+    ]);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    let usable = 25_393_994_138u64;
+    let captures = crate::cuda_graphs::Captures::of(256, 2048);
+    let graphs = crate::cuda_graphs::bytes(CudaGraphs::AfterKv, 32, captures);
+    assert_eq!(e.serving.unwrap().cuda_graph_bytes, graphs);
+    assert_eq!(
+        e.verdict,
+        Some(Verdict::GraphsDoNotFit {
+            free: usable - (500 << 20),
+            requested: usable * 95 / 100,
+            graphs,
+            max_percent: 94,
+        })
+    );
+    let v = e.verdict.unwrap();
+    assert!(!v.fits() && !v.starts());
+    assert_eq!(v.id(), "graphs-do-not-fit");
+    assert_eq!((e.max_batch, e.max_seq), (None, None));
+    let cli = e.verdict_text(None, Surface::Cli).unwrap();
+    assert!(
+        cli.contains("grafos CUDA") && cli.contains("--gpu-memory-utilization a 94%"),
+        "{cli}"
+    );
+    let web = e.verdict_text(None, Surface::Web).unwrap();
+    assert!(web.contains("al 94 %") && !web.contains("--"), "{web}");
+
+    for (field, value) in [
+        (Field::Utilization, "0.94"),
+        (Field::CudaGraphs, "profiled"),
+        (Field::CudaGraphs, "off"),
+    ] {
+        let mut t = s.clone();
+        t.set(field, value, Surface::Cli).unwrap();
+        let e = evaluate(&preset("llama-3.1-8b"), &t).unwrap();
+        assert!(
+            matches!(e.verdict, Some(Verdict::Serves { .. })),
+            "{value}: {:?}",
+            e.verdict
+        );
+    }
+    // The reservation costs KV cache; no graphs give it back.
+    let mut tokens = |value: &str| {
+        s.set(Field::CudaGraphs, value, Surface::Cli).unwrap();
+        evaluate(&preset("llama-3.1-8b"), &s)
+            .unwrap()
+            .serving
+            .unwrap()
+            .tokens
+    };
+    let (reserved, after, off) = (tokens("profiled"), tokens("after-kv"), tokens("off"));
+    assert!(reserved < after && after == off, "{reserved} {after} {off}");
+    assert_eq!((after - reserved) / 16, graphs / (128 * 1024 * 16));
 }

@@ -7,6 +7,7 @@
 //! the same id otherwise). Every spelling is accepted everywhere, so old links and
 //! old scripts keep working.
 
+pub use crate::cuda_graphs::CudaGraphs;
 pub use crate::workload::Precision;
 use crate::workload::{Attention, Finetune, KvDtype, LoraTargets, Loss, Optimizer};
 
@@ -273,6 +274,30 @@ pub const LORA_TARGETS: &[Choice<LoraTargets>] = &[
         web: "todas",
         aliases: &["all"],
         label: "Todas las capas lineales",
+    },
+];
+
+pub const CUDA_GRAPHS: &[Choice<CudaGraphs>] = &[
+    Choice {
+        value: CudaGraphs::Profiled,
+        id: "profiled",
+        web: "reservados",
+        aliases: &["auto"],
+        label: "Reservados de la caché KV (vLLM 0.21 o posterior)",
+    },
+    Choice {
+        value: CudaGraphs::AfterKv,
+        id: "after-kv",
+        web: "aparte",
+        aliases: &["legacy"],
+        label: "Aparte, tras la caché KV (vLLM 0.20 o anterior)",
+    },
+    Choice {
+        value: CudaGraphs::Off,
+        id: "off",
+        web: "no",
+        aliases: &["eager", "enforce-eager"],
+        label: "Sin grafos (--enforce-eager)",
     },
 ];
 

@@ -5,8 +5,8 @@
 use std::fmt;
 
 use super::choice::{
-    self, ATTENTIONS, Choice, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES,
-    TASKS, ZERO_STAGES,
+    self, ATTENTIONS, CUDA_GRAPHS, Choice, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS,
+    RUNTIMES, TASKS, ZERO_STAGES,
 };
 use super::count::{Bounds, CountProblem};
 use super::{
@@ -50,6 +50,7 @@ pub enum Field {
     Utilization,
     BatchedTokens,
     MaxSeqs,
+    CudaGraphs,
     BlockSize,
     CudaContext,
 }
@@ -270,6 +271,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::CudaGraphs,
+        "grafos-cuda",
+        "Grafos CUDA del servidor",
+        "el modo de los grafos CUDA",
+        false,
+    ),
+    spec(
         Field::BlockSize,
         "bloque",
         "Tokens por bloque",
@@ -318,6 +326,7 @@ impl Field {
         Field::Utilization,
         Field::BatchedTokens,
         Field::MaxSeqs,
+        Field::CudaGraphs,
         Field::BlockSize,
         Field::CudaContext,
     ];
@@ -355,6 +364,7 @@ impl Field {
             Field::Utilization => "utilization",
             Field::BatchedTokens => "max_num_batched_tokens",
             Field::MaxSeqs => "max_num_seqs",
+            Field::CudaGraphs => "cuda_graphs",
             Field::BlockSize => "block_size",
             Field::CudaContext => "cuda_context",
         }
@@ -393,6 +403,7 @@ impl Field {
             Field::Utilization => "gpu-memory-utilization",
             Field::BatchedTokens => "max-num-batched-tokens",
             Field::MaxSeqs => "max-num-seqs",
+            Field::CudaGraphs => "cuda-graphs",
             Field::BlockSize => "block-size",
             Field::CudaContext => "cuda-context",
         }
@@ -473,6 +484,9 @@ impl Field {
             Field::MaxSeqs => {
                 "Secuencias que el servidor atiende en un paso (max_num_seqs de vLLM): al arrancar, su muestreador de prueba saca logits de todo el vocabulario para cada una, y con vocabularios grandes ese es el pico que se resta de la caché KV. «auto» toma el de vLLM V1 en esa GPU (1024 en las de 70 GiB o más que no son A100; 256 en las demás)."
             }
+            Field::CudaGraphs => {
+                "De dónde sacan su memoria los grafos CUDA que vLLM captura al arrancar (unos 0,5-2 GiB según las capas). Desde la 0.21, vLLM los estima y los descuenta de la caché KV; hasta la 0.20 (o con VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) los capturaba después, por encima de gpu_memory_utilization, y con una fracción cercana a 1 se quedaba sin memoria al capturarlos; --enforce-eager no captura ninguno."
+            }
             Field::BlockSize => "Tokens por bloque de la caché KV paginada.",
             Field::CudaContext => {
                 "Memoria del contexto CUDA por GPU; por defecto, la de la familia de la GPU. Mídela con nvidia-smi mientras corre el trabajo."
@@ -508,6 +522,7 @@ impl Field {
             Field::Runtime => choice::spellings(RUNTIMES, web),
             Field::Loss => choice::spellings(LOSSES, web),
             Field::LoraTargets => choice::spellings(LORA_TARGETS, web),
+            Field::CudaGraphs => choice::spellings(CUDA_GRAPHS, web),
             Field::KvDtype => choice::spellings(KV_DTYPES, web),
             Field::Zero => choice::spellings(ZERO_STAGES, web),
             Field::Checkpointing | Field::CpuOffload | Field::Serve => {
@@ -763,6 +778,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Utilization => print_percent(s.utilization),
         Field::BatchedTokens => n(s.batched_tokens?),
         Field::MaxSeqs => n(s.max_seqs?),
+        Field::CudaGraphs => print_choice(CUDA_GRAPHS, s.cuda_graphs, surface),
         Field::BlockSize => n(u64::from(s.block_size)),
         Field::CudaContext => print_size(s.cuda_context?),
     })
@@ -837,6 +853,7 @@ pub(super) fn set(
             Field::BatchedTokens => s.batched_tokens = Some(count(f, input)?),
             Field::MaxSeqs if auto(input) => s.max_seqs = None,
             Field::MaxSeqs => s.max_seqs = Some(count(f, input)?),
+            Field::CudaGraphs => s.cuda_graphs = pick(CUDA_GRAPHS, input)?,
             Field::BlockSize => s.block_size = small(f, input)?,
             Field::CudaContext if auto(input) => s.cuda_context = None,
             Field::CudaContext => s.cuda_context = Some(size(input, 0)?),
@@ -881,6 +898,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::Utilization => to.utilization = from.utilization,
         Field::BatchedTokens => to.batched_tokens = from.batched_tokens,
         Field::MaxSeqs => to.max_seqs = from.max_seqs,
+        Field::CudaGraphs => to.cuda_graphs = from.cuda_graphs,
         Field::BlockSize => to.block_size = from.block_size,
         Field::CudaContext => to.cuda_context = from.cuda_context,
         Field::GpuLayers => to.gpu_layers = from.gpu_layers,

@@ -19,8 +19,8 @@ mod count;
 mod field;
 
 pub use choice::{
-    ATTENTIONS, Choice, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, Precision,
-    RUNTIMES, Runtime, TASKS, Task, ZERO_STAGES, entry, find,
+    ATTENTIONS, CUDA_GRAPHS, Choice, CudaGraphs, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS,
+    PRECISIONS, Precision, RUNTIMES, Runtime, TASKS, Task, ZERO_STAGES, entry, find,
 };
 pub use count::{Bounds, CountProblem, Unit};
 pub use field::{FIELDS, Field, Problem, SettingError, Spec};
@@ -94,6 +94,9 @@ pub struct Settings {
     /// vLLM's `max_num_seqs`: the rows its start-up sampler pass takes; `None` is vLLM
     /// V1's default for the GPU.
     pub max_seqs: Option<u64>,
+    /// Where vLLM's CUDA graphs take their memory from (`--enforce-eager` turns them
+    /// off; vLLM 0.21 reserves them out of the KV cache, older versions did not).
+    pub cuda_graphs: CudaGraphs,
     /// Tokens per block of the paged KV cache.
     pub block_size: u32,
     /// llama.cpp's `-ngl`: layers on the GPU (`None`: all of them and the output).
@@ -221,6 +224,7 @@ impl Settings {
             utilization: 90,
             batched_tokens: None,
             max_seqs: None,
+            cuda_graphs: CudaGraphs::Profiled,
             block_size: 16,
             cuda_context: None,
             gpu_layers: None,

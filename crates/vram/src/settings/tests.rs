@@ -271,6 +271,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             1u32..=MAX_GPUS,
             0..ZERO_STAGES.len(),
             proptest::option::of(1u32..=MAX_GPUS),
+            0..CUDA_GRAPHS.len(),
         ),
         (
             1u32..=MAX_GPUS,
@@ -327,6 +328,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             ubatch: c.7,
             batched_tokens: c.8,
             max_seqs: c.9,
+            cuda_graphs: CUDA_GRAPHS[b.8].value,
             cpu_moe: c.10,
             ram_gbs: c.11,
         })
