@@ -351,6 +351,25 @@ fn settings_flags_follow_the_shared_vocabulary() {
     assert_eq!(busy["verdict"], serde_json::json!("wont-start"));
     assert_eq!(busy["fits"], serde_json::json!(false));
     assert_eq!(busy["max_batch_fit"], serde_json::Value::Null);
+    // vLLM 0.20 and earlier captured CUDA graphs after filling 95 % with the KV cache:
+    // no room left for them on an RTX 4090.
+    let graphs = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "rtx-4090",
+        "--serve",
+        "--gpu-memory-utilization",
+        "0.95",
+        "--cuda-graphs",
+        "after-kv",
+        "--json",
+    ]);
+    assert_eq!(graphs["verdict"], serde_json::json!("graphs-do-not-fit"));
+    assert_eq!(graphs["settings"]["cuda_graphs"], serde_json::json!("after-kv"));
+    assert_eq!(graphs["serving"]["cuda_graphs"], serde_json::json!("after-kv"));
+    assert!(graphs["serving"]["cuda_graph_bytes"].as_u64().unwrap() > 500 << 20);
 
     // QLoRA gets its users' defaults, and each can be turned off.
     let q = json(&[
