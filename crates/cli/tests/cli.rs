@@ -367,8 +367,14 @@ fn settings_flags_follow_the_shared_vocabulary() {
         "--json",
     ]);
     assert_eq!(graphs["verdict"], serde_json::json!("graphs-do-not-fit"));
-    assert_eq!(graphs["settings"]["cuda_graphs"], serde_json::json!("after-kv"));
-    assert_eq!(graphs["serving"]["cuda_graphs"], serde_json::json!("after-kv"));
+    assert_eq!(
+        graphs["settings"]["cuda_graphs"],
+        serde_json::json!("after-kv")
+    );
+    assert_eq!(
+        graphs["serving"]["cuda_graphs"],
+        serde_json::json!("after-kv")
+    );
     assert!(graphs["serving"]["cuda_graph_bytes"].as_u64().unwrap() > 500 << 20);
 
     // QLoRA gets its users' defaults, and each can be turned off.

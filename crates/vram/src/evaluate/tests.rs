@@ -135,7 +135,8 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
     // vLLM 0.21 and later take the CUDA graphs' estimate out of the KV cache first;
     // older versions captured them after it.
     let mut old = s.clone();
-    old.set(Field::CudaGraphs, "after-kv", Surface::Cli).unwrap();
+    old.set(Field::CudaGraphs, "after-kv", Surface::Cli)
+        .unwrap();
     let qwen_old = evaluate(&preset("qwen2.5-7b"), &old).unwrap();
     let (new_plan, old_plan) = (qwen.serving.unwrap(), qwen_old.serving.unwrap());
     assert_eq!(
