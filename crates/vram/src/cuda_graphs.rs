@@ -74,7 +74,7 @@ fn grid(limit: u64) -> u64 {
 }
 
 fn on_grid(n: u64) -> bool {
-    (n <= 4 && n.is_power_of_two()) || (n % 8 == 0 && (n < 256 || n % 16 == 0))
+    (n <= 4 && n.is_power_of_two()) || (n.is_multiple_of(8) && (n < 256 || n.is_multiple_of(16)))
 }
 
 impl Captures {
