@@ -129,9 +129,10 @@ fn models(code: &mut String) {
         let vision = match a.get("vision").and_then(Value::as_object) {
             None => "None".to_owned(),
             Some(x) => format!(
-                "Some(Vision {{ layers: {}, hidden: {}, intermediate: {}, patch: {}, image: {}, tokens_per_image: {} }})",
+                "Some(Vision {{ layers: {}, hidden: {}, heads: {}, intermediate: {}, patch: {}, image: {}, tokens_per_image: {} }})",
                 uint(x, "layers", None, &ctx),
                 uint(x, "hidden", None, &ctx),
+                uint(x, "heads", None, &ctx),
                 uint(x, "intermediate", None, &ctx),
                 uint(x, "patch", None, &ctx),
                 uint(x, "image", None, &ctx),

@@ -109,6 +109,8 @@ impl Rope {
 pub struct Vision {
     pub layers: u32,
     pub hidden: u32,
+    /// Attention heads (`num_attention_heads`: 16 in Gemma 3's SigLIP).
+    pub heads: u32,
     pub intermediate: u32,
     /// Side of a square patch, in pixels.
     pub patch: u32,
@@ -119,6 +121,15 @@ pub struct Vision {
 }
 
 impl Vision {
+    /// SigLIP so400m's head width: what a link written before the head count was
+    /// carried implies (Gemma 3's tower was the only one such links could hold).
+    pub const SIGLIP_HEAD_DIM: u32 = 72;
+
+    /// The heads of a tower of `hidden` width with SigLIP so400m's head width.
+    pub fn siglip_heads(hidden: u32) -> u32 {
+        hidden.div_ceil(Self::SIGLIP_HEAD_DIM).max(1)
+    }
+
     /// Patches per image: the encoder's sequence length.
     pub fn patches(&self) -> u64 {
         let side = u64::from(self.image / self.patch.max(1));

@@ -85,8 +85,8 @@ pub const TABLE: &[Row] = &[
     ("torchtune", true, band(-1.7, 57.9, 4, false)),
     ("deepspeed", true, band(-30.5, 6.0, 28, true)),
     ("vllm", false, band(-0.4, 2.7, 31, false)),
-    ("llama.cpp", false, band(-4.1, 0.0, 18, false)),
-    ("ollama", false, band(-4.7, 2.5, 62, true)),
+    ("llama.cpp", false, band(-4.1, 0.0, 20, false)),
+    ("ollama", false, band(-4.7, 2.5, 65, true)),
     ("autoawq", false, band(-4.7, -3.2, 3, false)),
 ];
 

@@ -91,6 +91,10 @@ pub struct Estimate {
     /// stay in RAM (`--n-cpu-moe`).
     #[serde(default)]
     pub host_read_per_token: u64,
+    /// llama.cpp and Ollama with `--mmproj`: the vision projector's weights and image
+    /// compute buffer, already in the breakdown's weights and activations.
+    #[serde(default)]
+    pub projector: Option<crate::mmproj::Projector>,
 }
 
 /// Why a workload cannot be estimated. `Display` is Spanish.
@@ -1189,6 +1193,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         ..Breakdown::default()
     };
     let mut host = Host::default();
+    let mut projector = None;
     if let Some(a) = arch {
         let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
@@ -1242,6 +1247,12 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         .div_ceil(u64::from(w.pp.max(1)));
         if ggml {
             host = ggml_offload(a, &pc, w, &mut b);
+            // The projector stays on the GPU whatever `-ngl` leaves there.
+            projector = crate::mmproj::of(a, w);
+            if let Some(p) = projector {
+                b.weights = b.weights.saturating_add(p.weights);
+                b.activations = b.activations.saturating_add(p.compute);
+            }
         }
     }
     let dynamic = b
@@ -1269,6 +1280,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         host_bytes: host.bytes,
         host_weights_bytes: host.weights,
         host_read_per_token: host.read_per_token,
+        projector,
     })
 }
 

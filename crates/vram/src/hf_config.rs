@@ -238,6 +238,7 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
             let vision = Vision {
                 layers: v.required(&["num_hidden_layers"])?,
                 hidden: v.required(&["hidden_size"])?,
+                heads: v.required(&["num_attention_heads"])?,
                 intermediate: v.required(&["intermediate_size"])?,
                 patch: v.required(&["patch_size"])?,
                 image: v.required(&["image_size"])?,

@@ -24,6 +24,7 @@ pub mod gguf_arch;
 pub mod hf_config;
 pub mod hub;
 pub mod import;
+pub mod mmproj;
 pub mod model_search;
 pub mod palette;
 pub mod quant;

@@ -120,6 +120,7 @@ pub fn encode(a: &Architecture) -> String {
             v.patch,
             v.image,
             v.tokens_per_image,
+            v.heads,
         ]
     });
     if !a.rope.is_default() || vision.is_some() {
@@ -260,13 +261,20 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
                 },
             },
         },
-        vision: group(vision, 6)?.map(|v| Vision {
-            layers: v[0],
-            hidden: v[1],
-            intermediate: v[2],
-            patch: v[3],
-            image: v[4],
-            tokens_per_image: v[5],
+        // Links written before the tower's heads were carried have six numbers.
+        vision: group(vision, if vision.split(',').count() == 6 { 6 } else { 7 })?.map(|v| {
+            Vision {
+                layers: v[0],
+                hidden: v[1],
+                heads: v
+                    .get(6)
+                    .copied()
+                    .unwrap_or_else(|| Vision::siglip_heads(v[1])),
+                intermediate: v[2],
+                patch: v[3],
+                image: v[4],
+                tokens_per_image: v[5],
+            }
         }),
     };
     Ok(checked(a)?)
@@ -377,6 +385,10 @@ pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
             Some(v) => Some(Vision {
                 layers: n(&v, "layers", None)?,
                 hidden: n(&v, "hidden", None)?,
+                heads: match v.get("heads") {
+                    Some(_) => n(&v, "heads", None)?,
+                    None => Vision::siglip_heads(n(&v, "hidden", None)?),
+                },
                 intermediate: n(&v, "intermediate", None)?,
                 patch: n(&v, "patch", None)?,
                 image: n(&v, "image", None)?,
@@ -448,6 +460,7 @@ fn checked(a: Architecture) -> Result<Architecture, ConfigError> {
     if let Some(v) = a.vision {
         check("vision_config.num_hidden_layers", v.layers, 1)?;
         check("vision_config.hidden_size", v.hidden, 1)?;
+        check("vision_config.num_attention_heads", v.heads, 1)?;
         check("vision_config.intermediate_size", v.intermediate, 1)?;
         check("vision_config.patch_size", v.patch, 1)?;
         check("vision_config.image_size", v.image, 1)?;
@@ -573,10 +586,16 @@ mod tests {
             encode(&catalog::model("llama-3.1-8b").unwrap().arch),
             "a1:32.4096.32.8.128.14336.0.128256.0.0.2.0.0.0.0.0.0.0.0.131072.-.-.-:llama"
         );
+        // A link written before the tower's heads were carried: SigLIP's 72-wide heads.
+        let old = "a1:34.2560.8.4.256.10240.0.262208.1.0.4.0.0.1.0.0.0.0.0.131072.-.1024,6.-.8,1.27,1152,4304,14,896,256:gemma3";
+        assert_eq!(
+            decode(old).unwrap(),
+            catalog::model("gemma-3-4b").unwrap().arch
+        );
         // Gemma 3 carries its rotary tables and vision tower in two more groups.
         assert_eq!(
             encode(&catalog::model("gemma-3-4b").unwrap().arch),
-            "a1:34.2560.8.4.256.10240.0.262208.1.0.4.0.0.1.0.0.0.0.0.131072.-.1024,6.-.8,1.27,1152,4304,14,896,256:gemma3"
+            "a1:34.2560.8.4.256.10240.0.262208.1.0.4.0.0.1.0.0.0.0.0.131072.-.1024,6.-.8,1.27,1152,4304,14,896,256,16:gemma3"
         );
     }
 

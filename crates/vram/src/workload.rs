@@ -246,6 +246,10 @@ pub struct Workload {
     /// (`--n-cpu-moe`; more than the layers is `--cpu-moe`). Nothing for dense models.
     #[serde(default)]
     pub cpu_moe: u32,
+    /// ggml only: the vision tower's projector file is loaded (`--mmproj`; Ollama does
+    /// it for the models that carry one), with its own compute buffer.
+    #[serde(default)]
+    pub mmproj: bool,
     /// Peak bandwidth of the CPU's RAM, GB/s: bounds generation by what llama.cpp
     /// leaves in RAM (speed hints only, never memory).
     #[serde(default = "default_ram_gbs")]
@@ -295,6 +299,7 @@ impl Default for Workload {
             ubatch: default_ubatch(),
             blas_workspace: 0,
             cpu_moe: 0,
+            mmproj: false,
             ram_gbs: default_ram_gbs(),
         }
     }

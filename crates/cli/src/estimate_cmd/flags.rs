@@ -27,7 +27,10 @@ impl SettingsArgs {
 }
 
 fn is_switch(f: Field) -> bool {
-    matches!(f, Field::Checkpointing | Field::CpuOffload | Field::Serve)
+    matches!(
+        f,
+        Field::Checkpointing | Field::CpuOffload | Field::Serve | Field::Mmproj
+    )
 }
 
 /// "por defecto: bf16; qlora: nf4-dq": the defaults, per task where they differ.

@@ -653,7 +653,10 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             host: est.host_bytes,
             cells: crate::estimate::ggml_kv_cells(w),
             flash: w.attention == Attention::Flash,
-            compute: est.breakdown.activations,
+            compute: est
+                .breakdown
+                .activations
+                .saturating_sub(est.projector.map_or(0, |p| p.compute)),
             embeddings_on_cpu: crate::estimate::embeddings_on_cpu(
                 &a.param_count(),
                 Some(a),
@@ -687,18 +690,34 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         } else if s.task.is_training() {
             TowerPlace::Frozen
         } else if w.engine == crate::workload::Engine::Ggml {
-            TowerPlace::Projector
+            if est.projector.is_some() {
+                TowerPlace::ProjectorLoaded
+            } else {
+                TowerPlace::Projector
+            }
         } else {
             TowerPlace::Loaded
         };
         let bytes = match place {
             TowerPlace::Loaded => crate::estimate::vision_bytes(Some(a), w),
-            // An mmproj file in F16, or the tower's size in 16 bits for scale.
-            TowerPlace::Projector | TowerPlace::Frozen | TowerPlace::Trained => {
-                v.params(a.hidden).saturating_mul(2)
+            // An F16 mmproj file.
+            TowerPlace::Projector | TowerPlace::ProjectorLoaded => {
+                crate::mmproj::weights(&v, a.hidden)
             }
+            // The tower's size in 16 bits, for scale.
+            TowerPlace::Frozen | TowerPlace::Trained => v.params(a.hidden).saturating_mul(2),
         };
-        notes.push(Note::VisionTower { bytes, place });
+        let compute = match place {
+            TowerPlace::Projector | TowerPlace::ProjectorLoaded => {
+                crate::mmproj::compute(&v, w.attention == crate::workload::Attention::Flash)
+            }
+            _ => 0,
+        };
+        notes.push(Note::VisionTower {
+            bytes,
+            place,
+            compute,
+        });
     }
     if s.task.is_training() {
         notes.push(Note::Runtime {

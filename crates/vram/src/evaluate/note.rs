@@ -12,8 +12,12 @@ use crate::workload::{LoraTargets, Loss, Precision};
 pub enum TowerPlace {
     /// Loaded with the model by a PyTorch engine, and counted in the weights.
     Loaded,
-    /// A ggml runtime: only from a separate projector file; not counted.
+    /// A ggml runtime without `--mmproj`: only from a separate projector file; not
+    /// counted.
     Projector,
+    /// A ggml runtime with `--mmproj` (Ollama's default): weights and the image
+    /// compute buffer counted on the GPU.
+    ProjectorLoaded,
     /// LoRA or QLoRA: loaded and frozen with the base, counted in the weights.
     Frozen,
     /// Full fine-tuning: trained with the rest unless the script freezes it; counted.
@@ -67,7 +71,12 @@ pub enum Note {
     },
     /// A multimodal checkpoint's vision tower and projector, and whether the weights
     /// count it.
-    VisionTower { bytes: u64, place: TowerPlace },
+    VisionTower {
+        bytes: u64,
+        place: TowerPlace,
+        /// A ggml runtime's image compute buffer (0 elsewhere).
+        compute: u64,
+    },
     /// The dummy images vLLM's start-up profile encodes for a multimodal checkpoint.
     VisionEncoder {
         images: u64,
@@ -226,14 +235,27 @@ impl Note {
                     ),
                 }
             }
-            Note::VisionTower { bytes, place } => {
+            Note::VisionTower {
+                bytes,
+                place,
+                compute,
+            } => {
                 let bytes = ByteSize(*bytes).binary();
+                let compute = ByteSize(*compute).binary();
+                let (flag, mmproj) = if cli {
+                    ("--mmproj en llama.cpp", "--mmproj true")
+                } else {
+                    ("mmproj en llama.cpp", "el proyector de visión marcado")
+                };
                 match place {
                     TowerPlace::Loaded => format!(
                         "Torre de visión: el checkpoint es multimodal, y tanto transformers (AutoModelForCausalLM construye Gemma3ForConditionalGeneration) como vLLM cargan la torre SigLIP y su proyector aunque solo lleguen textos: sus {bytes} están en los pesos."
                     ),
                     TowerPlace::Projector => format!(
-                        "Torre de visión: llama.cpp solo la carga si le das su archivo de proyector (mmproj), y Ollama cuando el modelo la trae (gemma3 la trae). Este cálculo no la incluye: con ella, súmale unos {bytes} en F16 y el búfer de cómputo de las imágenes."
+                        "Torre de visión: llama.cpp solo la carga si le das su archivo de proyector (mmproj), y Ollama cuando el modelo la trae (gemma3 la trae). Este cálculo no la incluye; con {mmproj} suma sus pesos ({bytes}) y el búfer para codificar una imagen ({compute})."
+                    ),
+                    TowerPlace::ProjectorLoaded => format!(
+                        "Torre de visión: el proyector ({flag}; Ollama lo carga siempre que el modelo lo trae) va a la GPU sea cual sea el número de capas: sus pesos ({bytes}, matrices en F16 y embeddings y vectores en F32, como los escribe el conversor de llama.cpp) y un búfer de {compute} para codificar una imagen, que sin flash attention guarda la matriz de atención de cada cabeza. Ya están sumados."
                     ),
                     TowerPlace::Frozen => format!(
                         "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Con LoRA queda congelada con el resto del modelo base (en QLoRA, sus capas lineales en 4 bits), y como PEFT elige las capas por su nombre, sus q_proj y v_proj (y las demás lineales si eliges todas) llevan adaptadores también. Ya está en los pesos; no guarda activaciones si solo le das texto."
@@ -578,18 +600,27 @@ mod tests {
             Note::VisionTower {
                 bytes: 800 << 20,
                 place: TowerPlace::Loaded,
+                compute: 0,
             },
             Note::VisionTower {
                 bytes: 800 << 20,
                 place: TowerPlace::Projector,
+                compute: 121 << 20,
+            },
+            Note::VisionTower {
+                bytes: 800 << 20,
+                place: TowerPlace::ProjectorLoaded,
+                compute: 121 << 20,
             },
             Note::VisionTower {
                 bytes: 800 << 20,
                 place: TowerPlace::Frozen,
+                compute: 0,
             },
             Note::VisionTower {
                 bytes: 800 << 20,
                 place: TowerPlace::Trained,
+                compute: 0,
             },
             Note::VisionEncoder {
                 images: 32,

@@ -39,6 +39,7 @@ pub enum Field {
     KvDtype,
     GpuLayers,
     CpuMoe,
+    Mmproj,
     Ubatch,
     RamBandwidth,
     Gpus,
@@ -194,6 +195,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::Mmproj,
+        "proyector",
+        "Proyector de visión (llama.cpp, Ollama)",
+        "el proyector de visión",
+        false,
+    ),
+    spec(
         Field::Ubatch,
         "microlote",
         "Micro-lote (llama.cpp)",
@@ -315,6 +323,7 @@ impl Field {
         Field::KvDtype,
         Field::GpuLayers,
         Field::CpuMoe,
+        Field::Mmproj,
         Field::Ubatch,
         Field::RamBandwidth,
         Field::Gpus,
@@ -355,6 +364,7 @@ impl Field {
             Field::Zero => "zero",
             Field::GpuLayers => "gpu_layers",
             Field::CpuMoe => "n_cpu_moe",
+            Field::Mmproj => "mmproj",
             Field::Ubatch => "ubatch",
             Field::RamBandwidth => "ram_gbs",
             Field::Tp => "tp",
@@ -392,6 +402,7 @@ impl Field {
             Field::KvDtype => "kv-dtype",
             Field::GpuLayers => "gpu-layers",
             Field::CpuMoe => "n-cpu-moe",
+            Field::Mmproj => "mmproj",
             Field::Ubatch => "ubatch",
             Field::RamBandwidth => "ram-bandwidth",
             Field::Gpus => "gpus",
@@ -459,6 +470,9 @@ impl Field {
             Field::CpuMoe => {
                 "Modelos MoE en llama.cpp (--n-cpu-moe N): los expertos de las primeras N capas se quedan en la RAM de la CPU y el resto de cada capa (atención, caché KV, expertos compartidos) en la GPU; «todas» es --cpu-moe. Libera mucha memoria de la GPU a cambio de leer esos expertos desde la RAM en cada token."
             }
+            Field::Mmproj => {
+                "Modelos multimodales en llama.cpp (--mmproj) y Ollama: carga el proyector de visión, cuyos pesos y el búfer para codificar una imagen van a la GPU sea cual sea -ngl. Ollama lo carga siempre que el modelo lo trae (gemma3 lo trae); llama.cpp solo si le das el archivo. Sin efecto en modelos sin torre de visión."
+            }
             Field::RamBandwidth => {
                 "Ancho de banda de pico de la RAM de la CPU, en GB/s (80 por defecto: DDR5 de doble canal; DDR4-3200 de doble canal, 51; un servidor con 8 canales de DDR5-4800, 307). Con capas o expertos en la RAM, cada token generado los lee a esa velocidad: solo cambia la velocidad estimada, no la memoria."
             }
@@ -525,7 +539,7 @@ impl Field {
             Field::CudaGraphs => choice::spellings(CUDA_GRAPHS, web),
             Field::KvDtype => choice::spellings(KV_DTYPES, web),
             Field::Zero => choice::spellings(ZERO_STAGES, web),
-            Field::Checkpointing | Field::CpuOffload | Field::Serve => {
+            Field::Checkpointing | Field::CpuOffload | Field::Serve | Field::Mmproj => {
                 if web { "si o no" } else { "true o false" }.into()
             }
             Field::Utilization => format!(
@@ -775,6 +789,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Pp => n(u64::from(s.pp)),
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
         Field::Serve => print_switch(s.serve, surface),
+        Field::Mmproj => print_switch(s.mmproj, surface),
         Field::Utilization => print_percent(s.utilization),
         Field::BatchedTokens => n(s.batched_tokens?),
         Field::MaxSeqs => n(s.max_seqs?),
@@ -848,6 +863,7 @@ pub(super) fn set(
             Field::Pp => s.pp = small(f, input)?,
             Field::CpuOffload => s.cpu_offload = switch(input)?,
             Field::Serve => s.serve = switch(input)?,
+            Field::Mmproj => s.mmproj = switch(input)?,
             Field::Utilization => s.utilization = percent(input)?,
             Field::BatchedTokens if auto(input) => s.batched_tokens = None,
             Field::BatchedTokens => s.batched_tokens = Some(count(f, input)?),
@@ -895,6 +911,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::Pp => to.pp = from.pp,
         Field::CpuOffload => to.cpu_offload = from.cpu_offload,
         Field::Serve => to.serve = from.serve,
+        Field::Mmproj => to.mmproj = from.mmproj,
         Field::Utilization => to.utilization = from.utilization,
         Field::BatchedTokens => to.batched_tokens = from.batched_tokens,
         Field::MaxSeqs => to.max_seqs = from.max_seqs,

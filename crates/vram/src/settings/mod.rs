@@ -109,6 +109,9 @@ pub struct Settings {
     /// Peak bandwidth of the CPU's RAM in GB/s: what bounds generation when llama.cpp
     /// leaves layers or experts there.
     pub ram_gbs: u32,
+    /// llama.cpp's `--mmproj`: a multimodal model's vision projector is loaded (Ollama
+    /// loads it for the models that carry one, so it is on by default there).
+    pub mmproj: bool,
     /// Measured CUDA context per GPU; `None` uses the GPU family's default.
     pub cuda_context: Option<u64>,
 }
@@ -231,6 +234,7 @@ impl Settings {
             ubatch: crate::estimate::GGML_UBATCH,
             cpu_moe: 0,
             ram_gbs: crate::speed::DEFAULT_RAM_GBS,
+            mmproj: runtime == Runtime::Ollama,
         }
     }
 
@@ -486,6 +490,7 @@ impl Settings {
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             cpu_moe: self.cpu_moe,
+            mmproj: self.mmproj,
             ram_gbs: self.ram_gbs,
             // ggml has no PyTorch matmuls; a vLLM server's start-up profile counts its
             // workspace itself (`serving::Profile::blas_workspace`).

@@ -272,6 +272,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             0..ZERO_STAGES.len(),
             proptest::option::of(1u32..=MAX_GPUS),
             0..CUDA_GRAPHS.len(),
+            any::<bool>(),
         ),
         (
             1u32..=MAX_GPUS,
@@ -329,6 +330,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             batched_tokens: c.8,
             max_seqs: c.9,
             cuda_graphs: CUDA_GRAPHS[b.8].value,
+            mmproj: b.9,
             cpu_moe: c.10,
             ram_gbs: c.11,
         })

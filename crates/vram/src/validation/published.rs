@@ -29,6 +29,11 @@
 //!   does for the expert tensors): Qwen3-235B-A22B in Q8_0 (with `--no-mmap`, so the
 //!   CPU buffer is the resident bytes) and in Q6_K; the GPU's model, KV and compute
 //!   buffers and the RAM's weights.
+//! - Gemma 3's vision projector in llama.cpp (`--mmproj`, F16 file, flash attention):
+//!   its "model size" and the clip context's compute buffer as llama.cpp logged them;
+//!   and the projector weights Ollama's scheduler logged for gemma3 12B. The weights
+//!   follow llama.cpp's converter tensor by tensor; the compute buffer's phase (a
+//!   layer's MLP) was identified from that log's 121.25 MiB.
 //! - Unsloth's README: the longest context that trains (Llama 3.1 8B, QLoRA, rank 32 on
 //!   every linear, batch 1), for Unsloth and for Hugging Face + FlashAttention 2. The
 //!   Hugging Face figures are from 2024, when transformers (before 4.45) returned the
@@ -84,6 +89,10 @@ enum Measure {
     HostWeights,
     /// The longest context that fits, in tokens.
     MaxSeq,
+    /// llama.cpp's vision projector (`--mmproj`): its weights ("model size").
+    ProjectorWeights,
+    /// Its image compute buffer ("CUDA0 compute buffer size" of the clip context).
+    ProjectorCompute,
 }
 
 struct Spec {
@@ -134,6 +143,8 @@ const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-
 const LLAMACPP_NGL: &str = "registro de llama-cpp-python con mistral-7b-instruct-v0.1.Q4_K_M.gguf, n_gpu_layers 20, n_ctx 768, flash attention, en una RTX 4060 Laptop (apéndice B de «A GPU-Accelerated RAG-Based Telegram Assistant…», G. Tel-Zur, EduHPC 2025)";
 const LLAMACPP_235B_Q8: &str = "registro de llama-sweep-bench b5192 con Qwen3-235B-A22B-Q8_0.gguf en una RTX A6000: --no-mmap, -fa, -c 32768, -ngl 99 y las FFN de las capas 13 a 93 en la CPU (-ot blk\\.1[3-9]\\.ffn.*=CPU y siguientes), micro-lote 512 (ubergarm, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
 const LLAMACPP_235B_Q6: &str = "registro de llama-sweep-bench b5269 con Qwen3-235B-A22B-128K-Q6_K en una RTX 3090: -fa, -c 16384, caché KV q8_0, -ngl 99 y las FFN de las capas 5 a 93 en la CPU (-ot blk\\.(5|6|7|8|9)\\.ffn.*=CPU y siguientes), micro-lote 512 (AesSedai, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
+const LLAMACPP_MMPROJ: &str = "registro de llama.cpp con el mmproj F16 de gemma-3-4b-it (ggml-org/gemma-3-4b-it-GGUF) en CUDA y flash attention activada (comentario en ggml-org/llama.cpp#22790): «load_hparams: model size: 811.79 MiB», «alloc_compute_meta: CUDA0 compute buffer size = 121.25 MiB»";
+const OLLAMA_PROJECTOR: &str = "ollama/ollama#9791: registro del planificador de Ollama con gemma3 12B (marzo de 2025), «projector.weights=\"814.6 MiB\"»: los tensores de la torre de visión del blob";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
 
 const H200: &str = "medido por vramlab en una H200 con PyTorch 2.11, CUDA 13, transformers 5.17 y PEFT 0.21 (tools/device/measure_memory.py; líneas en docs/measurements/2026-12-04-h200/memory.jsonl): pico de torch.cuda.max_memory_allocated, modelo creado desde su config.json con pesos aleatorios";
@@ -781,6 +792,40 @@ const SPECS: &[Spec] = &[
         published: mib_h(13_779),
         unit: Unit::Binary,
     },
+    // The vision projector of Gemma 3 (`--mmproj`), which Ollama loads for gemma3.
+    Spec {
+        id: "llamacpp-gemma3-4b-mmproj-weights",
+        what: "Gemma 3 4B en llama.cpp con --mmproj (F16): pesos del proyector de visión",
+        source: LLAMACPP_MMPROJ,
+        runtime: "llama.cpp",
+        model: "gemma-3-4b",
+        args: "--runtime llama.cpp --dtype Q4_K_M --attention flash --mmproj true",
+        measure: Measure::ProjectorWeights,
+        published: mib_h(81_179),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-gemma3-4b-mmproj-compute",
+        what: "Gemma 3 4B en llama.cpp con --mmproj y flash attention: búfer de cómputo de la imagen",
+        source: LLAMACPP_MMPROJ,
+        runtime: "llama.cpp",
+        model: "gemma-3-4b",
+        args: "--runtime llama.cpp --dtype Q4_K_M --attention flash --mmproj true",
+        measure: Measure::ProjectorCompute,
+        published: mib_h(12_125),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "ollama-gemma3-12b-projector-weights",
+        what: "Gemma 3 12B en Ollama: pesos del proyector de visión que carga del propio blob",
+        source: OLLAMA_PROJECTOR,
+        runtime: "ollama",
+        model: "gemma-3-12b",
+        args: "--runtime ollama --dtype Q4_K_M",
+        measure: Measure::ProjectorWeights,
+        published: mib_h(81_460),
+        unit: Unit::Binary,
+    },
     Spec {
         id: "llamacpp-llama3-8b-compute",
         what: "Llama 3 8B en llama.cpp, n_ctx 512 sin flash attention: búfer de cómputo",
@@ -1193,6 +1238,8 @@ fn measured(e: &Evaluation, m: Measure) -> u64 {
         Measure::Activations => b.activations,
         Measure::HostWeights => e.estimate.host_weights_bytes,
         Measure::MaxSeq => e.max_seq.unwrap_or(0),
+        Measure::ProjectorWeights => e.estimate.projector.map_or(0, |p| p.weights),
+        Measure::ProjectorCompute => e.estimate.projector.map_or(0, |p| p.compute),
     }
 }
 
@@ -1216,10 +1263,12 @@ pub(super) fn cases() -> Vec<Case> {
                         .as_ref()
                         .map_or(0, |e| e.estimate.breakdown.weights),
                 ),
-                Measure::KvBytes | Measure::Activations => Some(0),
-                Measure::Weights | Measure::HostWeights | Measure::KvTokens | Measure::MaxSeq => {
-                    None
-                }
+                Measure::KvBytes | Measure::Activations | Measure::ProjectorCompute => Some(0),
+                Measure::Weights
+                | Measure::HostWeights
+                | Measure::KvTokens
+                | Measure::MaxSeq
+                | Measure::ProjectorWeights => None,
             };
             Case {
                 id: spec.id,
