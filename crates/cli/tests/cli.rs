@@ -376,6 +376,43 @@ fn settings_flags_follow_the_shared_vocabulary() {
         serde_json::json!("after-kv")
     );
     assert!(graphs["serving"]["cuda_graph_bytes"].as_u64().unwrap() > 500 << 20);
+    // Ollama loads gemma3's vision projector from the model's blob; llama.cpp only
+    // with --mmproj.
+    let ollama = json(&[
+        "estimate",
+        "--model",
+        "gemma-3-4b",
+        "--runtime",
+        "ollama",
+        "--json",
+    ]);
+    assert_eq!(
+        ollama["projector"]["weights"],
+        serde_json::json!(851_226_048u64)
+    );
+    assert_eq!(ollama["settings"]["mmproj"], serde_json::json!(true));
+    let plain = json(&[
+        "estimate",
+        "--model",
+        "gemma-3-4b",
+        "--runtime",
+        "llama.cpp",
+        "--json",
+    ]);
+    assert_eq!(plain["projector"], serde_json::Value::Null);
+    let with = json(&[
+        "estimate",
+        "--model",
+        "gemma-3-4b",
+        "--runtime",
+        "llama.cpp",
+        "--mmproj",
+        "--json",
+    ]);
+    assert_eq!(
+        with["projector"]["compute"],
+        serde_json::json!(127_139_840u64)
+    );
 
     // QLoRA gets its users' defaults, and each can be turned off.
     let q = json(&[

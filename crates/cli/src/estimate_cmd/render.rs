@@ -24,7 +24,8 @@ struct Output<'a> {
     gpu: Option<&'a str>,
     capacity_bytes: Option<u64>,
     fits: Option<bool>,
-    /// "fits", "tight", "does-not-fit", "serves", "tight-serve" or "cannot-serve".
+    /// "fits", "tight", "does-not-fit", "serves", "tight-serve", "cannot-serve",
+    /// "wont-start" or "graphs-do-not-fit".
     verdict: Option<&'static str>,
     /// The runtime's error band from the validation cases.
     band: Option<vram::band::Band>,
@@ -42,6 +43,9 @@ struct Output<'a> {
     /// llama.cpp/Ollama: bytes in CPU RAM (embeddings, layers and experts left off the
     /// GPU).
     host_bytes: u64,
+    /// llama.cpp/Ollama with `--mmproj`: the vision projector's weights and compute
+    /// buffer, already in the breakdown.
+    projector: Option<vram::mmproj::Projector>,
     smallest_gpu: Option<&'a str>,
     min_gpus: Option<u32>,
     speed: Option<vram::speed::SpeedHint>,
@@ -84,6 +88,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         layers: e.max_gpu_layers.map(|l| l.layers),
         min_cpu_moe_fit: e.min_cpu_moe.map(|l| l.fit),
         host_bytes: est.host_bytes.saturating_add(est.offloaded_optimizer),
+        projector: est.projector,
         smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),
         min_gpus: e.min_gpus,
         speed: e.speed,

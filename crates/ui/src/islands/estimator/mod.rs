@@ -324,6 +324,7 @@ pub fn Estimator(
                 {text_field(inputs, Field::Reserve)}
                 {text_field(inputs, Field::GpuLayers)}
                 {text_field(inputs, Field::CpuMoe)}
+                {check_field(inputs, Field::Mmproj, move || training() || !inputs.with(|i| matches!(i.settings.runtime, vram::settings::Runtime::LlamaCpp | vram::settings::Runtime::Ollama)))}
                 {text_field(inputs, Field::Ubatch)}
                 {text_field(inputs, Field::RamBandwidth)}
             </div>
