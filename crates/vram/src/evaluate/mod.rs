@@ -512,6 +512,18 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     })
 }
 
+/// The context Ollama gives a model when neither the request (`num_ctx`) nor
+/// `OLLAMA_CONTEXT_LENGTH` sets one, from the total VRAM of its GPUs
+/// (`defaultNumCtx` in server/routes.go, since 0.15.5): 262 144 tokens from 47 GiB,
+/// 32 768 from 23 GiB, 4096 below.
+pub fn ollama_context(vram: u64) -> u64 {
+    match vram / ByteSize::GIB {
+        47.. => 262_144,
+        23.. => 32_768,
+        _ => 4096,
+    }
+}
+
 /// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the
 /// free memory its worker sees first (that capacity less the CUDA context it has just
 /// created, [`Settings::start_context`]) must reach what it requested, the serving
@@ -592,6 +604,17 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             nominal: g.memory_bytes,
             source: g.usable_source.clone(),
             reserve: s.reserve,
+        });
+    }
+    if s.runtime == crate::settings::Runtime::Ollama
+        && !s.task.is_training()
+        && let Some(per_gpu) = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes))
+    {
+        let vram = per_gpu.saturating_mul(u64::from(s.gpus.max(1)));
+        notes.push(Note::OllamaContext {
+            vram,
+            default: ollama_context(vram),
+            seq: w.seq,
         });
     }
     if let (None, Some(g)) = (s.cuda_context, s.gpu) {

@@ -51,6 +51,9 @@ pub enum Note {
         source: String,
         reserve: u64,
     },
+    /// The context Ollama opens a model with on this much VRAM when nothing says
+    /// otherwise, beside the one estimated.
+    OllamaContext { vram: u64, default: u64, seq: u64 },
     /// What vLLM's start-up profile ran and the peak it subtracts before sizing the KV
     /// cache.
     ServingProfile {
@@ -322,6 +325,20 @@ impl Note {
                     }
                 )
             }
+            Note::OllamaContext { vram, default, seq } => {
+                let advice = if seq == default {
+                    String::new()
+                } else if cli {
+                    format!(" Este cálculo usa {}; con --seq {default} ves lo que ocupa el de Ollama.", group_digits(*seq))
+                } else {
+                    format!(" Este cálculo usa {}; pon {} en Tokens por secuencia para ver lo que ocupa el de Ollama.", group_digits(*seq), group_digits(*default))
+                };
+                format!(
+                    "Contexto de Ollama: desde la versión 0.15.5, si no le pides otro (num_ctx u OLLAMA_CONTEXT_LENGTH), Ollama abre el modelo con un contexto que depende de la VRAM: 4096 tokens por debajo de 23 GiB, 32 768 hasta 47 GiB y 262 144 a partir de ahí. Con {} serían {} tokens, y la caché KV crece con ellos.{advice}",
+                    ByteSize(*vram).binary(),
+                    group_digits(*default)
+                )
+            }
             Note::CpuExperts {
                 layers,
                 asked,
@@ -574,6 +591,11 @@ mod tests {
                 compute: 300 << 20,
                 embeddings_on_cpu: 280 << 20,
                 ubatch: 512,
+            },
+            Note::OllamaContext {
+                vram: 24 << 30,
+                default: 32_768,
+                seq: 4096,
             },
             Note::ServingProfile {
                 tokens: 8192,

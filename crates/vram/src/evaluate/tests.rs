@@ -546,3 +546,35 @@ fn graphs_captured_after_the_kv_cache_must_fit_in_what_it_leaves() {
     assert!(reserved < after && after == off, "{reserved} {after} {off}");
     assert_eq!((after - reserved) / 16, graphs / (128 * 1024 * 16));
 }
+
+/// Ollama's defaults: flash attention (`--flash-attn auto` since 0.30), gemma3's vision
+/// projector, and a context chosen from the VRAM that the notes name.
+#[test]
+fn ollama_defaults_follow_ollama() {
+    assert_eq!(ollama_context(12 << 30), 4096);
+    assert_eq!(ollama_context((23 << 30) - 1), 4096);
+    assert_eq!(ollama_context(24_564 << 20), 32_768);
+    assert_eq!(ollama_context(48 << 30), 262_144);
+    let s = Settings::defaults(Task::Inference, crate::settings::Runtime::Ollama);
+    assert_eq!(s.attention, Attention::Flash);
+    assert!(s.mmproj);
+    let mut s = s;
+    s.set(Field::Gpu, "rtx-4090", Surface::Cli).unwrap();
+    let e = evaluate(&preset("gemma-3-4b"), &s).unwrap();
+    assert!(e.estimate.projector.is_some());
+    assert!(e.notes.iter().any(|n| matches!(
+        n,
+        Note::OllamaContext {
+            default: 32_768,
+            seq: 4096,
+            ..
+        }
+    )));
+    let text = e
+        .notes
+        .iter()
+        .find(|n| matches!(n, Note::OllamaContext { .. }))
+        .unwrap()
+        .text(Surface::Cli);
+    assert!(text.contains("--seq 32768"), "{text}");
+}

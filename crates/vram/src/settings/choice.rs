@@ -56,7 +56,9 @@ pub enum Runtime {
     /// llama.cpp (llama-server, llama-cli): ggml's compute buffer and padded KV cells,
     /// flash attention on where supported.
     LlamaCpp,
-    /// Ollama: llama.cpp's engine with flash attention off by default.
+    /// Ollama: llama.cpp's engine (llama-server since 0.30) with flash attention where
+    /// the GPU supports it, the vision projector of the models that carry one, and a
+    /// default context chosen from the VRAM ([`crate::evaluate::ollama_context`]).
     Ollama,
     /// AutoAWQ with its fused modules (`fuse_layers=True`): a KV cache allocated up
     /// front and attention computed eagerly.

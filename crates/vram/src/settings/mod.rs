@@ -183,10 +183,11 @@ impl Settings {
             batch: 1,
             seq: 4096,
             new_tokens: 0,
-            // llama.cpp turns flash attention on when the GPU supports it (`-fa auto`);
-            // Ollama leaves it off unless OLLAMA_FLASH_ATTENTION=1.
+            // llama.cpp turns flash attention on when the GPU supports it (`-fa auto`),
+            // and Ollama asks llama-server for that since 0.30 (`--flash-attn auto` in
+            // llm/llama_server.go; gemma3, qwen3 and gpt-oss had it on since 0.12).
             attention: match runtime {
-                Runtime::LlamaCpp => Attention::Flash,
+                Runtime::LlamaCpp | Runtime::Ollama => Attention::Flash,
                 _ => Attention::Sdpa,
             },
             checkpointing: training,
