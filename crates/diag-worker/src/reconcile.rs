@@ -159,6 +159,7 @@ pub fn ggml_log(g: &GgmlMemory) -> GgmlLog {
         gpu_weights: sum(false, "weights"),
         gpu_kv: sum(false, "kv-cache"),
         gpu_compute: sum(false, "compute"),
+        gpu_projector_compute: sum(false, "projector-compute"),
         gpu_devices: u32::try_from(devices.len()).unwrap_or(u32::MAX),
         host_weights: sum(true, "weights"),
         n_ctx: g.n_ctx,

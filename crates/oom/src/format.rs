@@ -57,6 +57,7 @@ fn ggml_purpose(purpose: &str) -> &'static str {
         "kv-cache" => "caché KV",
         "compute" => "cómputo",
         "output" => "salida",
+        "projector-compute" => "imagen del proyector de visión",
         _ => "otro uso",
     }
 }

@@ -15,6 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::estimate::Breakdown;
 use crate::evaluate::{Evaluation, Note};
 use crate::quant::WeightFormat;
 use crate::settings::{Runtime, Settings, Task};
@@ -147,6 +148,10 @@ pub struct GgmlLog {
     pub gpu_weights: Option<u64>,
     pub gpu_kv: Option<u64>,
     pub gpu_compute: Option<u64>,
+    /// The vision projector's image buffer on the GPUs (`--mmproj`: clip's
+    /// `alloc_compute_meta`), when the log loaded one.
+    #[serde(default)]
+    pub gpu_projector_compute: Option<u64>,
     /// How many GPU devices the buffers name ("CUDA0", "CUDA1"…).
     pub gpu_devices: u32,
     /// The model buffers in RAM ("CPU", "CPU_Mapped").
@@ -216,6 +221,7 @@ pub fn ggml_settings(log: &GgmlLog) -> Settings {
     {
         s.gpu_layers = u32::try_from(on).ok();
     }
+    s.mmproj = log.gpu_projector_compute.is_some();
     s
 }
 
@@ -224,7 +230,22 @@ pub fn ggml_settings(log: &GgmlLog) -> Settings {
 /// nor a partially offloaded GPU's compute buffer (it holds a copy of the output
 /// matrix, in the file's type).
 pub fn ggml(e: &Evaluation, log: &GgmlLog) -> Vec<Term> {
-    let b = &e.estimate.breakdown;
+    // The projector's weights and image buffer are the vision context's, logged apart
+    // from the language model's buffers.
+    let projector = e.estimate.projector.unwrap_or_default();
+    let b = &Breakdown {
+        weights: e
+            .estimate
+            .breakdown
+            .weights
+            .saturating_sub(projector.weights),
+        activations: e
+            .estimate
+            .breakdown
+            .activations
+            .saturating_sub(projector.compute),
+        ..e.estimate.breakdown
+    };
     let several = log.gpu_devices > 1;
     let format_known = log.format.is_some();
     let partial = matches!(
@@ -279,6 +300,12 @@ pub fn ggml(e: &Evaluation, log: &GgmlLog) -> Vec<Term> {
             None,
         );
     }
+    term(
+        "Búfer de la imagen (proyector de visión)",
+        log.gpu_projector_compute,
+        projector.compute,
+        None,
+    );
     term(
         "Pesos en la RAM",
         log.host_weights,
@@ -385,6 +412,49 @@ mod tests {
         );
         for t in &terms {
             assert!(t.error_percent().unwrap().abs() < 0.1, "{t:?}");
+        }
+    }
+
+    /// A llama-server log with `--mmproj`: clip's image buffer is its own term, and the
+    /// language model's buffers are compared without the projector.
+    #[test]
+    fn a_projector_is_paired_apart_from_the_language_model() {
+        let model = Model::new(ModelInput::Arch {
+            arch: Box::new(catalog::model("gemma-3-4b").unwrap().arch.clone()),
+            total_params: None,
+        });
+        let base = GgmlLog {
+            n_ctx: Some(4096),
+            n_ubatch: Some(512),
+            flash_attn: Some(true),
+            format: WeightFormat::from_llama_ftype("Q4_K - Medium"),
+            gpu_devices: 1,
+            ..GgmlLog::default()
+        };
+        let text = evaluate(&model, &ggml_settings(&base)).unwrap().estimate;
+        assert_eq!(text.projector, None);
+        let log = GgmlLog {
+            gpu_weights: Some(text.breakdown.weights),
+            gpu_compute: Some(text.breakdown.activations),
+            gpu_projector_compute: Some(12_125 * ByteSize::MIB / 100),
+            ..base
+        };
+        let s = ggml_settings(&log);
+        assert!(s.mmproj);
+        let e = evaluate(&model, &s).unwrap();
+        assert!(e.estimate.projector.is_some());
+        let terms = ggml(&e, &log);
+        let names: Vec<&str> = terms.iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Pesos en la GPU",
+                "Búfer de cómputo de la GPU",
+                "Búfer de la imagen (proyector de visión)"
+            ]
+        );
+        for t in &terms {
+            assert_eq!(t.error_percent(), Some(0.0), "{t:?}");
         }
     }
 

@@ -186,6 +186,13 @@ pub(super) fn load_buffer(t: &Text, span: Span) -> Option<(Decoded, usize)> {
         (_, Some(s)) if s.2 => s,
         (j, s) => j.or(s)?,
     };
+    // The vision projector's own context (`--mmproj`, tools/mtmd/clip.cpp) reserves
+    // its image buffer in `alloc_compute_meta`: not the language model's.
+    let purpose = if purpose == "compute" && function.ends_with("alloc_compute_meta") {
+        "projector-compute"
+    } else {
+        purpose
+    };
     let mut d = Decoded::new(Kind::GgmlReport);
     d.ggml_memory = Some(GgmlMemory {
         buffers: vec![GgmlBuffer {
@@ -625,6 +632,31 @@ mod tests {
                 .contains("Antes del fallo, llama.cpp reservó"),
             "{}",
             e.diagnosis[0].explanation
+        );
+    }
+
+    /// `--mmproj`: the vision projector's context logs its own compute buffer
+    /// (ggml-org/llama.cpp#22790), which is not the language model's.
+    #[test]
+    fn the_projector_compute_buffer_is_its_own() {
+        let text = "llama_context:      CUDA0 compute buffer size =   517.12 MiB\n\
+                    alloc_compute_meta:      CUDA0 compute buffer size =   121.25 MiB\n\
+                    alloc_compute_meta:        CPU compute buffer size =     9.19 MiB\n";
+        let r = crate::explain(text);
+        let m = r.primary.ggml_memory.expect("a load report");
+        let mut got: Vec<(&str, &str)> = m
+            .buffers
+            .iter()
+            .map(|b| (b.device.as_str(), b.purpose.as_str()))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                ("CPU", "projector-compute"),
+                ("CUDA0", "compute"),
+                ("CUDA0", "projector-compute")
+            ]
         );
     }
 
