@@ -154,6 +154,8 @@ pub fn explain(text: &str) -> Explanation {
         }
     }
     primary.frontend_memory = frontends::read(&cleaned);
+    primary.graph_capture =
+        matches!(primary.kind, Kind::PytorchOom | Kind::DriverOom) && graph_capture(&cleaned);
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
         notes.push(format!(
@@ -411,6 +413,25 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
 }
 
 /// A vLLM error explains itself better with the start-up report printed before it.
+/// vLLM's capture progress ("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)"
+/// in V1, "Capturing cudagraphs for decoding" and "Capturing the model for CUDA graphs"
+/// before) or a vLLM traceback through the capture (`capture_model`, or PyTorch's
+/// `capture_end` under vllm/), without the line that says it finished ("Graph capturing
+/// finished").
+fn graph_capture(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let capturing = [
+        "capturing cuda graph",
+        "capturing cudagraph",
+        "capturing the model for cuda graphs",
+        "capture_model",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+        || (lower.contains("capture_end") && lower.contains("vllm"));
+    capturing && !lower.contains("graph capturing finished")
+}
+
 fn vllm_report_for_error(primary: &mut Decoded, others: &[Decoded]) {
     if primary.kind != Kind::VllmKvCache || primary.vllm_memory.is_some() {
         return;

@@ -502,6 +502,10 @@ pub struct Decoded {
     /// The text ends before the message does (a field its format always prints is
     /// missing), so absent numbers may only be cut off.
     pub truncated: bool,
+    /// The paste shows vLLM capturing its CUDA graphs, not finished, when PyTorch ran
+    /// out of memory.
+    #[serde(default)]
+    pub graph_capture: bool,
     /// The message as read (cleaned, at most 2000 bytes).
     pub excerpt: String,
 }
@@ -543,6 +547,7 @@ impl Decoded {
             cuda_ooms: None,
             summary: None,
             truncated: false,
+            graph_capture: false,
             excerpt: String::new(),
         }
     }

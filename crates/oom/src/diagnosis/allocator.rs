@@ -21,6 +21,7 @@ pub(super) fn diagnose(d: &Decoded, r: &mut Ranking) {
     other_process(d, r);
     fragmentation(d, r);
     private_pools(d, r);
+    graph_capture(d, r);
     non_pytorch(d, r);
     free_at_report(d, r);
     too_big(d, r);
@@ -319,6 +320,33 @@ fn fragmentation(d: &Decoded, r: &mut Ranking) {
             GUIDE_FRAGMENTATION,
         );
     }
+}
+
+/// vLLM up to 0.20 captured its CUDA graphs after the KV cache had filled
+/// `gpu_memory_utilization`: the graphs' pool (0.5–2 GiB) had to fit in what that
+/// fraction left free, and a fraction close to 1 ran out there.
+pub(super) fn graph_capture(d: &Decoded, r: &mut Ranking) {
+    if !d.graph_capture {
+        return;
+    }
+    let pools = d
+        .private_pools_bytes
+        .filter(|&p| p > 0)
+        .map_or_else(String::new, |p| {
+            format!(" Los grafos ya capturados ocupaban {}.", b(p))
+        });
+    r.add(
+        90,
+        CauseId::GraphCapture,
+        "vLLM se quedó sin memoria al capturar sus grafos CUDA",
+        format!(
+            "El error llegó mientras vLLM capturaba sus grafos CUDA («Capturing CUDA graphs»),              después de repartir la caché KV. Hasta la versión 0.20 vLLM no les reservaba              sitio: la caché KV llenaba toda la fracción de gpu_memory_utilization y los grafos              (entre 0,5 y 2 GiB según las capas del modelo) tenían que caber en lo que esa              fracción deja fuera. Desde la 0.21 descuenta de la caché una estimación, pero la \
+             mide con una caché mínima y a veces se queda corta.{pools}"
+        ),
+        "Baja --gpu-memory-utilization (unos 0,05 suelen bastar), arranca con --enforce-eager          (sin grafos, algo más lento con lotes pequeños) o usa vLLM 0.21 o posterior, que estima          los grafos al arrancar y los descuenta de la caché KV (en la 0.19 y la 0.20, con          VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). El estimador, con el servidor y los grafos          «aparte», dice hasta qué fracción cabe."
+            .to_owned(),
+        GUIDE_CUDA_GRAPHS,
+    );
 }
 
 fn private_pools(d: &Decoded, r: &mut Ranking) {

@@ -29,6 +29,8 @@ pub enum CauseId {
     TooBig,
     /// CUDA Graphs' private pools keep memory.
     PrivatePools,
+    /// vLLM ran out capturing its CUDA graphs, after its KV cache took the budget.
+    GraphCapture,
     /// `set_per_process_memory_fraction` caps this process.
     MemoryFraction,
     /// The request is tiny: memory was already full.

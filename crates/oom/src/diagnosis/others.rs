@@ -9,6 +9,8 @@ use crate::model::{Decoded, Kind};
 use crate::scan::Text;
 
 pub(super) fn driver(d: &Decoded, r: &mut Ranking) {
+    // `capture_end` failing in vLLM's graph capture is a driver-level out of memory.
+    super::allocator::graph_capture(d, r);
     // The figures a front end printed beside the error are not the message's.
     let figures = if d.frontend_memory.is_some() {
         "así que el mensaje de CUDA no trae cifras (las de la tabla son del programa que lo \
