@@ -1,7 +1,8 @@
 //! Serving-engine budgeting, the way vLLM does it at start-up: take
 //! `gpu_memory_utilization` of the card, subtract the weights, the peak of its profile
-//! run and the non-PyTorch memory (CUDA context, NCCL), and give the rest to the paged
-//! KV cache in blocks of `block_size` tokens.
+//! run, the non-PyTorch memory (CUDA context, NCCL) and, since vLLM 0.21, the estimate
+//! of its CUDA graphs ([`crate::cuda_graphs`]), and give the rest to the paged KV cache
+//! in blocks of `block_size` tokens.
 //!
 //! The profile run (`profile_run` in vllm/v1/worker/gpu_model_runner.py) is a forward
 //! pass over `max_num_batched_tokens` tokens followed by a dummy sampler pass over
