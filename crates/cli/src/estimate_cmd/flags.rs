@@ -3,7 +3,7 @@
 //! defaults per task, parsed by the same function the site and the widget use.
 
 use clap::{Arg, ArgMatches, Command};
-use vram::settings::{FIELDS, Field, Spec, TASKS};
+use vram::settings::{FIELDS, Field, RUNTIMES, Spec, TASKS};
 use vram::{Settings, Surface, Task};
 
 /// The settings flags the user gave, as typed (read by `Settings::read_with`).
@@ -59,6 +59,38 @@ fn defaults(f: Field) -> String {
     for (value, ids) in groups {
         text.push_str(&format!(
             "; {}: {}",
+            ids.join(", "),
+            value.unwrap_or_default()
+        ));
+    }
+    // Inference defaults that follow the runtime ("--runtime ollama: true").
+    let inference = Settings::for_task(Task::Inference).text(f, Surface::Cli);
+    let mut by_runtime: Vec<(Option<String>, Vec<&str>)> = Vec::new();
+    for c in RUNTIMES.iter().filter(|c| {
+        // Training-only settings follow the runtime too, but inference never reads them.
+        !matches!(
+            f,
+            Field::Runtime
+                | Field::Serve
+                | Field::Precision
+                | Field::Loss
+                | Field::LoraTargets
+                | Field::Optimizer
+                | Field::Checkpointing
+                | Field::CpuOffload
+                | Field::Zero
+        ) && c.value.runs(Task::Inference)
+            && Settings::defaults(Task::Inference, c.value).text(f, Surface::Cli) != inference
+    }) {
+        let value = Settings::defaults(Task::Inference, c.value).text(f, Surface::Cli);
+        match by_runtime.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, ids)) => ids.push(c.id),
+            None => by_runtime.push((value, vec![c.id])),
+        }
+    }
+    for (value, ids) in by_runtime {
+        text.push_str(&format!(
+            "; inferencia con --runtime {}: {}",
             ids.join(", "),
             value.unwrap_or_default()
         ));
