@@ -425,6 +425,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 mode: s.cuda_graphs,
                 captures: profile.captures(),
                 bytes: plan.cuda_graph_bytes,
+                sparse: a.moe.is_some() || a.mla.is_some(),
             });
             Some(plan)
         }

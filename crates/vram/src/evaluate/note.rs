@@ -71,6 +71,9 @@ pub enum Note {
         mode: crate::cuda_graphs::CudaGraphs,
         captures: crate::cuda_graphs::Captures,
         bytes: u64,
+        /// Mixture-of-experts or MLA layers, whose graphs vLLM measured up to twice the
+        /// dense estimate.
+        sparse: bool,
     },
     /// A multimodal checkpoint's vision tower and projector, and whether the weights
     /// count it.
@@ -212,7 +215,13 @@ impl Note {
                 mode,
                 captures,
                 bytes,
+                sparse,
             } => {
+                let low = if *sparse {
+                    " Con capas de expertos (MoE) o atención MLA cada grafo lanza más kernels: en los registros de vLLM 0.19 ocuparon entre 1,2 y 2,2 veces esta cifra."
+                } else {
+                    ""
+                };
                 use crate::cuda_graphs::CudaGraphs;
                 let bytes = ByteSize(*bytes).binary();
                 let captured = format!(
@@ -228,10 +237,10 @@ impl Note {
                 };
                 match mode {
                     CudaGraphs::Profiled => format!(
-                        "Grafos CUDA: al arrancar, {captured}. Desde la versión 0.21 estima su memoria antes de repartir la caché KV (unos {bytes} aquí) y la descuenta de ella. Con {eager} no hay grafos y esa memoria vuelve a la caché, a cambio de una generación más lenta."
+                        "Grafos CUDA: al arrancar, {captured}. Desde la versión 0.21 estima su memoria antes de repartir la caché KV (unos {bytes} aquí) y la descuenta de ella.{low} Con {eager} no hay grafos y esa memoria vuelve a la caché, a cambio de una generación más lenta."
                     ),
                     CudaGraphs::AfterKv => format!(
-                        "Grafos CUDA: al arrancar, {captured}, y hasta la versión 0.20 lo hacía después de llenar la caché KV, así que sus unos {bytes} van por encima de gpu_memory_utilization y deben caber en lo que esta deja libre. Es el error de memoria típico al ver «Capturing CUDA graphs» con una fracción cercana a 1."
+                        "Grafos CUDA: al arrancar, {captured}, y hasta la versión 0.20 lo hacía después de llenar la caché KV, así que sus unos {bytes} van por encima de gpu_memory_utilization y deben caber en lo que esta deja libre. Es el error de memoria típico al ver «Capturing CUDA graphs» con una fracción cercana a 1.{low}"
                     ),
                     CudaGraphs::Off => format!(
                         "Sin grafos CUDA ({eager}): vLLM no reserva memoria para ellos y la caché KV se queda con la que habrían ocupado, a cambio de una generación más lenta."
@@ -608,16 +617,19 @@ mod tests {
                 mode: crate::cuda_graphs::CudaGraphs::Profiled,
                 captures: crate::cuda_graphs::Captures::of(256, 2048),
                 bytes: 860 << 20,
+                sparse: true,
             },
             Note::CudaGraphs {
                 mode: crate::cuda_graphs::CudaGraphs::AfterKv,
                 captures: crate::cuda_graphs::Captures::of(256, 2048),
                 bytes: 860 << 20,
+                sparse: true,
             },
             Note::CudaGraphs {
                 mode: crate::cuda_graphs::CudaGraphs::Off,
                 captures: crate::cuda_graphs::Captures::of(256, 2048),
                 bytes: 0,
+                sparse: false,
             },
             Note::VisionTower {
                 bytes: 800 << 20,
