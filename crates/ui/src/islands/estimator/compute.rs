@@ -13,11 +13,12 @@ pub use vram::import::Imported;
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
-pub const TEXT_FIELDS: [Field; 8] = [
+pub const TEXT_FIELDS: [Field; 9] = [
     Field::Batch,
     Field::Seq,
     Field::Gpus,
     Field::Reserve,
+    Field::Utilization,
     Field::GpuLayers,
     Field::CpuMoe,
     Field::Ubatch,

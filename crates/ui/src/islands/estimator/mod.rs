@@ -320,6 +320,7 @@ pub fn Estimator(
                 {choice_select(inputs, Field::LoraTargets, options_of(LORA_TARGETS), Box::new(move || !matches!(task(), Task::Lora | Task::Qlora)))}
                 {check_field(inputs, Field::Checkpointing, move || !training())}
                 {check_field(inputs, Field::Serve, training)}
+                {text_field(inputs, Field::Utilization)}
                 {choice_select(inputs, Field::CudaGraphs, options_of(CUDA_GRAPHS), Box::new(move || training() || inputs.with(|i| !i.settings.serve)))}
                 {text_field(inputs, Field::Reserve)}
                 {text_field(inputs, Field::GpuLayers)}
