@@ -304,3 +304,53 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("the server's GPU fraction and vLLM's CUDA graphs, and Ollama's vision projector", async () => {
+  const { context, page, problems, est } = await openEstimator();
+  const total = est.locator(".est-total");
+  await est.locator("select[name=modelo]").selectOption("llama-3.1-8b");
+  await est.locator("select[name=gpu]").selectOption("rtx-4090");
+  await est.locator("input[name=servidor]").check();
+
+  // vLLM up to 0.20 captured its CUDA graphs after the KV cache had filled the
+  // fraction: at 95 % of an RTX 4090 there is no room left for them.
+  await est.locator("select[name=grafos-cuda]").selectOption("aparte");
+  await est.locator("input[name=utilizacion]").fill("0,95");
+  const verdict = est.locator(".est-verdict[data-verdict=graphs-do-not-fit]");
+  await verdict.waitFor();
+  assert.match(await verdict.innerText(), /grafos CUDA.*al 94 % o menos/s);
+  const old = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--serve", "--gpu-memory-utilization", "0.95", "--cuda-graphs", "after-kv"]);
+  if (old) assert.equal(old.verdict, "graphs-do-not-fit");
+  await page.waitForFunction(() => location.search.includes("grafos-cuda=aparte") && location.search.includes("utilizacion=0.95"));
+  assert.match(await est.locator(".est-serving").innerText(), /Hasta capturar los grafos CUDA/);
+  // vLLM 0.21 takes them out of the KV cache first and starts.
+  await est.locator("select[name=grafos-cuda]").selectOption("reservados");
+  await est.locator(".est-verdict[data-verdict=serves]").waitFor();
+  assert.match(await est.locator(".est-serving").innerText(), /ya están descontados/);
+  await screenshot(page, "estimador-grafos-cuda");
+  // A fraction out of bounds is refused on the field, in Spanish.
+  await est.locator("input[name=utilizacion]").fill("1,5");
+  await est.locator("label:has(input[name=utilizacion]) .field-error").waitFor();
+  assert.match(await est.locator("label:has(input[name=utilizacion]) .field-error").innerText(), /«1,5» no lo es/);
+  await est.locator("input[name=utilizacion]").fill("0.9");
+  await est.locator("input[name=servidor]").uncheck();
+
+  // Ollama loads gemma3's vision projector from the model's own blob; unticking it
+  // leaves the language model alone, as `--mmproj false` does.
+  await est.locator("select[name=modelo]").selectOption("gemma-3-4b");
+  await est.locator("select[name=motor]").selectOption("ollama");
+  const projector = est.locator("input[name=proyector]");
+  await page.waitForFunction(() => document.querySelector(".estimator input[name=proyector]").checked);
+  const withIt = cli(["--model", "gemma-3-4b", "--runtime", "ollama", "--gpu", "rtx-4090"]);
+  if (withIt) {
+    await total.filter({ hasText: gib(withIt.per_gpu_bytes) }).waitFor();
+    assert.equal(withIt.projector.weights, 851_226_048);
+  }
+  await est.locator(".est-notes", { hasText: "proyector" }).waitFor();
+  await projector.uncheck();
+  await page.waitForFunction(() => location.search.includes("proyector=no"));
+  const without = cli(["--model", "gemma-3-4b", "--runtime", "ollama", "--gpu", "rtx-4090", "--mmproj", "false"]);
+  if (without) await total.filter({ hasText: gib(without.per_gpu_bytes) }).waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
