@@ -418,18 +418,19 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
 /// before) or a vLLM traceback through the capture (`capture_model`, or PyTorch's
 /// `capture_end` under vllm/), without the line that says it finished ("Graph capturing
 /// finished").
-fn graph_capture(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
+fn graph_capture(cleaned: &str) -> bool {
+    let t = scan::Text::new(cleaned);
+    let has = |phrase: &[u8]| t.find(0, t.len(), phrase).is_some();
     let capturing = [
-        "capturing cuda graph",
-        "capturing cudagraph",
-        "capturing the model for cuda graphs",
-        "capture_model",
+        &b"capturing cuda graph"[..],
+        b"capturing cudagraph",
+        b"capturing the model for cuda graphs",
+        b"capture_model",
     ]
     .iter()
-    .any(|p| lower.contains(p))
-        || (lower.contains("capture_end") && lower.contains("vllm"));
-    capturing && !lower.contains("graph capturing finished")
+    .any(|p| has(p))
+        || (has(b"capture_end") && has(b"vllm"));
+    capturing && !has(b"graph capturing finished")
 }
 
 fn vllm_report_for_error(primary: &mut Decoded, others: &[Decoded]) {

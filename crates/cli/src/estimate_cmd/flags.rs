@@ -38,16 +38,13 @@ fn defaults(f: Field) -> String {
     let of = |t: Task| Settings::for_task(t).text(f, Surface::Cli);
     let base = of(Task::Inference);
     // Tasks whose default differs, grouped by value: "full, lora, qlora: true".
-    let mut groups: Vec<(Option<String>, Vec<&str>)> = Vec::new();
-    for c in TASKS
-        .iter()
-        .filter(|c| f != Field::Task && of(c.value) != base)
-    {
-        match groups.iter_mut().find(|(v, _)| *v == of(c.value)) {
-            Some((_, ids)) => ids.push(c.id),
-            None => groups.push((of(c.value), vec![c.id])),
-        }
-    }
+    let groups = grouped(
+        TASKS
+            .iter()
+            .filter(|_| f != Field::Task)
+            .map(|c| (c.id, of(c.value)))
+            .filter(|(_, v)| *v != base),
+    );
     let base = base.unwrap_or_else(|| match f {
         Field::Tp => "auto".into(),
         Field::CudaContext => "el de la familia de la GPU".into(),
@@ -65,29 +62,29 @@ fn defaults(f: Field) -> String {
     }
     // Inference defaults that follow the runtime ("--runtime ollama: true").
     let inference = Settings::for_task(Task::Inference).text(f, Surface::Cli);
-    let mut by_runtime: Vec<(Option<String>, Vec<&str>)> = Vec::new();
-    for c in RUNTIMES.iter().filter(|c| {
-        // Training-only settings follow the runtime too, but inference never reads them.
-        !matches!(
-            f,
-            Field::Runtime
-                | Field::Serve
-                | Field::Precision
-                | Field::Loss
-                | Field::LoraTargets
-                | Field::Optimizer
-                | Field::Checkpointing
-                | Field::CpuOffload
-                | Field::Zero
-        ) && c.value.runs(Task::Inference)
-            && Settings::defaults(Task::Inference, c.value).text(f, Surface::Cli) != inference
-    }) {
-        let value = Settings::defaults(Task::Inference, c.value).text(f, Surface::Cli);
-        match by_runtime.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, ids)) => ids.push(c.id),
-            None => by_runtime.push((value, vec![c.id])),
-        }
-    }
+    // Training-only settings follow the runtime too, but inference never reads them.
+    let inference_only = !matches!(
+        f,
+        Field::Runtime
+            | Field::Serve
+            | Field::Precision
+            | Field::Loss
+            | Field::LoraTargets
+            | Field::Optimizer
+            | Field::Checkpointing
+            | Field::CpuOffload
+            | Field::Zero
+    );
+    let by_runtime = grouped(
+        RUNTIMES
+            .iter()
+            .filter(|c| inference_only && c.value.runs(Task::Inference))
+            .map(|c| {
+                let value = Settings::defaults(Task::Inference, c.value).text(f, Surface::Cli);
+                (c.id, value)
+            })
+            .filter(|(_, v)| *v != inference),
+    );
     for (value, ids) in by_runtime {
         text.push_str(&format!(
             "; inferencia con --runtime {}: {}",
@@ -96,6 +93,20 @@ fn defaults(f: Field) -> String {
         ));
     }
     text
+}
+
+/// Ids that share a value, grouped in first-seen order: [("true", ["full", "lora"])].
+fn grouped(
+    items: impl Iterator<Item = (&'static str, Option<String>)>,
+) -> Vec<(Option<String>, Vec<&'static str>)> {
+    let mut groups: Vec<(Option<String>, Vec<&'static str>)> = Vec::new();
+    for (id, value) in items {
+        match groups.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, ids)) => ids.push(id),
+            None => groups.push((value, vec![id])),
+        }
+    }
+    groups
 }
 
 fn value_name(f: Field) -> &'static str {

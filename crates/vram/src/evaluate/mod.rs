@@ -722,20 +722,19 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         } else {
             TowerPlace::Loaded
         };
-        let bytes = match place {
-            TowerPlace::Loaded => crate::estimate::vision_bytes(Some(a), w),
-            // An F16 mmproj file.
-            TowerPlace::Projector | TowerPlace::ProjectorLoaded => {
-                crate::mmproj::weights(&v, a.hidden)
-            }
+        let (bytes, compute) = match (place, est.projector) {
+            (TowerPlace::Loaded, _) => (crate::estimate::vision_bytes(Some(a), w), 0),
+            // What the estimate loaded.
+            (TowerPlace::ProjectorLoaded, Some(p)) => (p.weights, p.compute),
+            // What an F16 mmproj file would add.
+            (TowerPlace::Projector | TowerPlace::ProjectorLoaded, _) => (
+                crate::mmproj::weights(&v, a.hidden),
+                crate::mmproj::compute(&v, w.attention == crate::workload::Attention::Flash),
+            ),
             // The tower's size in 16 bits, for scale.
-            TowerPlace::Frozen | TowerPlace::Trained => v.params(a.hidden).saturating_mul(2),
-        };
-        let compute = match place {
-            TowerPlace::Projector | TowerPlace::ProjectorLoaded => {
-                crate::mmproj::compute(&v, w.attention == crate::workload::Attention::Flash)
+            (TowerPlace::Frozen | TowerPlace::Trained, _) => {
+                (v.params(a.hidden).saturating_mul(2), 0)
             }
-            _ => 0,
         };
         notes.push(Note::VisionTower {
             bytes,
