@@ -134,7 +134,7 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
         ),
         (
             &["estimate", "--params", "7B", "--seq", "99999999"],
-            "El contexto debe ser un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
+            "El contexto debe ser auto (vLLM, llama.cpp, Ollama) o un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
         ),
         (
             &["estimate", "--model", "qwen3-30b-a3b", "--n-cpu-moe", "8"],

@@ -213,7 +213,7 @@ pub fn ggml(g: &GgmlMemory) -> Option<Reconciliation> {
                 || "cuantización que el registro no dice".to_owned(),
                 |f| f.id()
             ),
-            vram::group_digits(s.seq.saturating_mul(s.batch)),
+            vram::group_digits(e.workload.seq.saturating_mul(s.batch)),
             s.ubatch,
             g.kv_type.as_deref().unwrap_or("f16"),
         ),

@@ -421,7 +421,7 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(
             (c.settings.seq, c.settings.gpus, c.theme, c.controls),
-            (8192, 2, Theme::Dark, false)
+            (Some(8192), 2, Theme::Dark, false)
         );
         // QLoRA's defaults, as on the page: NF4 with double quantisation.
         assert_eq!(c.settings.format.id(), "nf4-dq");

@@ -510,7 +510,11 @@ fn chart(o: &Outcome) -> String {
             ByteSize(p.1).binary()
         );
     }
-    let now_seq = o.settings.seq.saturating_add(o.settings.new_tokens);
+    let now_seq = o
+        .eval
+        .workload
+        .seq
+        .saturating_add(o.eval.workload.new_tokens);
     if in_range(now_seq) {
         let (x, y) = (x_of(now_seq), y_of(now_bytes).max(y1));
         let (anchor, dx) = anchor_at(x, (x0 + x1) / 2.0, 6.0);

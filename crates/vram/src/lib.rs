@@ -16,6 +16,7 @@ pub mod band;
 pub mod catalog;
 pub mod context;
 pub mod cuda_graphs;
+pub mod default_context;
 pub mod dtype;
 pub mod estimate;
 pub mod evaluate;

@@ -195,7 +195,7 @@ pub fn ggml_settings(log: &GgmlLog) -> Settings {
     let mut s = Settings::defaults(Task::Inference, Runtime::LlamaCpp);
     let slots = log.n_seq_max.unwrap_or(1).clamp(1, 4096);
     if let Some(ctx) = log.n_ctx.filter(|&c| c > 0) {
-        s.seq = ctx.div_ceil(slots);
+        s.seq = Some(ctx.div_ceil(slots));
         s.batch = slots;
     }
     s.new_tokens = 0;
@@ -392,7 +392,7 @@ mod tests {
             ..GgmlLog::default()
         };
         let s = ggml_settings(&log);
-        assert_eq!((s.seq, s.batch, s.ubatch), (768, 1, 256));
+        assert_eq!((s.seq, s.batch, s.ubatch), (Some(768), 1, 256));
         assert_eq!(s.gpu_layers, Some(20));
         assert_eq!(s.format.id(), "Q4_K_M");
         let model = Model::new(ModelInput::Arch {

@@ -50,6 +50,9 @@ struct Output<'a> {
     min_gpus: Option<u32>,
     speed: Option<vram::speed::SpeedHint>,
     serving: Option<vram::serving::ServingPlan>,
+    /// The prompt tokens estimated: `--seq`, or with `--seq auto` the context the
+    /// runtime opens less `--new-tokens`.
+    seq_tokens: u64,
     /// Every setting in effect, by canonical id: numbers, booleans, or the CLI's ids.
     settings: BTreeMap<&'static str, serde_json::Value>,
     notes: Vec<String>,
@@ -93,6 +96,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         min_gpus: e.min_gpus,
         speed: e.speed,
         serving: e.serving,
+        seq_tokens: e.workload.seq,
         settings: FIELDS
             .iter()
             .filter_map(|spec| {

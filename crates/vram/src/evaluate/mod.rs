@@ -13,6 +13,7 @@ pub use note::{Note, TowerPlace};
 use crate::band::{self, Band};
 use crate::catalog::Gpu;
 use crate::cuda_graphs::CudaGraphs;
+use crate::default_context::{self, Opened};
 use crate::estimate::{Estimate, EstimateError, ModelInput, estimate};
 use crate::import::StoredWeights;
 use crate::quant::WeightFormat;
@@ -362,6 +363,7 @@ pub fn with_margin(limit: u64, margin: Option<u64>, unit: &str) -> String {
 /// The engine's model input and workload for `model` and `s`.
 pub fn workload(model: &Model, s: &Settings) -> Workload {
     let mut w = s.workload();
+    w.seq = s.prompt(opened(model, s));
     if !s.task.is_training() {
         w.stored_weights = model.stored.as_ref().map(|st| st.bytes);
         w.stored_experts = model
@@ -373,14 +375,47 @@ pub fn workload(model: &Model, s: &Settings) -> Workload {
     w
 }
 
+/// With `auto` context, the one the runtime opens `model` with under `s` (before
+/// llama.cpp's `--fit`, which needs the estimate).
+fn opened(model: &Model, s: &Settings) -> Option<Opened> {
+    s.opened(model.arch().map(|a| u64::from(a.max_positions)))
+}
+
 /// Evaluates `model` under `s`.
 pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError> {
-    let w = workload(model, s);
-    let est = estimate(&model.input, &w)?;
     let input = &model.input;
     let capacity = s.capacity();
+    let mut opened = opened(model, s);
+    let mut w = workload(model, s);
+    let mut est = estimate(input, &w)?;
+    // llama-server's `--fit` lowers an automatic context until 1 GiB stays free.
+    if let (Some(Opened::LlamaCpp { trained, .. }), Some(free)) = (opened, capacity) {
+        let at_min = Workload {
+            seq: s.prompt(Some(Opened::LlamaCpp {
+                trained: default_context::LLAMA_FIT_MIN,
+                fit: None,
+            })),
+            ..w.clone()
+        };
+        let used_min = estimate(input, &at_min)?.per_gpu_bytes;
+        if let Some(fit) = default_context::llama_fit(trained, est.per_gpu_bytes, used_min, free) {
+            let fitted = Opened::LlamaCpp {
+                trained,
+                fit: Some(fit),
+            };
+            opened = Some(fitted);
+            w.seq = s.prompt(opened);
+            est = estimate(input, &w)?;
+        }
+    }
     let arch = model.arch();
     let mut notes = notes(model, s, &w, &est);
+    if let Some(opened) = opened {
+        notes.push(Note::OpenedContext {
+            opened,
+            new_tokens: w.new_tokens,
+        });
+    }
     let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
         (true, Some(a), Some(c)) => {
             let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
@@ -513,18 +548,6 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     })
 }
 
-/// The context Ollama gives a model when neither the request (`num_ctx`) nor
-/// `OLLAMA_CONTEXT_LENGTH` sets one, from the total VRAM of its GPUs
-/// (`defaultNumCtx` in server/routes.go, since 0.15.5): 262 144 tokens from 47 GiB,
-/// 32 768 from 23 GiB, 4096 below.
-pub fn ollama_context(vram: u64) -> u64 {
-    match vram / ByteSize::GIB {
-        47.. => 262_144,
-        23.. => 32_768,
-        _ => 4096,
-    }
-}
-
 /// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the
 /// free memory its worker sees first (that capacity less the CUDA context it has just
 /// created, [`Settings::start_context`]) must reach what it requested, the serving
@@ -607,15 +630,17 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             reserve: s.reserve,
         });
     }
+    // A context given to Ollama: say what it would have opened by itself.
     if s.runtime == crate::settings::Runtime::Ollama
         && !s.task.is_training()
-        && let Some(per_gpu) = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes))
+        && s.seq.is_some()
+        && let Some(vram) = s.total_vram()
     {
-        let vram = per_gpu.saturating_mul(u64::from(s.gpus.max(1)));
+        let trained = model.arch().map(|a| u64::from(a.max_positions));
         notes.push(Note::OllamaContext {
             vram,
-            default: ollama_context(vram),
-            seq: w.seq,
+            default: default_context::opened(s.runtime, trained, Some(vram)).tokens(),
+            seq: w.seq.saturating_add(w.new_tokens),
         });
     }
     if let (None, Some(g)) = (s.cuda_context, s.gpu) {

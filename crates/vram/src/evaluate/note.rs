@@ -52,8 +52,13 @@ pub enum Note {
         reserve: u64,
     },
     /// The context Ollama opens a model with on this much VRAM when nothing says
-    /// otherwise, beside the one estimated.
+    /// otherwise, beside the one given (both with the generated tokens).
     OllamaContext { vram: u64, default: u64, seq: u64 },
+    /// An automatic context (`--seq auto`): the one the runtime opens, and why.
+    OpenedContext {
+        opened: crate::default_context::Opened,
+        new_tokens: u64,
+    },
     /// What vLLM's start-up profile ran and the peak it subtracts before sizing the KV
     /// cache.
     ServingProfile {
@@ -334,13 +339,59 @@ impl Note {
                     }
                 )
             }
+            Note::OpenedContext { opened, new_tokens } => {
+                use crate::default_context::{LLAMA_FIT_MIN, Opened};
+                let tokens = group_digits(opened.tokens());
+                let given = if cli {
+                    "pásale --seq con los tokens que vayas a usar"
+                } else {
+                    "escribe en Tokens por secuencia los que vayas a usar"
+                };
+                let generated = if *new_tokens > 0 {
+                    format!(" ({} de prompt y {} generados)", group_digits(opened.tokens().saturating_sub(*new_tokens)), group_digits(*new_tokens))
+                } else {
+                    String::new()
+                };
+                match opened {
+                    Opened::Vllm { .. } => format!(
+                        "Contexto automático: si no le das max_model_len, vLLM toma el contexto que declara el modelo (max_position_embeddings de su config), {tokens} tokens{generated}, y se niega a arrancar si la caché KV no cabe para una secuencia de ese largo. Si no necesitas tanto, {given}: es lo que harías con max_model_len."
+                    ),
+                    Opened::Ollama { vram, tier, trained } => {
+                        let cap = match trained {
+                            Some(t) if t < tier => format!(", recortados al contexto de entrenamiento del modelo, {tokens}"),
+                            _ => String::new(),
+                        };
+                        format!(
+                            "Contexto automático: sin num_ctx ni OLLAMA_CONTEXT_LENGTH, Ollama (desde la 0.15.5) elige el contexto por la VRAM total: {} tokens con {}{cap}{generated}. Si al cargar se queda sin memoria, lo reintenta una vez con el escalón de abajo (32 768 o 4096).",
+                            group_digits(*tier),
+                            ByteSize(*vram).binary(),
+                        )
+                    }
+                    Opened::LlamaCpp { trained, fit: None } => format!(
+                        "Contexto automático: si no le pides uno (-c), llama.cpp abre el contexto de entrenamiento del modelo ({} tokens{generated}); su ajuste a la memoria libre (fit, activo por defecto) solo lo baja si no quedaría 1 GiB libre en la GPU.",
+                        group_digits(*trained)
+                    ),
+                    Opened::LlamaCpp { trained, fit: Some(fit) } if fit.layers_next => format!(
+                        "Contexto automático: si no le pides uno (-c), llama.cpp abriría los {} tokens del modelo; su ajuste a la memoria libre (fit, activo por defecto) lo baja hasta su mínimo, {} tokens{generated}, y como ni así quedaría 1 GiB libre, pasaría además capas a la CPU: mira la cuenta con menos capas en la GPU.",
+                        group_digits(*trained),
+                        group_digits(LLAMA_FIT_MIN)
+                    ),
+                    Opened::LlamaCpp { trained, fit: Some(_) } => format!(
+                        "Contexto automático: si no le pides uno (-c), llama.cpp abriría los {} tokens del modelo, pero su ajuste a la memoria libre (fit, activo por defecto) lo baja a {tokens}{generated} para dejar 1 GiB libre en la GPU (interpola entre lo que ocupa con el contexto entero y con 4096, y redondea a múltiplos de 256).",
+                        group_digits(*trained)
+                    ),
+                    Opened::Unknown => format!(
+                        "Contexto automático: no se conoce el contexto de entrenamiento de este modelo, así que el cálculo usa {tokens} tokens{generated}; {given}."
+                    ),
+                }
+            }
             Note::OllamaContext { vram, default, seq } => {
                 let advice = if seq == default {
                     String::new()
                 } else if cli {
-                    format!(" Este cálculo usa {}; con --seq {default} ves lo que ocupa el de Ollama.", group_digits(*seq))
+                    format!(" Este cálculo usa {}; con --seq auto ves lo que ocupa el de Ollama.", group_digits(*seq))
                 } else {
-                    format!(" Este cálculo usa {}; pon {} en Tokens por secuencia para ver lo que ocupa el de Ollama.", group_digits(*seq), group_digits(*default))
+                    format!(" Este cálculo usa {}; escribe «auto» en Tokens por secuencia para ver lo que ocupa el de Ollama.", group_digits(*seq))
                 };
                 format!(
                     "Contexto de Ollama: desde la versión 0.15.5, si no le pides otro (num_ctx u OLLAMA_CONTEXT_LENGTH), Ollama abre el modelo con un contexto que depende de la VRAM: 4096 tokens por debajo de 23 GiB, 32 768 hasta 47 GiB y 262 144 a partir de ahí. Con {} serían {} tokens, y la caché KV crece con ellos.{advice}",
@@ -542,6 +593,7 @@ fn signed_percent(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::default_context::{Fit, Opened};
 
     #[test]
     fn web_notes_never_name_flags() {
@@ -605,6 +657,49 @@ mod tests {
                 vram: 24 << 30,
                 default: 32_768,
                 seq: 4096,
+            },
+            Note::OpenedContext {
+                opened: Opened::Vllm { trained: 131_072 },
+                new_tokens: 0,
+            },
+            Note::OpenedContext {
+                opened: Opened::Ollama {
+                    vram: 24 << 30,
+                    tier: 32_768,
+                    trained: Some(8192),
+                },
+                new_tokens: 512,
+            },
+            Note::OpenedContext {
+                opened: Opened::LlamaCpp {
+                    trained: 131_072,
+                    fit: None,
+                },
+                new_tokens: 0,
+            },
+            Note::OpenedContext {
+                opened: Opened::LlamaCpp {
+                    trained: 131_072,
+                    fit: Some(Fit {
+                        tokens: 99_328,
+                        layers_next: false,
+                    }),
+                },
+                new_tokens: 0,
+            },
+            Note::OpenedContext {
+                opened: Opened::LlamaCpp {
+                    trained: 131_072,
+                    fit: Some(Fit {
+                        tokens: 4096,
+                        layers_next: true,
+                    }),
+                },
+                new_tokens: 0,
+            },
+            Note::OpenedContext {
+                opened: Opened::Unknown,
+                new_tokens: 0,
             },
             Note::ServingProfile {
                 tokens: 8192,

@@ -548,33 +548,130 @@ fn graphs_captured_after_the_kv_cache_must_fit_in_what_it_leaves() {
 }
 
 /// Ollama's defaults: flash attention (`--flash-attn auto` since 0.30), gemma3's vision
-/// projector, and a context chosen from the VRAM that the notes name.
+/// projector, and the context it chooses by the VRAM (`auto`); a context given instead
+/// gets a note naming Ollama's own.
 #[test]
 fn ollama_defaults_follow_ollama() {
-    assert_eq!(ollama_context(12 << 30), 4096);
-    assert_eq!(ollama_context((23 << 30) - 1), 4096);
-    assert_eq!(ollama_context(24_564 << 20), 32_768);
-    assert_eq!(ollama_context(48 << 30), 262_144);
     let s = Settings::defaults(Task::Inference, crate::settings::Runtime::Ollama);
-    assert_eq!(s.attention, Attention::Flash);
-    assert!(s.mmproj);
+    assert_eq!(
+        (s.attention, s.mmproj, s.seq),
+        (Attention::Flash, true, None)
+    );
     let mut s = s;
     s.set(Field::Gpu, "rtx-4090", Surface::Cli).unwrap();
     let e = evaluate(&preset("gemma-3-4b"), &s).unwrap();
     assert!(e.estimate.projector.is_some());
+    assert_eq!(e.workload.seq, 32_768);
     assert!(e.notes.iter().any(|n| matches!(
         n,
+        Note::OpenedContext {
+            opened: Opened::Ollama { tier: 32_768, .. },
+            ..
+        }
+    )));
+    s.set(Field::Seq, "4096", Surface::Cli).unwrap();
+    let e = evaluate(&preset("gemma-3-4b"), &s).unwrap();
+    let note = e
+        .notes
+        .iter()
+        .find(|n| matches!(n, Note::OllamaContext { .. }))
+        .unwrap();
+    assert!(matches!(
+        note,
         Note::OllamaContext {
             default: 32_768,
             seq: 4096,
             ..
         }
+    ));
+    assert!(note.text(Surface::Cli).contains("--seq auto"));
+    assert!(
+        !e.notes
+            .iter()
+            .any(|n| matches!(n, Note::OpenedContext { .. }))
+    );
+}
+
+/// `vllm serve` with no `--max-model-len` takes the model's whole context: Llama 3.1
+/// 8B in bf16 on a 4090 does not start, as vLLM refuses it, and the verdict names the
+/// longest context that would.
+#[test]
+fn vllm_opens_the_models_context_by_default() {
+    let mut s = Settings::defaults(Task::Inference, crate::settings::Runtime::Vllm);
+    s.set(Field::Gpu, "rtx-4090", Surface::Cli).unwrap();
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert_eq!(e.workload.seq, 131_072);
+    let Some(Verdict::CannotServe { longest, .. }) = e.verdict else {
+        panic!("{:?}", e.verdict);
+    };
+    assert!(longest > 4096 && longest < 131_072, "{longest}");
+    // Generated tokens come out of the same max_model_len.
+    s.set(Field::NewTokens, "1024", Surface::Cli).unwrap();
+    assert_eq!(
+        evaluate(&preset("llama-3.1-8b"), &s).unwrap().workload.seq,
+        131_072 - 1024
+    );
+    s.set(Field::Seq, "8k", Surface::Cli).unwrap();
+    assert!(matches!(
+        evaluate(&preset("llama-3.1-8b"), &s).unwrap().verdict,
+        Some(Verdict::Serves { .. })
+    ));
+}
+
+/// llama-server opens the trained context and `--fit` lowers it to leave 1 GiB free:
+/// Llama 3.1 8B Q4_K_M on a 12 GB card gets a context between 4096 and 131 072, a
+/// multiple of 256, that leaves about that much; a small card gets the floor.
+#[test]
+fn llama_cpp_fits_its_automatic_context() {
+    let mut s = Settings::defaults(Task::Inference, crate::settings::Runtime::LlamaCpp);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert_eq!(e.workload.seq, 131_072, "no GPU: nothing to fit");
+    s.set(Field::Gpu, "rtx-3060", Surface::Cli).unwrap();
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    let seq = e.workload.seq;
+    assert!(seq > 4096 && seq < 131_072 && seq % 256 == 0, "{seq}");
+    let free = e.capacity.unwrap() - e.estimate.per_gpu_bytes;
+    assert!(
+        free >= ByteSize::GIB - (64 << 20) && free < ByteSize::GIB + (256 << 20),
+        "{free}"
+    );
+    assert!(e.verdict.is_some_and(Verdict::fits));
+    s.set(Field::GpuMemory, "6GiB", Surface::Cli).unwrap();
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert_eq!(e.workload.seq, 4096);
+    assert!(e.notes.iter().any(|n| matches!(
+        n,
+        Note::OpenedContext {
+            opened: Opened::LlamaCpp {
+                fit: Some(crate::default_context::Fit {
+                    layers_next: true,
+                    ..
+                }),
+                ..
+            },
+            ..
+        }
     )));
-    let text = e
-        .notes
-        .iter()
-        .find(|n| matches!(n, Note::OllamaContext { .. }))
-        .unwrap()
-        .text(Surface::Cli);
-    assert!(text.contains("--seq 32768"), "{text}");
+}
+
+/// `auto` is the servers' own choice; elsewhere it is refused in Spanish.
+#[test]
+fn auto_context_only_where_the_runtime_chooses() {
+    let mut s = Settings::for_task(Task::Inference);
+    let e = s.set(Field::Seq, "auto", Surface::Cli).unwrap_err();
+    assert!(e.to_string().contains("vLLM, llama.cpp u Ollama"), "{e}");
+    assert_eq!(s.seq, Some(4096));
+    let vllm = s.with_runtime(crate::settings::Runtime::Vllm);
+    assert_eq!(vllm.seq, None);
+    assert_eq!(
+        vllm.with_runtime(crate::settings::Runtime::Transformers)
+            .seq,
+        Some(4096)
+    );
+    let mut given = vllm.clone();
+    given.set(Field::Seq, "16k", Surface::Cli).unwrap();
+    assert_eq!(
+        given.with_runtime(crate::settings::Runtime::LlamaCpp).seq,
+        Some(16_384)
+    );
 }

@@ -58,7 +58,7 @@ pub enum Runtime {
     LlamaCpp,
     /// Ollama: llama.cpp's engine (llama-server since 0.30) with flash attention where
     /// the GPU supports it, the vision projector of the models that carry one, and a
-    /// default context chosen from the VRAM ([`crate::evaluate::ollama_context`]).
+    /// default context chosen from the VRAM ([`crate::default_context::ollama_tier`]).
     Ollama,
     /// AutoAWQ with its fused modules (`fuse_layers=True`): a KV cache allocated up
     /// front and attention computed eagerly.

@@ -444,7 +444,9 @@ impl Field {
             Field::LoraTargets => "Qué capas lineales llevan adaptadores LoRA.",
             Field::Format => "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
             Field::Batch => "Secuencias procesadas a la vez.",
-            Field::Seq => "Tokens por secuencia (el prompt, o la secuencia de entrenamiento).",
+            Field::Seq => {
+                "Tokens por secuencia (el prompt, o la secuencia de entrenamiento). «auto», lo que vLLM, llama.cpp y Ollama toman por defecto, es el contexto que abre el propio motor: vLLM, el del modelo (max_model_len); llama.cpp, el del modelo, que su ajuste automático (fit) baja hasta dejar 1 GiB libre (nunca por debajo de 4096); Ollama, 4096, 32 768 o 262 144 según la VRAM, sin pasar del del modelo."
+            }
             Field::NewTokens => "Tokens que se generan tras el prompt (ocupan caché KV).",
             Field::Attention => {
                 "Cómo se calcula la atención: SDPA/FlashAttention (memoria lineal) o ingenua (matriz N×N)."
@@ -549,6 +551,7 @@ impl Field {
             Field::Tp => format!("auto o {}", GPUS.describe()),
             Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
             Field::CpuMoe => format!("todas o {}", GPU_LAYERS.describe()),
+            Field::Seq => format!("auto (vLLM, llama.cpp, Ollama) o {}", SEQ.describe()),
             Field::BatchedTokens => format!("auto o {}", BATCHED_TOKENS.describe()),
             Field::MaxSeqs => format!("auto o {}", BATCH.describe()),
             _ => self.bounds().map(Bounds::describe).unwrap_or_default(),
@@ -762,7 +765,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Task => print_choice(TASKS, s.task, surface),
         Field::Format => s.format.id(),
         Field::Batch => n(s.batch),
-        Field::Seq => n(s.seq),
+        Field::Seq => s.seq.map_or_else(|| "auto".to_owned(), n),
         Field::NewTokens => n(s.new_tokens),
         Field::Attention => print_choice(ATTENTIONS, s.attention, surface),
         Field::Checkpointing => print_switch(s.checkpointing, surface),
@@ -825,7 +828,16 @@ pub(super) fn set(
                     WeightFormat::parse(input).map_err(|e| Problem::Invalid(e.to_string()))?;
             }
             Field::Batch => s.batch = count(f, input)?,
-            Field::Seq => s.seq = count(f, input)?,
+            Field::Seq if auto(input) => {
+                if s.task.is_training() || !crate::default_context::opens_context(s.runtime) {
+                    return Err(Problem::Invalid(
+                        "«auto» solo vale para inferencia con vLLM, llama.cpp u Ollama, que eligen el contexto por su cuenta."
+                            .to_owned(),
+                    ));
+                }
+                s.seq = None;
+            }
+            Field::Seq => s.seq = Some(count(f, input)?),
             Field::NewTokens => s.new_tokens = count(f, input)?,
             Field::Attention => s.attention = pick(ATTENTIONS, input)?,
             Field::Checkpointing => s.checkpointing = switch(input)?,

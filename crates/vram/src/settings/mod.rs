@@ -26,6 +26,7 @@ pub use count::{Bounds, CountProblem, Unit};
 pub use field::{FIELDS, Field, Problem, SettingError, Spec};
 
 use crate::catalog::Gpu;
+use crate::default_context::{self, Opened};
 use crate::dtype::Dtype;
 use crate::estimate::{MAX_BATCH, MAX_GPUS, MAX_SEQ};
 use crate::quant::WeightFormat;
@@ -62,8 +63,10 @@ pub struct Settings {
     pub runtime: Runtime,
     pub format: WeightFormat,
     pub batch: u64,
-    /// Prompt (or training sequence) length in tokens.
-    pub seq: u64,
+    /// Prompt (or training sequence) length in tokens; `None` (`auto`, the default
+    /// of the runtimes that choose one) is the context the runtime opens the model
+    /// with, less the generated tokens ([`crate::default_context`]).
+    pub seq: Option<u64>,
     /// Tokens generated after the prompt.
     pub new_tokens: u64,
     pub attention: Attention,
@@ -116,6 +119,9 @@ pub struct Settings {
     pub cuda_context: Option<u64>,
 }
 
+/// The prompt (or training sequence) a runtime without a context of its own gets.
+pub const DEFAULT_SEQ: u64 = 4096;
+
 pub(crate) const BATCH: Bounds = Bounds::plain(1, MAX_BATCH);
 pub(crate) const SEQ: Bounds = Bounds::tokens(1, MAX_SEQ);
 pub(crate) const NEW_TOKENS: Bounds = Bounds::tokens(0, MAX_SEQ);
@@ -160,6 +166,8 @@ impl Settings {
     /// - LoRA goes on `q_proj` and `v_proj` with PEFT's defaults, on the four attention
     ///   projections in torchtune's configs, on every linear in Unsloth's notebooks.
     /// - vLLM serves: the paged KV cache at `gpu_memory_utilization=0.9`.
+    /// - vLLM, llama.cpp and Ollama open the context they choose when launched without
+    ///   one (`auto`, [`crate::default_context`]); the others get 4096 tokens.
     pub fn defaults(task: Task, runtime: Runtime) -> Settings {
         let training = task.is_training();
         Settings {
@@ -181,7 +189,12 @@ impl Settings {
                 _ => WeightFormat::Plain { dtype: Dtype::Bf16 },
             },
             batch: 1,
-            seq: 4096,
+            // The servers choose a context themselves; the rest take the user's.
+            seq: if !training && crate::default_context::opens_context(runtime) {
+                None
+            } else {
+                Some(DEFAULT_SEQ)
+            },
             new_tokens: 0,
             // llama.cpp turns flash attention on when the GPU supports it (`-fa auto`),
             // and Ollama asks llama-server for that since 0.30 (`--flash-attn auto` in
@@ -438,6 +451,33 @@ impl Settings {
         })
     }
 
+    /// With `auto` context, the one the runtime opens a model trained on `trained`
+    /// tokens with on these GPUs; `None` when the context is given.
+    pub fn opened(&self, trained: Option<u64>) -> Option<Opened> {
+        self.seq
+            .is_none()
+            .then(|| default_context::opened(self.runtime, trained, self.total_vram()))
+    }
+
+    /// The memory of all the GPUs together, as their drivers report it (what Ollama
+    /// chooses its context by); `None` without a GPU.
+    pub fn total_vram(&self) -> Option<u64> {
+        self.gpu_memory
+            .or(self.gpu.map(|g| g.memory_bytes))
+            .map(|per_gpu| per_gpu.saturating_mul(u64::from(self.gpus.max(1))))
+    }
+
+    /// The prompt tokens: the ones given, or what the `opened` context leaves after the
+    /// generated tokens.
+    pub fn prompt(&self, opened: Option<Opened>) -> u64 {
+        self.seq.unwrap_or_else(|| {
+            opened
+                .map_or(default_context::FALLBACK, Opened::tokens)
+                .saturating_sub(self.new_tokens)
+                .clamp(1, MAX_SEQ)
+        })
+    }
+
     /// The tensor-parallel degree in effect.
     pub fn tp(&self) -> u32 {
         self.tp.unwrap_or(if self.task.is_training() {
@@ -468,7 +508,7 @@ impl Settings {
             checkpoint_offload: training && self.checkpointing && self.runtime == Runtime::Unsloth,
             optimizer: self.optimizer,
             batch: self.batch,
-            seq: self.seq,
+            seq: self.prompt(self.opened(None)),
             new_tokens: self.new_tokens,
             grad_checkpointing: training && self.checkpointing,
             attention: self.attention,

@@ -53,10 +53,10 @@ fn n_cpu_moe_reads_a_count_or_every_layer() {
 fn token_suffixes_are_powers_of_two() {
     let (s, errors) = web(&[("contexto", "4k"), ("nuevos", "2k")]);
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!((s.seq, s.new_tokens), (4096, 2048));
+    assert_eq!((s.seq, s.new_tokens), (Some(4096), 2048));
     let mut cli = Settings::for_task(Task::Inference);
     cli.set(Field::Seq, "128k", Surface::Cli).unwrap();
-    assert_eq!(cli.seq, 131_072);
+    assert_eq!(cli.seq, Some(131_072));
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn bad_values_name_the_setting_and_its_bounds() {
         (
             "contexto",
             "0",
-            "El contexto debe ser un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
+            "El contexto debe ser auto (vLLM, llama.cpp, Ollama) o un entero entre 1 y 16\u{202f}777\u{202f}216 (también 4k = 4096",
         ),
         (
             "gpus",
@@ -126,7 +126,7 @@ fn bad_values_name_the_setting_and_its_bounds() {
 #[test]
 fn query_strings_carry_settings_and_the_rest() {
     let mut s = Settings::web_default().with_task(Task::Qlora);
-    s.seq = 8192;
+    s.seq = Some(8192);
     let q = s.to_query(
         &Settings::web_default(),
         &[("modelo", "qwen2.5-7b")],
@@ -253,7 +253,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             (0..TASKS.len(), 0u64..(1 << 36)),
             0..FORMATS.len(),
             1..=MAX_BATCH,
-            1..=MAX_SEQ,
+            proptest::option::of(1..=MAX_SEQ),
             0..=MAX_SEQ,
             0..ATTENTIONS.len(),
         ),
@@ -306,7 +306,16 @@ fn any_settings() -> impl Strategy<Value = Settings> {
                 dtype: crate::Dtype::Bf16,
             }),
             batch: a.4,
-            seq: a.5,
+            // `auto` only where the runtime chooses a context.
+            seq: {
+                let (task, r) = (TASKS[a.2.0].value, RUNTIMES[b.2.1].value);
+                let opens =
+                    r.runs(task) && !task.is_training() && crate::default_context::opens_context(r);
+                match a.5 {
+                    None if opens => None,
+                    given => Some(given.unwrap_or(4096)),
+                }
+            },
             new_tokens: a.6,
             attention: ATTENTIONS[a.7].value,
             checkpointing: b.0,

@@ -300,7 +300,7 @@ mod tests {
             (|i| i.type_text(Field::Batch, "-4".into()), "«-4» no lo es"),
             (
                 |i| i.type_text(Field::Seq, "0".into()),
-                "El contexto debe ser un entero entre 1 y",
+                "El contexto debe ser auto (vLLM, llama.cpp, Ollama) o un entero entre 1 y",
             ),
             (|i| i.model = "x".into(), "modelo"),
         ];
@@ -315,7 +315,7 @@ mod tests {
         i.type_text(Field::Seq, "8k".into());
         assert_eq!(
             (i.settings.seq, i.text(Field::Seq)),
-            (8192, "8k".to_owned())
+            (Some(8192), "8k".to_owned())
         );
     }
 
