@@ -354,3 +354,51 @@ test("the server's GPU fraction and vLLM's CUDA graphs, and Ollama's vision proj
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("vLLM, llama.cpp and Ollama open their own context: «auto», as a default launch does", async () => {
+  const { context, page, problems, est } = await openEstimator();
+  const contextField = est.locator("input[name=contexto]");
+  await est.locator("select[name=modelo]").selectOption("llama-3.1-8b");
+  await est.locator("select[name=gpu]").selectOption("rtx-4090");
+  // `vllm serve` with no --max-model-len takes the model's 131 072 tokens: on a 4090
+  // the KV cache cannot hold one such sequence and vLLM refuses to start.
+  await est.locator("select[name=motor]").selectOption("vllm");
+  await page.waitForFunction(() => document.querySelector(".estimator input[name=contexto]").value === "auto");
+  const refused = est.locator(".est-verdict[data-verdict=cannot-serve]");
+  await refused.waitFor();
+  const vllm = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--runtime", "vllm"]);
+  if (vllm) {
+    assert.equal(vllm.verdict, "cannot-serve");
+    assert.equal(vllm.seq_tokens, 131_072);
+    assert.equal(vllm.settings.seq, "auto");
+    assert.match(await refused.innerText(), new RegExp(groupDigits(vllm.max_seq_fit)));
+  }
+  await est.locator(".est-notes", { hasText: "Contexto automático" }).waitFor();
+  // The reader's own context wins, and the link carries it.
+  await contextField.fill("8k");
+  await est.locator(".est-verdict[data-verdict=serves]").waitFor();
+  await page.waitForFunction(() => location.search.includes("contexto=8k"));
+  await contextField.fill("auto");
+  await refused.waitFor();
+  await screenshot(page, "estimador-contexto-auto");
+
+  // llama-server opens the trained context and --fit lowers it to leave 1 GiB free:
+  // on a 12 GB card the page and the CLI agree on the total.
+  await est.locator("select[name=motor]").selectOption("llamacpp");
+  await est.locator("select[name=gpu]").selectOption("rtx-3060");
+  const fitted = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-3060", "--runtime", "llama.cpp"]);
+  if (fitted) {
+    assert.ok(fitted.seq_tokens > 4096 && fitted.seq_tokens < 131_072, String(fitted.seq_tokens));
+    await est.locator(".est-total").filter({ hasText: gib(fitted.per_gpu_bytes) }).waitFor();
+    await est.locator(".est-notes", { hasText: `lo baja a ${groupDigits(fitted.seq_tokens)}` }).waitFor();
+  }
+
+  // A runtime without a context of its own refuses «auto» on the field, in Spanish.
+  await est.locator("select[name=motor]").selectOption("transformers");
+  await contextField.fill("auto");
+  const error = est.locator("label:has(input[name=contexto]) .field-error");
+  await error.waitFor();
+  assert.match(await error.innerText(), /solo vale para inferencia con vLLM, llama.cpp u Ollama/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
