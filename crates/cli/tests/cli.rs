@@ -316,6 +316,47 @@ fn deepseek_mla_caches_the_compressed_latent() {
 
 /// The settings flags come from the shared table: token suffixes, switches with an
 /// optional value, task defaults, and the settings echoed in the JSON.
+/// `--seq auto`, the servers' default: the context the runtime opens by itself; given
+/// to a runtime that has none, one Spanish line and exit 2.
+#[test]
+fn auto_context_is_the_runtimes_own() {
+    let v = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "rtx-4090",
+        "--seq",
+        "auto",
+        "--runtime",
+        "vllm",
+        "--json",
+    ]);
+    assert_eq!(v["settings"]["seq"], serde_json::json!("auto"));
+    assert_eq!(v["seq_tokens"], serde_json::json!(131_072));
+    assert_eq!(v["verdict"], serde_json::json!("cannot-serve"));
+    let ollama = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "rtx-3060",
+        "--runtime",
+        "ollama",
+        "--json",
+    ]);
+    assert_eq!(ollama["settings"]["seq"], serde_json::json!("auto"));
+    assert_eq!(ollama["seq_tokens"], serde_json::json!(4096));
+    let out = vramlab(&["estimate", "--params", "7B", "--seq", "auto"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("«auto» solo vale para inferencia con vLLM"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 #[test]
 fn settings_flags_follow_the_shared_vocabulary() {
     let v = json(&[

@@ -3,7 +3,7 @@
 //! defaults per task, parsed by the same function the site and the widget use.
 
 use clap::{Arg, ArgMatches, Command};
-use vram::settings::{FIELDS, Field, RUNTIMES, Spec, TASKS};
+use vram::settings::{FIELDS, Field, RUNTIMES, Runtime, Spec, TASKS};
 use vram::{Settings, Surface, Task};
 
 /// The settings flags the user gave, as typed (read by `Settings::read_with`).
@@ -138,12 +138,21 @@ fn arg(spec: &'static Spec) -> Arg {
         // value never swallows the next flag.
         .allow_hyphen_values(!is_switch(field))
         .value_parser(move |text: &str| {
-            // Each flag alone: a runtime that only trains is checked against the task
-            // once every flag is read.
-            let check = |task| Settings::for_task(task).set(field, text, Surface::Cli);
-            check(Task::Inference)
-                .or_else(|e| check(Task::Full).map_err(|_| e))
-                .map(|()| text.to_owned())
+            // Each flag alone, valid for some task and runtime (a runtime that only
+            // trains, `--seq auto` that only the servers take): the combination is
+            // checked once every flag is read. The message is inference's.
+            let check =
+                |task, runtime| Settings::defaults(task, runtime).set(field, text, Surface::Cli);
+            let first = check(Task::Inference, Runtime::default_for(Task::Inference));
+            let any = TASKS.iter().any(|t| {
+                RUNTIMES
+                    .iter()
+                    .any(|r| r.value.runs(t.value) && check(t.value, r.value).is_ok())
+            });
+            match first {
+                Err(e) if !any => Err(e),
+                _ => Ok(text.to_owned()),
+            }
         });
     match field {
         f if is_switch(f) => arg.num_args(0..=1).default_missing_value("true"),
