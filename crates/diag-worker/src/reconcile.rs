@@ -85,8 +85,11 @@ pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
     let (preset, model) = catalog_model(m.model.as_deref()?)?;
     let mut s = Settings::defaults(Task::Inference, Runtime::Vllm);
     s.gpu_memory = Some(m.total_gpu_bytes.unwrap_or(80 * ByteSize::GIB));
-    if let Some(p) = m.utilization_percent.and_then(|p| u8::try_from(p).ok()) {
-        s.utilization = p.clamp(1, 100);
+    if let Some(p) = m.utilization_percent {
+        let bp = p
+            .saturating_mul(100)
+            .clamp(1, u32::from(vram::settings::BASIS_POINTS));
+        s.utilization = u16::try_from(bp).unwrap_or(vram::settings::BASIS_POINTS);
     }
     // Logs older than 0.21, and newer ones with the reservation off, sized the KV cache
     // before the CUDA graphs were captured.
@@ -129,7 +132,8 @@ pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
     Some(Reconciliation {
         title: format!(
             "Frente al estimador (vLLM, {} en bf16, {card}, gpu_memory_utilization {} %)",
-            preset.name, s.utilization
+            preset.name,
+            vram::settings::percent_text(s.utilization)
         ),
         rows: rows(&terms),
     })

@@ -274,7 +274,7 @@ fn serving(o: &Outcome) -> String {
     let Some(p) = o.eval.serving else {
         return String::new();
     };
-    let share = o.settings.utilization;
+    let share = vram::settings::percent_text(o.settings.utilization);
     // vLLM refuses to start (the verdict says why): the plan is what it would get.
     let lead = match o.eval.verdict {
         Some(vram::Verdict::WontStart { .. }) => "Si arrancara, como servidor",

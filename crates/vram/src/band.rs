@@ -84,9 +84,9 @@ pub const TABLE: &[Row] = &[
     ("unsloth", true, band(-30.5, 6.0, 28, true)),
     ("torchtune", true, band(-1.7, 57.9, 4, false)),
     ("deepspeed", true, band(-30.5, 6.0, 28, true)),
-    ("vllm", false, band(-0.4, 2.7, 31, false)),
+    ("vllm", false, band(-0.4, 2.7, 32, false)),
     ("llama.cpp", false, band(-4.1, 0.0, 20, false)),
-    ("ollama", false, band(-4.7, 2.5, 65, true)),
+    ("ollama", false, band(-4.7, 2.7, 66, true)),
     ("autoawq", false, band(-4.7, -3.2, 3, false)),
 ];
 

@@ -396,8 +396,8 @@ pub fn hybrid_padding(a: &Architecture, pp: u32) -> Option<(u64, u64)> {
     Some((h.groups().saturating_mul(h.group_size), layers))
 }
 
-/// Plans a serving deployment. `utilization_percent` is vLLM's
-/// `gpu_memory_utilization` × 100; `est` must be an inference estimate of one sequence
+/// Plans a serving deployment. `utilization` is vLLM's `gpu_memory_utilization` in
+/// basis points (× 10 000, [`crate::settings::BASIS_POINTS`]); `est` must be an inference estimate of one sequence
 /// (its weights and overhead are used); `profile` is what the start-up profile ran and
 /// `profile_peak` [`profile_peak`]'s bytes for it.
 #[allow(clippy::too_many_arguments)]
@@ -406,14 +406,16 @@ pub fn plan(
     w: &Workload,
     est: &Estimate,
     capacity: u64,
-    utilization_percent: u8,
+    utilization: u16,
     block_size: u32,
     profile: Profile,
     profile_peak: u64,
 ) -> ServingPlan {
-    let budget =
-        u64::try_from(u128::from(capacity) * u128::from(utilization_percent.min(100)) / 100)
-            .unwrap_or(capacity);
+    let whole = crate::settings::BASIS_POINTS;
+    let budget = u64::try_from(
+        u128::from(capacity) * u128::from(utilization.min(whole)) / u128::from(whole),
+    )
+    .unwrap_or(capacity);
     // vLLM itself (`memory_profiling` in vllm/utils/mem_utils.py) charges the weights,
     // the profile's allocated peak and only the *growth* of non-PyTorch memory since the
     // worker's first snapshot (0.25 GiB on one H100 and 2.07 GiB with TP 2 or 4 in vLLM
@@ -522,7 +524,7 @@ mod tests {
         let kv = kv + loaded_weights(&a, &w, 0);
         // A 0.19 log: the graphs were captured after the KV cache.
         let profile = Profile::vllm_default(kv, None).with_graphs(CudaGraphs::AfterKv);
-        let p = plan(&a, &w, &e, kv, 100, 16, profile, 0);
+        let p = plan(&a, &w, &e, kv, 10_000, 16, profile, 0);
         assert_eq!(p.kv_bytes_per_token, 131_072);
         assert_eq!(p.tokens, 37_680);
         assert_eq!(p.tokens % 16, 0);
@@ -532,7 +534,7 @@ mod tests {
         // From vLLM 0.21 the graphs' estimate comes out of the KV cache first; with
         // --enforce-eager there are none.
         let reserved = Profile::vllm_default(kv, None);
-        let p = plan(&a, &w, &e, kv, 100, 16, reserved, 0);
+        let p = plan(&a, &w, &e, kv, 10_000, 16, reserved, 0);
         let graphs = reserved.graph_bytes(32);
         assert_eq!(graphs, profile.graph_bytes(32));
         assert_eq!(p.cuda_graph_bytes, graphs);
@@ -541,7 +543,7 @@ mod tests {
             ((4.60 * ByteSize::GIB as f64) as u64 - graphs) / (131_072 * 16) * 16
         );
         let eager = reserved.with_graphs(CudaGraphs::Off);
-        let p = plan(&a, &w, &e, kv, 100, 16, eager, 0);
+        let p = plan(&a, &w, &e, kv, 10_000, 16, eager, 0);
         assert_eq!((p.cuda_graph_bytes, p.tokens), (0, 37_680));
     }
 
@@ -858,7 +860,7 @@ mod tests {
         let e = estimate(&m, &w).unwrap();
         let profile = Profile::vllm_default(24 * ByteSize::GIB, None);
         let peak = profile_peak(&a, &w, profile);
-        let p = plan(&a, &w, &e, 24 * ByteSize::GIB, 90, 16, profile, peak);
+        let p = plan(&a, &w, &e, 24 * ByteSize::GIB, 9000, 16, profile, peak);
         assert_eq!((p.kv_budget_bytes, p.tokens, p.max_sequences), (0, 0, 0));
     }
 
@@ -915,7 +917,7 @@ mod tests {
             &w,
             &e,
             budget,
-            100,
+            10_000,
             16,
             Profile::vllm_default(80 * ByteSize::GIB, None).with_graphs(CudaGraphs::AfterKv),
             0,

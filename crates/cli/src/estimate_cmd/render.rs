@@ -238,7 +238,7 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
         };
         text.push_str(&format!(
             "\n{would} (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
-            s.utilization,
+            vram::settings::percent_text(s.utilization),
             ByteSize(p.kv_budget_bytes).binary(),
             group_digits(p.blocks),
             group_digits(p.tokens),

@@ -10,8 +10,8 @@ use super::choice::{
 };
 use super::count::{Bounds, CountProblem};
 use super::{
-    BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPUS, LORA_RANK, NEW_TOKENS,
-    RAM_GBS, SEQ, Settings, Surface, UBATCH, UTILIZATION,
+    BASIS_POINTS, BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPUS, LORA_RANK,
+    NEW_TOKENS, RAM_GBS, SEQ, Settings, Surface, UBATCH, UTILIZATION,
 };
 use crate::catalog;
 use crate::quant::WeightFormat;
@@ -545,8 +545,8 @@ impl Field {
                 if web { "si o no" } else { "true o false" }.into()
             }
             Field::Utilization => format!(
-                "una fracción entre 0.{:02} y 1 (o un porcentaje: 90%)",
-                UTILIZATION.0
+                "una fracción entre {} y 1, con hasta cuatro decimales (o un porcentaje: 90%)",
+                print_fraction(UTILIZATION.0)
             ),
             Field::Tp => format!("auto o {}", GPUS.describe()),
             Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
@@ -689,8 +689,10 @@ fn all_layers(input: &str) -> bool {
         .any(|w| t.eq_ignore_ascii_case(w))
 }
 
-/// "0.9" or "90%" (or "90") → 90, in exact decimal arithmetic.
-fn percent(input: &str) -> Result<u8, Problem> {
+/// "0.9", "90%" or "90" → 9000 basis points, in exact decimal arithmetic: a fraction
+/// has up to four decimals (vLLM takes any float; 0.9764 is the finest seen in logs), a
+/// percentage up to two.
+fn fraction(input: &str) -> Result<u16, Problem> {
     let t = input.trim();
     let (number, is_percent) = match t.strip_suffix('%') {
         Some(p) => (p.trim(), true),
@@ -702,25 +704,30 @@ fn percent(input: &str) -> Result<u8, Problem> {
     let above_one = d
         .times(1)
         .is_none_or(|(v, inexact)| v > 1 || (v == 1 && inexact));
-    let factor = if is_percent || above_one { 1 } else { 100 };
+    let factor = if is_percent || above_one {
+        BASIS_POINTS / 100
+    } else {
+        BASIS_POINTS
+    };
     let (v, inexact) = d
-        .times(factor)
+        .times(u128::from(factor))
         .ok_or(Problem::Count(CountProblem::OutOfRange))?;
     if inexact {
         return Err(Problem::Count(CountProblem::NotWhole));
     }
-    match u8::try_from(v) {
+    match u16::try_from(v) {
         Ok(p) if (UTILIZATION.0..=UTILIZATION.1).contains(&p) => Ok(p),
         _ => Err(Problem::Count(CountProblem::OutOfRange)),
     }
 }
 
-fn print_percent(p: u8) -> String {
-    match p {
-        100 => "1".into(),
-        p if p.is_multiple_of(10) => format!("0.{}", p / 10),
-        p => format!("0.{p:02}"),
+/// 9000 → "0.9", 9764 → "0.9764", 10 000 → "1": the fraction vLLM's flag takes.
+pub(super) fn print_fraction(bp: u16) -> String {
+    if bp >= BASIS_POINTS {
+        return "1".into();
     }
+    let digits = format!("{bp:04}");
+    format!("0.{}", digits.trim_end_matches('0'))
 }
 
 /// "24GiB" when whole GiB, "500MiB" when whole MiB, else bytes.
@@ -793,7 +800,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
         Field::Serve => print_switch(s.serve, surface),
         Field::Mmproj => print_switch(s.mmproj, surface),
-        Field::Utilization => print_percent(s.utilization),
+        Field::Utilization => print_fraction(s.utilization),
         Field::BatchedTokens => n(s.batched_tokens?),
         Field::MaxSeqs => n(s.max_seqs?),
         Field::CudaGraphs => print_choice(CUDA_GRAPHS, s.cuda_graphs, surface),
@@ -876,7 +883,7 @@ pub(super) fn set(
             Field::CpuOffload => s.cpu_offload = switch(input)?,
             Field::Serve => s.serve = switch(input)?,
             Field::Mmproj => s.mmproj = switch(input)?,
-            Field::Utilization => s.utilization = percent(input)?,
+            Field::Utilization => s.utilization = fraction(input)?,
             Field::BatchedTokens if auto(input) => s.batched_tokens = None,
             Field::BatchedTokens => s.batched_tokens = Some(count(f, input)?),
             Field::MaxSeqs if auto(input) => s.max_seqs = None,

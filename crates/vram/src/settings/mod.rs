@@ -89,8 +89,9 @@ pub struct Settings {
     pub cpu_offload: bool,
     /// Budget a vLLM-style server (paged KV cache) instead of one request.
     pub serve: bool,
-    /// vLLM's `gpu_memory_utilization`, in percent.
-    pub utilization: u8,
+    /// vLLM's `gpu_memory_utilization` in basis points (hundredths of a percent): 9000
+    /// is 0.9. vLLM takes any float; four decimals cover every value seen in its logs.
+    pub utilization: u16,
     /// vLLM's `max_num_batched_tokens`: the tokens of its start-up profile pass;
     /// `None` is vLLM V1's default for the GPU (`serving::Profile::vllm_default`).
     pub batched_tokens: Option<u64>,
@@ -140,8 +141,20 @@ pub const CPU_MOE_ALL: u32 = u32::MAX;
 pub(crate) const RAM_GBS: Bounds = Bounds::plain(1, 10_000);
 /// llama.cpp's `n_ubatch`: at least one token, at most its largest `n_batch` in practice.
 pub(crate) const UBATCH: Bounds = Bounds::plain(1, 65_536);
+/// The whole card, in the basis points [`Settings::utilization`] counts.
+pub const BASIS_POINTS: u16 = 10_000;
 /// vLLM accepts a utilisation in (0, 1]; below 5 % nothing useful fits.
-pub(crate) const UTILIZATION: (u8, u8) = (5, 100);
+pub(crate) const UTILIZATION: (u16, u16) = (500, BASIS_POINTS);
+
+/// A utilisation in basis points as a Spanish percentage: "90", "97,64".
+pub fn percent_text(bp: u16) -> String {
+    let (whole, hundredths) = (bp / 100, bp % 100);
+    match hundredths {
+        0 => whole.to_string(),
+        h if h.is_multiple_of(10) => format!("{whole},{}", h / 10),
+        h => format!("{whole},{h:02}"),
+    }
+}
 
 impl Settings {
     /// The defaults of `task` with its usual runtime, without a GPU.
@@ -238,7 +251,7 @@ impl Settings {
             pp: 1,
             cpu_offload: false,
             serve: runtime == Runtime::Vllm,
-            utilization: 90,
+            utilization: 9000,
             batched_tokens: None,
             max_seqs: None,
             cuda_graphs: CudaGraphs::Profiled,

@@ -151,18 +151,32 @@ fn query_strings_carry_settings_and_the_rest() {
 #[test]
 fn utilisation_as_a_fraction_or_a_percentage() {
     let mut s = Settings::for_task(Task::Inference);
-    for (text, want) in [
-        ("0.9", 90),
-        ("0,95", 95),
-        ("90%", 90),
-        ("85", 85),
-        ("1", 100),
-        ("0.05", 5),
+    for (text, want, printed) in [
+        ("0.9", 9000, "0.9"),
+        ("0,95", 9500, "0.95"),
+        ("90%", 9000, "0.9"),
+        ("85", 8500, "0.85"),
+        ("1", 10_000, "1"),
+        ("0.05", 500, "0.05"),
+        // vLLM takes any float: the finest seen in its logs has four decimals.
+        ("0.905", 9050, "0.905"),
+        ("0.9764", 9764, "0.9764"),
+        ("92.5%", 9250, "0.925"),
     ] {
         s.set(Field::Utilization, text, Surface::Cli).unwrap();
         assert_eq!(s.utilization, want, "{text}");
+        assert_eq!(
+            s.text(Field::Utilization, Surface::Cli).as_deref(),
+            Some(printed)
+        );
     }
-    for bad in ["0.905", "1.5", "0.01", "101%", "-0.9", "mucho", "1e99"] {
+    assert_eq!(
+        [9000, 9764, 9250, 10_000].map(percent_text),
+        ["90", "97,64", "92,5", "100"]
+    );
+    for bad in [
+        "0.97645", "92.555%", "1.5", "0.01", "101%", "-0.9", "mucho", "1e99",
+    ] {
         assert!(
             s.set(Field::Utilization, bad, Surface::Cli).is_err(),
             "{bad}"
@@ -278,7 +292,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             1u32..=MAX_GPUS,
             any::<bool>(),
             any::<bool>(),
-            5u8..=100,
+            500u16..=10_000,
             1u32..=1024,
             proptest::option::of(0u64..(1 << 36)),
             proptest::option::of(0u32..=1024),

@@ -532,6 +532,24 @@ const SPECS: &[Spec] = &[
         published: 31_232,
         unit: Unit::Tokens,
     },
+    // vLLM 0.21 with its default CUDA-graph reservation (`profiled`): the log says
+    // "CUDA graph memory profiling is enabled (default since v0.21.0)" and its capture
+    // grid (PIECEWISE=51 up to 512, FULL=35 up to 256) is max_num_seqs 256's. The run
+    // also loads LMCache's KV connector, whose GPU staging buffer (tens of MiB) is not
+    // modelled. The estimate is low mostly by design: it charges the whole CUDA context
+    // where vLLM charges only non-PyTorch growth, and its per-layer graph constant
+    // (from an H100) gives 0.81 GiB where vLLM estimated 0.52 GiB on this card.
+    Spec {
+        id: "lmcache-3430-qwen3-8b-a5000",
+        what: "Qwen3-8B en vLLM 0.21 (grafos CUDA descontados de la caché), RTX A5000, contexto 16 384, gpu_memory_utilization 0,9764: tokens de caché KV",
+        source: "LMCache/LMCache#3430 (vLLM 0.21.0, RTX A5000): «GPU KV cache size: 46,368 tokens», «Estimated CUDA graph memory: 0.52 GiB total»",
+        runtime: "vllm",
+        model: "qwen3-8b",
+        args: "--runtime vllm --gpu rtx-a5000 --seq 16384 --gpu-memory-utilization 0.9764 --cuda-graphs profiled",
+        measure: Measure::KvTokens,
+        published: 46_368,
+        unit: Unit::Tokens,
+    },
     // Hugging Face Trainer, bert-large for sequence classification on a V100 16 GB:
     // whole-GPU memory (the measured 1343 MiB CUDA context of hf-1 included).
     Spec {
