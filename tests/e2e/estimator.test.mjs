@@ -393,6 +393,18 @@ test("vLLM, llama.cpp and Ollama open their own context: «auto», as a default 
     await est.locator(".est-notes", { hasText: `lo baja a ${groupDigits(fitted.seq_tokens)}` }).waitFor();
   }
 
+  // A model too big for the card: --fit moves whole layers to the CPU (-ngl auto), so
+  // the default launch runs, slower; the page and the CLI agree.
+  await est.locator("select[name=modelo]").selectOption("qwen2.5-32b");
+  const offloaded = cli(["--model", "qwen2.5-32b", "--gpu", "rtx-3060", "--runtime", "llama.cpp"]);
+  if (offloaded) {
+    assert.equal(offloaded.settings.gpu_layers, "auto");
+    assert.equal(offloaded.verdict, "fits");
+    await est.locator(".est-total").filter({ hasText: gib(offloaded.per_gpu_bytes) }).waitFor();
+  }
+  await est.locator(".est-notes", { hasText: "Capas automáticas" }).waitFor();
+  await est.locator("select[name=modelo]").selectOption("llama-3.1-8b");
+
   // A runtime without a context of its own refuses «auto» on the field, in Spanish.
   await est.locator("select[name=motor]").selectOption("transformers");
   await contextField.fill("auto");

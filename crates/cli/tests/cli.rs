@@ -208,7 +208,7 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
                 "--gpu-layers",
                 "treinta",
             ],
-            "El número de capas en la GPU debe ser todas o un entero entre 0 y 1024; «treinta» no lo es.",
+            "El número de capas en la GPU debe ser auto, todas o un entero entre 0 y 1024; «treinta» no lo es.",
         ),
         (
             &["estimate", "--params", "7B", "--gpu-layers", "20"],
@@ -573,10 +573,22 @@ fn llama_cpp_moe_experts_in_ram_fit_a_small_card() {
         "rtx-3060",
         "--seq",
         "32k",
+        "--gpu-layers",
+        "all",
         "--json",
     ];
     let all = json(&base);
     assert_eq!(all["fits"].as_bool(), Some(false));
+    // Left to llama.cpp (`-ngl auto`, the default), its `--fit` moves experts itself.
+    let auto: Vec<&str> = base
+        .iter()
+        .copied()
+        .filter(|a| !matches!(*a, "--gpu-layers" | "all"))
+        .collect();
+    let fitted = json(&auto);
+    assert_eq!(fitted["fits"].as_bool(), Some(true));
+    assert_eq!(fitted["settings"]["gpu_layers"].as_str(), Some("auto"));
+    assert!(fitted["host_bytes"].as_u64() > all["host_bytes"].as_u64());
     let n = all["min_cpu_moe_fit"].as_u64().expect("min_cpu_moe_fit");
     assert!(n > 0 && n < 48, "{n}");
     let n = n.to_string();

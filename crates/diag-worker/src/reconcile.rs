@@ -195,8 +195,8 @@ pub fn ggml(g: &GgmlMemory) -> Option<Reconciliation> {
         return None;
     }
     let layers = match s.gpu_layers {
-        Some(n) => format!("-ngl {n}"),
-        None => "todas las capas en la GPU".to_owned(),
+        Some(n) if n != vram::settings::GPU_LAYERS_ALL => format!("-ngl {n}"),
+        _ => "todas las capas en la GPU".to_owned(),
     };
     let fa = if s.attention == vram::workload::Attention::Flash {
         "con flash attention"

@@ -215,11 +215,14 @@ pub fn ggml_settings(log: &GgmlLog) -> Settings {
     if let Some(f) = log.format {
         s.format = f;
     }
-    // "offloaded 20/33": -ngl 20; "33/33": every layer and the output.
-    if let (Some(on), Some(total)) = (log.layers_on_gpu, log.layers_total)
-        && on < total
-    {
-        s.gpu_layers = u32::try_from(on).ok();
+    // "offloaded 20/33": -ngl 20; "33/33": every layer and the output. The log says
+    // where they went, so nothing is left to the estimate's own fitting.
+    if let (Some(on), Some(total)) = (log.layers_on_gpu, log.layers_total) {
+        s.gpu_layers = Some(if on < total {
+            u32::try_from(on).unwrap_or(crate::settings::GPU_LAYERS_ALL)
+        } else {
+            crate::settings::GPU_LAYERS_ALL
+        });
     }
     s.mmproj = log.gpu_projector_compute.is_some();
     s

@@ -18,7 +18,7 @@ use crate::estimate::{Estimate, EstimateError, ModelInput, estimate};
 use crate::import::StoredWeights;
 use crate::quant::WeightFormat;
 use crate::serving::ServingPlan;
-use crate::settings::{Settings, Surface, Task};
+use crate::settings::{Runtime, Settings, Surface, Task};
 use crate::speed::SpeedHint;
 use crate::units::{ByteSize, group_digits};
 use crate::workload::{Attention, Workload};
@@ -408,8 +408,37 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             est = estimate(input, &w)?;
         }
     }
+    // The smallest GPU and the GPU count are for the model whole, before any layer
+    // moves to the CPU to fit this one.
+    let whole = w.clone();
+    // Then `--fit` places the layers (Ollama 0.30+ leaves that to it too): when the
+    // model does not leave 1 GiB free, a MoE's experts go to the CPU first, then whole
+    // layers from the front.
+    let mut placed = None;
+    if matches!(s.runtime, Runtime::LlamaCpp | Runtime::Ollama)
+        && !s.task.is_training()
+        && s.gpu_layers.is_none()
+        && s.cpu_moe == 0
+        && let Some(c) = capacity
+        && c.saturating_sub(est.per_gpu_bytes) < default_context::LLAMA_FIT_MARGIN
+        && let Some((gpu_layers, cpu_moe)) = fit_layers(
+            input,
+            &w,
+            c.saturating_sub(default_context::LLAMA_FIT_MARGIN),
+        )
+    {
+        w.gpu_layers = gpu_layers;
+        w.cpu_moe = cpu_moe;
+        est = estimate(input, &w)?;
+        placed = Some(Note::FittedLayers {
+            gpu_layers,
+            layers: model.arch().map_or(0, |a| a.layers),
+            cpu_moe,
+        });
+    }
     let arch = model.arch();
     let mut notes = notes(model, s, &w, &est);
+    notes.extend(placed);
     if let Some(opened) = opened {
         notes.push(Note::OpenedContext {
             opened,
@@ -532,8 +561,8 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                     layers: arch?.layers,
                 })
             }),
-        smallest_gpu: solve::smallest_gpu(input, &w),
-        min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &w, c)),
+        smallest_gpu: solve::smallest_gpu(input, &whole),
+        min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &whole, c)),
         speed: match (arch, s.gpu) {
             (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
             _ => None,
@@ -546,6 +575,30 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         estimate: est,
         workload: w,
     })
+}
+
+/// llama.cpp's `--fit` placing layers for `target` bytes (the free memory less its
+/// margin): a MoE model moves the routed experts of the fewest layers it can to the CPU
+/// (the first ones, as `--n-cpu-moe`; `--fit` moves the last ones, the same bytes), and
+/// with every expert there, or for a dense model, keeps the most layers on the GPU
+/// that fit (`-ngl`, counted from the back as llama.cpp fills them). `(gpu_layers,
+/// cpu_moe)`, or `None` when not even that fits. Layers split across devices are not
+/// modelled: `--fit` may also place part of one more layer.
+fn fit_layers(input: &ModelInput, w: &Workload, target: u64) -> Option<(Option<u32>, u32)> {
+    let moe = matches!(input, ModelInput::Arch { arch, .. } if arch.moe.is_some());
+    if moe && let Some(n) = solve::min_cpu_moe(input, w, target) {
+        return Some((None, n));
+    }
+    let cpu_moe = if moe {
+        crate::settings::CPU_MOE_ALL
+    } else {
+        w.cpu_moe
+    };
+    let rest = Workload {
+        cpu_moe,
+        ..w.clone()
+    };
+    solve::max_gpu_layers(input, &rest, target).map(|l| (Some(l), cpu_moe))
 }
 
 /// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the

@@ -54,6 +54,14 @@ pub enum Note {
     /// The context Ollama opens a model with on this much VRAM when nothing says
     /// otherwise, beside the one given (both with the generated tokens).
     OllamaContext { vram: u64, default: u64, seq: u64 },
+    /// Automatic layers (`-ngl auto`): where llama.cpp's `--fit` put them because the
+    /// whole model did not leave 1 GiB free. `gpu_layers` is `-ngl` (`None`: all of
+    /// them), `cpu_moe` the layers whose experts went to the CPU.
+    FittedLayers {
+        gpu_layers: Option<u32>,
+        layers: u32,
+        cpu_moe: u32,
+    },
     /// An automatic context (`--seq auto`): the one the runtime opens, and why.
     OpenedContext {
         opened: crate::default_context::Opened,
@@ -339,6 +347,32 @@ impl Note {
                     }
                 )
             }
+            Note::FittedLayers {
+                gpu_layers,
+                layers,
+                cpu_moe,
+            } => {
+                let experts = match *cpu_moe {
+                    0 => String::new(),
+                    n if n >= *layers => "los expertos de todas las capas".to_owned(),
+                    1 => "los expertos de 1 capa".to_owned(),
+                    n => format!("los expertos de {n} capas"),
+                };
+                let layers = *layers;
+                let placed = match (*gpu_layers, experts.is_empty()) {
+                    (None, _) => experts,
+                    (Some(g), true) => format!("{} de {layers} capas", layers - g.min(layers)),
+                    (Some(g), false) => format!("{experts} y {} de {layers} capas enteras", layers - g.min(layers)),
+                };
+                let flags = match (cli, gpu_layers) {
+                    (false, _) => String::new(),
+                    (true, Some(g)) => format!(" Es lo que calcula --gpu-layers {g}; --gpu-layers all lo sube todo."),
+                    (true, None) => format!(" Es lo que calcula --n-cpu-moe {cpu_moe}; --gpu-layers all lo sube todo."),
+                };
+                format!(
+                    "Capas automáticas: con todo en la GPU no quedaría 1 GiB libre, así que el ajuste automático de llama.cpp (fit, activo por defecto; Ollama 0.30 o posterior lo usa también) deja en la RAM de la CPU {placed}. Arranca, pero cada token lee esa parte desde la RAM y la generación va más lenta.{flags}"
+                )
+            }
             Note::OpenedContext { opened, new_tokens } => {
                 use crate::default_context::{LLAMA_FIT_MIN, Opened};
                 let tokens = group_digits(opened.tokens());
@@ -372,7 +406,7 @@ impl Note {
                         group_digits(*trained)
                     ),
                     Opened::LlamaCpp { trained, fit: Some(fit) } if fit.layers_next => format!(
-                        "Contexto automático: si no le pides uno (-c), llama.cpp abriría los {} tokens del modelo; su ajuste a la memoria libre (fit, activo por defecto) lo baja hasta su mínimo, {} tokens{generated}, y como ni así quedaría 1 GiB libre, pasaría además capas a la CPU: mira la cuenta con menos capas en la GPU.",
+                        "Contexto automático: si no le pides uno (-c), llama.cpp abriría los {} tokens del modelo; su ajuste a la memoria libre (fit, activo por defecto) lo baja hasta su mínimo, {} tokens{generated}, y como ni así quedaría 1 GiB libre, pasa además capas a la CPU si no le fijaste cuántas (-ngl).",
                         group_digits(*trained),
                         group_digits(LLAMA_FIT_MIN)
                     ),
@@ -661,6 +695,21 @@ mod tests {
             Note::OpenedContext {
                 opened: Opened::Vllm { trained: 131_072 },
                 new_tokens: 0,
+            },
+            Note::FittedLayers {
+                gpu_layers: Some(35),
+                layers: 64,
+                cpu_moe: 0,
+            },
+            Note::FittedLayers {
+                gpu_layers: None,
+                layers: 48,
+                cpu_moe: 12,
+            },
+            Note::FittedLayers {
+                gpu_layers: Some(20),
+                layers: 48,
+                cpu_moe: u32::MAX,
             },
             Note::OpenedContext {
                 opened: Opened::Ollama {

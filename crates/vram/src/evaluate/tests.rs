@@ -364,11 +364,19 @@ fn experts_in_ram_are_noted_and_solved_for_llama_cpp_only() {
         (Field::Runtime, "llama.cpp"),
         (Field::Format, "Q4_K_M"),
         (Field::Seq, "32768"),
+        (Field::GpuLayers, "all"),
     ];
     let e = evaluate(&preset("qwen3-30b-a3b"), &settings(&base)).unwrap();
     let fit = e.min_cpu_moe.unwrap();
     assert!(fit.fit > 0 && fit.fit < fit.layers, "{fit:?}");
     assert!(!e.notes.iter().any(|n| matches!(n, Note::CpuExperts { .. })));
+    // Left to llama.cpp (`-ngl auto`), its `--fit` moves experts, not layers.
+    let auto = evaluate(&preset("qwen3-30b-a3b"), &settings(&base[..4])).unwrap();
+    assert!(auto.verdict.unwrap().fits(), "{:?}", auto.verdict);
+    assert!(auto.notes.iter().any(|n| matches!(
+        n,
+        Note::FittedLayers { gpu_layers: None, cpu_moe, .. } if *cpu_moe > 0 && *cpu_moe < fit.layers
+    )));
     // With that many layers' experts in RAM it fits, and the note says what moved.
     let n = fit.fit.to_string();
     let mut with = base.to_vec();

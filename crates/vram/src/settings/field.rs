@@ -10,8 +10,8 @@ use super::choice::{
 };
 use super::count::{Bounds, CountProblem};
 use super::{
-    BASIS_POINTS, BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPUS, LORA_RANK,
-    NEW_TOKENS, RAM_GBS, SEQ, Settings, Surface, UBATCH, UTILIZATION,
+    BASIS_POINTS, BATCH, BATCHED_TOKENS, BLOCK_SIZE, CPU_MOE_ALL, GPU_LAYERS, GPU_LAYERS_ALL, GPUS,
+    LORA_RANK, NEW_TOKENS, RAM_GBS, SEQ, Settings, Surface, UBATCH, UTILIZATION,
 };
 use crate::catalog;
 use crate::quant::WeightFormat;
@@ -467,7 +467,7 @@ impl Field {
                 "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP)."
             }
             Field::GpuLayers => {
-                "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» sube también la capa de salida."
+                "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» sube también la capa de salida. «auto», lo que llama.cpp y Ollama hacen si no se lo pides (-ngl -1), es su ajuste automático (fit): todas si dejan 1 GiB libre; si no, las que quepan dejando ese margen (en un MoE, primero los expertos a la CPU)."
             }
             Field::CpuMoe => {
                 "Modelos MoE en llama.cpp (--n-cpu-moe N): los expertos de las primeras N capas se quedan en la RAM de la CPU y el resto de cada capa (atención, caché KV, expertos compartidos) en la GPU; «todas» es --cpu-moe. Libera mucha memoria de la GPU a cambio de leer esos expertos desde la RAM en cada token."
@@ -549,7 +549,7 @@ impl Field {
                 print_fraction(UTILIZATION.0)
             ),
             Field::Tp => format!("auto o {}", GPUS.describe()),
-            Field::GpuLayers => format!("todas o {}", GPU_LAYERS.describe()),
+            Field::GpuLayers => format!("auto, todas o {}", GPU_LAYERS.describe()),
             Field::CpuMoe => format!("todas o {}", GPU_LAYERS.describe()),
             Field::Seq => format!("auto (vLLM, llama.cpp, Ollama) o {}", SEQ.describe()),
             Field::BatchedTokens => format!("auto o {}", BATCHED_TOKENS.describe()),
@@ -681,7 +681,8 @@ fn auto(input: &str) -> bool {
     input.trim().eq_ignore_ascii_case("auto")
 }
 
-/// "todas" (or "all", or llama.cpp's -1): every layer and the output on the GPU.
+/// "todas" (or "all", or -1): every layer (and, for `-ngl`, the output). For `-ngl`,
+/// llama.cpp's -1 is its automatic placement and is read as `auto` first.
 fn all_layers(input: &str) -> bool {
     let t = input.trim();
     ["todas", "all", "-1"]
@@ -786,7 +787,12 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Gpus => n(u64::from(s.gpus)),
         Field::Zero => print_choice(ZERO_STAGES, s.zero, surface),
         Field::Tp => n(u64::from(s.tp?)),
-        Field::GpuLayers => n(u64::from(s.gpu_layers?)),
+        Field::GpuLayers => match s.gpu_layers {
+            None => "auto".to_owned(),
+            Some(GPU_LAYERS_ALL) if surface == Surface::Web => "todas".to_owned(),
+            Some(GPU_LAYERS_ALL) => "all".to_owned(),
+            Some(l) => n(u64::from(l)),
+        },
         Field::CpuMoe if s.cpu_moe == CPU_MOE_ALL => if surface == Surface::Web {
             "todas"
         } else {
@@ -871,7 +877,9 @@ pub(super) fn set(
             Field::KvDtype => s.kv_dtype = pick(KV_DTYPES, input)?,
             Field::Gpus => s.gpus = small(f, input)?,
             Field::Zero => s.zero = pick(ZERO_STAGES, input)?,
-            Field::GpuLayers if all_layers(input) => s.gpu_layers = None,
+            // llama.cpp's `-ngl -1` is its automatic placement, as `auto`.
+            Field::GpuLayers if auto(input) || input.trim() == "-1" => s.gpu_layers = None,
+            Field::GpuLayers if all_layers(input) => s.gpu_layers = Some(GPU_LAYERS_ALL),
             Field::GpuLayers => s.gpu_layers = Some(small(f, input)?),
             Field::CpuMoe if all_layers(input) => s.cpu_moe = CPU_MOE_ALL,
             Field::CpuMoe => s.cpu_moe = small(f, input)?,

@@ -103,7 +103,9 @@ pub struct Settings {
     pub cuda_graphs: CudaGraphs,
     /// Tokens per block of the paged KV cache.
     pub block_size: u32,
-    /// llama.cpp's `-ngl`: layers on the GPU (`None`: all of them and the output).
+    /// llama.cpp's `-ngl`: layers on the GPU; [`GPU_LAYERS_ALL`] is all of them and
+    /// the output, `None` (`auto`, llama.cpp's default `-1`) is what its `--fit`
+    /// places: all of them when they leave 1 GiB free, else the most that do.
     pub gpu_layers: Option<u32>,
     /// llama.cpp's micro-batch (`-ub`): the tokens its compute buffer is sized for.
     pub ubatch: u32,
@@ -136,6 +138,8 @@ pub(crate) const BLOCK_SIZE: Bounds = Bounds::plain(1, 1024);
 pub(crate) const GPU_LAYERS: Bounds = Bounds::plain(0, 1024);
 /// `--cpu-moe`: the routed experts of every layer in CPU RAM.
 pub const CPU_MOE_ALL: u32 = u32::MAX;
+/// `-ngl all`: every layer and the output on the GPU, whatever the memory.
+pub const GPU_LAYERS_ALL: u32 = u32::MAX;
 /// RAM bandwidth in GB/s: from a laptop's single channel of DDR4 to many-channel
 /// servers and unified memory, with room to spare.
 pub(crate) const RAM_GBS: Bounds = Bounds::plain(1, 10_000);
