@@ -314,8 +314,6 @@ fn deepseek_mla_caches_the_compressed_latent() {
     assert_eq!(v["params"].as_u64(), Some(671_026_404_352));
 }
 
-/// The settings flags come from the shared table: token suffixes, switches with an
-/// optional value, task defaults, and the settings echoed in the JSON.
 /// `--seq auto`, the servers' default: the context the runtime opens by itself; given
 /// to a runtime that has none, one Spanish line and exit 2.
 #[test]
@@ -357,6 +355,8 @@ fn auto_context_is_the_runtimes_own() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// The settings flags come from the shared table: token suffixes, switches with an
+/// optional value, task defaults, and the settings echoed in the JSON.
 #[test]
 fn settings_flags_follow_the_shared_vocabulary() {
     let v = json(&[

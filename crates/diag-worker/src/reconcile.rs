@@ -85,11 +85,14 @@ pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
     let (preset, model) = catalog_model(m.model.as_deref()?)?;
     let mut s = Settings::defaults(Task::Inference, Runtime::Vllm);
     s.gpu_memory = Some(m.total_gpu_bytes.unwrap_or(80 * ByteSize::GIB));
-    if let Some(p) = m.utilization_percent {
-        let bp = p
-            .saturating_mul(100)
-            .clamp(1, u32::from(vram::settings::BASIS_POINTS));
+    if let Some(bp) = m.utilization_bp {
+        let bp = bp.clamp(1, u32::from(vram::settings::BASIS_POINTS));
         s.utilization = u16::try_from(bp).unwrap_or(vram::settings::BASIS_POINTS);
+    }
+    // The context the log served ("Maximum concurrency for N tokens per request");
+    // without it, vLLM's own default, the model's (`auto`).
+    if let Some(t) = m.concurrency_tokens.filter(|&t| t > 0) {
+        s.seq = Some(t.min(vram::estimate::MAX_SEQ));
     }
     // Logs older than 0.21, and newer ones with the reservation off, sized the KV cache
     // before the CUDA graphs were captured.

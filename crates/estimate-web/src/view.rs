@@ -64,7 +64,7 @@ pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result
     };
     let eval = vram::evaluate(&model, settings).map_err(|e| e.to_string())?;
     Ok(Outcome {
-        curve: vram::evaluate::context_curve(&model, settings),
+        curve: vram::evaluate::context_curve(&model, &eval.workload),
         settings: settings.clone(),
         eval,
     })

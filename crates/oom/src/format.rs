@@ -376,7 +376,7 @@ pub fn vllm_rows(m: &crate::VllmMemory) -> Vec<(&'static str, String)> {
             out.push((label, both(v)));
         }
     }
-    if let Some(p) = m.utilization_percent {
+    if let Some(p) = m.utilization_text() {
         out.push(("gpu_memory_utilization", format!("{p}\u{a0}%")));
     }
     if let Some(t) = m.kv_cache_tokens {

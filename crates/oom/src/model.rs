@@ -146,8 +146,11 @@ pub struct KvCacheShortfall {
 pub struct VllmMemory {
     /// "total_gpu_memory (79.11GiB)".
     pub total_gpu_bytes: Option<u64>,
-    /// "gpu_memory_utilization (0.90)", in percent.
+    /// "gpu_memory_utilization (0.90)", in whole percent (truncated), as the JSON
+    /// contract has always carried it.
     pub utilization_percent: Option<u32>,
+    /// The same in basis points (9000; 0.9764 is 9764).
+    pub utilization_bp: Option<u32>,
     /// "= 71.20GiB": what this instance may use.
     pub budget_bytes: Option<u64>,
     /// "model weights take" / "weights memory:".
@@ -187,6 +190,17 @@ pub struct VllmMemory {
 }
 
 impl VllmMemory {
+    /// `gpu_memory_utilization` as a Spanish percentage: "90", "97,64".
+    pub fn utilization_text(&self) -> Option<String> {
+        let bp = self.utilization_bp?;
+        let (whole, rest) = (bp / 100, bp % 100);
+        Some(match rest {
+            0 => whole.to_string(),
+            r if r % 10 == 0 => format!("{whole},{}", r / 10),
+            r => format!("{whole},{r:02}"),
+        })
+    }
+
     /// Fills what this report lacks from `other` (the report is spread over lines).
     pub(crate) fn fill_from(&mut self, other: &VllmMemory) {
         macro_rules! fill {
@@ -195,6 +209,7 @@ impl VllmMemory {
         fill!(
             total_gpu_bytes,
             utilization_percent,
+            utilization_bp,
             budget_bytes,
             weights_bytes,
             non_torch_bytes,
@@ -220,7 +235,7 @@ impl VllmMemory {
     fn count(&self) -> usize {
         [
             self.total_gpu_bytes,
-            self.utilization_percent.map(u64::from),
+            self.utilization_bp.map(u64::from),
             self.budget_bytes,
             self.weights_bytes,
             self.non_torch_bytes,

@@ -71,7 +71,7 @@ pub struct Fit {
     /// The context it settled on.
     pub tokens: u64,
     /// Even at [`LLAMA_FIT_MIN`] the model did not leave the margin free: `--fit` goes
-    /// on to move layers to the CPU (which the estimate does not do by itself).
+    /// on to move layers to the CPU (`evaluate` does too, when `-ngl` is `auto`).
     pub layers_next: bool,
 }
 

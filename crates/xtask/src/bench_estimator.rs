@@ -21,10 +21,11 @@ pub struct EstimatorTiming {
 /// What the page computes per input change: `vram::evaluate` (estimate, verdict, both
 /// solvers, smallest and fewest GPUs, notes) and the memory-versus-context curve.
 fn one_update(m: &Model, s: &Settings) -> u64 {
-    let mut acc = vram::evaluate(m, s)
-        .map(|e| e.estimate.per_gpu_bytes ^ e.max_batch.unwrap_or(0) ^ e.max_seq.unwrap_or(0))
-        .unwrap_or(0);
-    for (seq, eager, sdpa) in vram::evaluate::context_curve(m, s) {
+    let Ok(e) = vram::evaluate(m, s) else {
+        return 0;
+    };
+    let mut acc = e.estimate.per_gpu_bytes ^ e.max_batch.unwrap_or(0) ^ e.max_seq.unwrap_or(0);
+    for (seq, eager, sdpa) in vram::evaluate::context_curve(m, &e.workload) {
         acc ^= seq ^ eager ^ sdpa;
     }
     acc

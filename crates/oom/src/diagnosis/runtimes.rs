@@ -245,7 +245,7 @@ pub(super) fn vllm_report_sentence(m: &VllmMemory) -> Option<String> {
     if parts.is_empty() {
         return None;
     }
-    let budget = match (m.budget_bytes, m.utilization_percent, m.total_gpu_bytes) {
+    let budget = match (m.budget_bytes, m.utilization_text(), m.total_gpu_bytes) {
         (Some(budget), Some(pct), Some(total)) => {
             format!(" {} (el {pct} % de {})", b(budget), b(total))
         }
@@ -285,7 +285,7 @@ pub(super) const FIX_ACTIVATIONS: &str = "Las activaciones de la pasada de prueb
 pub(super) fn vllm_startup(d: &Decoded, r: &mut Ranking) {
     let m = d.vllm_memory.as_ref();
     let asked = m.and_then(|m| m.budget_bytes);
-    let percent = m.and_then(|m| m.utilization_percent);
+    let percent = m.and_then(VllmMemory::utilization_text);
     let numbers = match (asked, percent, d.free_bytes, d.total_bytes) {
         (Some(asked), Some(pct), Some(free), Some(total)) => format!(
             " Aquí pidió el {pct} % de {} ({}) y solo había {} libres: {} ya estaban ocupados.",

@@ -70,10 +70,11 @@ pub(super) fn report(t: &Text, span: Span) -> (Decoded, usize) {
     .iter()
     .find_map(|p| {
         let (_, e) = t.find(from, end, p)?;
-        hundredths(t, e, end)
+        basis_points(t, e, end)
     });
-    if let Some((pct, e)) = utilization {
-        m.utilization_percent = u32::try_from(pct).ok();
+    if let Some((bp, e)) = utilization {
+        m.utilization_bp = u32::try_from(bp).ok();
+        m.utilization_percent = u32::try_from(bp / 100).ok();
         consumed = consumed.max(e);
         if let Some(e) = t.match_at(t.skip_ws(e, end), end, b")~=")
             && let Some((v, e)) = t.size_after(e, end, SI)
@@ -172,9 +173,10 @@ pub(super) fn startup(t: &Text, span: Span) -> (Decoded, usize) {
     let end = span.hit.end.saturating_add(200).min(span.end);
     let mut consumed = span.hit.end;
     if let Some(open) = t.position(span.hit.end, end, |b| b == b'(')
-        && let Some((percent, j)) = hundredths(t, open + 1, end)
+        && let Some((bp, j)) = basis_points(t, open + 1, end)
     {
-        m.utilization_percent = u32::try_from(percent).ok();
+        m.utilization_bp = u32::try_from(bp).ok();
+        m.utilization_percent = u32::try_from(bp / 100).ok();
         consumed = j;
         let comma = t.skip_ws(j, end);
         if t.at(comma) == Some(b',')
@@ -207,24 +209,34 @@ fn grouped_int(t: &Text, i: usize, end: usize) -> Option<(u64, usize)> {
 
 /// "0.90" or "13.64" in hundredths (90, 1364); one decimal counts as tenths.
 fn hundredths(t: &Text, i: usize, end: usize) -> Option<(u64, usize)> {
+    fixed(t, i, end, 2)
+}
+
+/// A fraction of the card in basis points: "0.9764" → 9764 (vLLM prints the float as
+/// given, "0.9" as often as "0.90").
+fn basis_points(t: &Text, i: usize, end: usize) -> Option<(u64, usize)> {
+    fixed(t, i, end, 4)
+}
+
+/// A decimal at `i` times 10^`places`, further decimals skipped, not rounded.
+fn fixed(t: &Text, i: usize, end: usize, places: u32) -> Option<(u64, usize)> {
     let (whole, j) = t.int_after(i, end)?;
-    let whole = whole.checked_mul(100)?;
+    let whole = whole.checked_mul(10u64.pow(places))?;
     if t.at(j) != Some(b'.') || j + 1 >= end {
         return Some((whole, j));
     }
     let start = j + 1;
     let mut frac = 0u64;
     let mut k = start;
-    while k < end && k - start < 2 && t.at(k).is_some_and(|b| b.is_ascii_digit()) {
+    while k < end && k - start < places as usize && t.at(k).is_some_and(|b| b.is_ascii_digit()) {
         frac = frac * 10 + u64::from(t.at(k).unwrap_or(b'0') - b'0');
         k += 1;
     }
-    let frac = match k - start {
-        0 => return Some((whole, j)),
-        1 => frac * 10,
-        _ => frac,
-    };
-    // Further decimals are skipped, not rounded (vLLM prints two).
+    let read = u32::try_from(k - start).unwrap_or(places);
+    if read == 0 {
+        return Some((whole, j));
+    }
+    let frac = frac * 10u64.pow(places - read);
     while k < end && t.at(k).is_some_and(|b| b.is_ascii_digit()) {
         k += 1;
     }
@@ -256,7 +268,7 @@ mod tests {
         assert_eq!(d.free_bytes, Some(gib(31.44)));
         assert_eq!(d.total_bytes, Some(gib(47.38)));
         let m = d.vllm_memory.as_ref().unwrap();
-        assert_eq!(m.utilization_percent, Some(95));
+        assert_eq!(m.utilization_bp, Some(9500));
         assert_eq!(m.budget_bytes, Some(gib(45.01)));
         assert!(!d.truncated);
         assert_eq!(e.diagnosis[0].id, crate::CauseId::OtherProcess);
@@ -272,10 +284,16 @@ mod tests {
             (d.free_bytes, d.total_bytes),
             (Some(gib(19.77)), Some(gib(22.05)))
         );
-        assert_eq!(
-            d.vllm_memory.as_ref().unwrap().utilization_percent,
-            Some(90)
+        assert_eq!(d.vllm_memory.as_ref().unwrap().utilization_bp, Some(9000));
+        // Newer vLLM prints the fraction as given, to four decimals and more.
+        let fine = explain(
+            "ValueError: Free memory on device cuda:0 (19.77/22.05 GiB) on startup is less \
+             than desired GPU memory utilization (0.97645, 21.53 GiB). Decrease GPU memory \
+             utilization or reduce GPU memory used by other processes.",
         );
+        let m = fine.primary.vllm_memory.as_ref().unwrap();
+        assert_eq!(m.utilization_bp, Some(9764));
+        assert_eq!(m.utilization_text().as_deref(), Some("97,64"));
         // The fix names the largest utilization that fits what was free: 19.77 / 22.05.
         assert!(
             e.diagnosis[0].fix.contains("0,89"),
@@ -302,7 +320,7 @@ mod tests {
         assert_eq!(e.primary.kind, Kind::VllmProfile);
         let m = e.primary.vllm_memory.unwrap();
         assert_eq!(m.total_gpu_bytes, Some(gib(79.11)));
-        assert_eq!(m.utilization_percent, Some(90));
+        assert_eq!(m.utilization_bp, Some(9000));
         assert_eq!(m.budget_bytes, Some(gib(71.20)));
         assert_eq!(m.weights_bytes, Some(gib(14.99)));
         assert_eq!(m.non_torch_bytes, Some(gib(0.35)));

@@ -413,10 +413,16 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     let whole = w.clone();
     // Then `--fit` places the layers (Ollama 0.30+ leaves that to it too): when the
     // model does not leave 1 GiB free, a MoE's experts go to the CPU first, then whole
-    // layers from the front.
+    // layers from the front. A context it has just lowered was sized to leave that
+    // GiB by its own linear projection, and llama.cpp stops there.
     let mut placed = None;
+    let context_fitted = matches!(
+        opened,
+        Some(Opened::LlamaCpp { fit: Some(f), .. }) if !f.layers_next
+    );
     if matches!(s.runtime, Runtime::LlamaCpp | Runtime::Ollama)
         && !s.task.is_training()
+        && !context_fitted
         && s.gpu_layers.is_none()
         && s.cpu_moe == 0
         && let Some(c) = capacity
@@ -434,6 +440,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             gpu_layers,
             layers: model.arch().map_or(0, |a| a.layers),
             cpu_moe,
+            llama_cpp: s.runtime == Runtime::LlamaCpp,
         });
     }
     let arch = model.arch();
@@ -542,7 +549,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         margin,
         max_gpu_layers: capacity.and_then(|c| {
             Some(LayerFit {
-                fit: solve::max_gpu_layers(input, &w, c)?,
+                fit: solve::max_gpu_layers(input, &whole, c)?,
                 layers: arch?.layers,
             })
         }),
@@ -551,10 +558,10 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             .filter(|_| s.runtime == crate::settings::Runtime::LlamaCpp)
             .and_then(|c| {
                 let fit = match band {
-                    Some(b) => solve::min_cpu_moe_by(input, &w, |e| {
+                    Some(b) => solve::min_cpu_moe_by(input, &whole, |e| {
                         b.high_bytes(e.per_gpu_bytes, e.breakdown.weights) <= c
                     }),
-                    None => solve::min_cpu_moe(input, &w, c),
+                    None => solve::min_cpu_moe(input, &whole, c),
                 };
                 Some(CpuMoeFit {
                     fit: fit?,
@@ -770,7 +777,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         if experts.layers > 0 {
             notes.push(Note::CpuExperts {
                 layers: experts.layers,
-                asked: w.cpu_moe,
+                asked: (s.runtime == Runtime::LlamaCpp).then_some(w.cpu_moe),
                 bytes: experts.bytes,
                 per_token: experts.read_per_token,
                 ram_gbs: w.ram_gbs,
@@ -872,13 +879,14 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
 }
 
 /// Memory against context for the page's chart: (tokens, bytes with eager attention,
-/// bytes with SDPA/Flash) at powers of two from 512 up to the model's context.
-pub fn context_curve(model: &Model, s: &Settings) -> Vec<(u64, u64, u64)> {
+/// bytes with SDPA/Flash) at powers of two from 512 up to the model's context, for the
+/// workload an evaluation settled on (`Evaluation::workload`: with the layers llama.cpp's
+/// `--fit` moved, so that the curve meets the verdict at the reader's length).
+pub fn context_curve(model: &Model, w: &Workload) -> Vec<(u64, u64, u64)> {
     const SEQS: [u64; 9] = [512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072];
     let Some(arch) = model.arch() else {
         return Vec::new();
     };
-    let w = workload(model, s);
     SEQS.iter()
         .filter(|&&seq| seq <= u64::from(arch.max_positions))
         .filter_map(|&seq| {

@@ -61,6 +61,8 @@ pub enum Note {
         gpu_layers: Option<u32>,
         layers: u32,
         cpu_moe: u32,
+        /// llama.cpp itself, whose flags can say the same (Ollama's cannot).
+        llama_cpp: bool,
     },
     /// An automatic context (`--seq auto`): the one the runtime opens, and why.
     OpenedContext {
@@ -121,8 +123,10 @@ pub enum Note {
     CpuExperts {
         /// Layers whose experts stay in CPU RAM.
         layers: u32,
-        /// The `--n-cpu-moe` asked for ([`crate::settings::CPU_MOE_ALL`]: `--cpu-moe`).
-        asked: u32,
+        /// The `--n-cpu-moe` asked for, or that `--fit` chose
+        /// ([`crate::settings::CPU_MOE_ALL`]: `--cpu-moe`); `None` where no flag says it
+        /// (Ollama, whose llama-server chose it).
+        asked: Option<u32>,
         bytes: u64,
         /// Expert bytes the CPU reads per generated token: the routed experts a token
         /// uses in those layers.
@@ -351,24 +355,38 @@ impl Note {
                 gpu_layers,
                 layers,
                 cpu_moe,
+                llama_cpp,
             } => {
-                let experts = match *cpu_moe {
-                    0 => String::new(),
-                    n if n >= *layers => "los expertos de todas las capas".to_owned(),
-                    1 => "los expertos de 1 capa".to_owned(),
-                    n => format!("los expertos de {n} capas"),
-                };
                 let layers = *layers;
-                let placed = match (*gpu_layers, experts.is_empty()) {
-                    (None, _) => experts,
-                    (Some(g), true) => format!("{} de {layers} capas", layers - g.min(layers)),
-                    (Some(g), false) => format!("{experts} y {} de {layers} capas enteras", layers - g.min(layers)),
+                let experts = match *cpu_moe {
+                    0 => None,
+                    n if n >= layers => Some("los expertos de todas las capas".to_owned()),
+                    1 => Some("los expertos de 1 capa".to_owned()),
+                    n => Some(format!("los expertos de {n} capas")),
                 };
-                let flags = match (cli, gpu_layers) {
-                    (false, _) => String::new(),
-                    (true, Some(g)) => format!(" Es lo que calcula --gpu-layers {g}; --gpu-layers all lo sube todo."),
-                    (true, None) => format!(" Es lo que calcula --n-cpu-moe {cpu_moe}; --gpu-layers all lo sube todo."),
+                // `-ngl g` up to the layer count leaves the output layer on the CPU too.
+                let whole = match *gpu_layers {
+                    Some(g) if g < layers => {
+                        Some(format!("{} de {layers} capas y la de salida", layers - g))
+                    }
+                    Some(g) if g == layers => Some("la capa de salida".to_owned()),
+                    _ => None,
                 };
+                let placed = match (experts, whole) {
+                    (Some(e), Some(w)) => format!("{e} y además {w}"),
+                    (Some(one), None) | (None, Some(one)) => one,
+                    (None, None) => "nada".to_owned(),
+                };
+                let all = crate::settings::CPU_MOE_ALL;
+                let flags = match (*gpu_layers, *cpu_moe) {
+                    _ if !cli || !llama_cpp => None,
+                    (Some(g), 0) => Some(format!("--gpu-layers {g}")),
+                    (Some(g), n) if n == all => Some(format!("--gpu-layers {g} --n-cpu-moe all")),
+                    (Some(g), n) => Some(format!("--gpu-layers {g} --n-cpu-moe {n}")),
+                    (None, n) => Some(format!("--n-cpu-moe {n}")),
+                }
+                .map(|f| format!(" Es lo que calcula {f}; --gpu-layers all lo sube todo."))
+                .unwrap_or_default();
                 format!(
                     "Capas automáticas: con todo en la GPU no quedaría 1 GiB libre, así que el ajuste automático de llama.cpp (fit, activo por defecto; Ollama 0.30 o posterior lo usa también) deja en la RAM de la CPU {placed}. Arranca, pero cada token lee esa parte desde la RAM y la generación va más lenta.{flags}"
                 )
@@ -382,7 +400,7 @@ impl Note {
                     "escribe en Tokens por secuencia los que vayas a usar"
                 };
                 let generated = if *new_tokens > 0 {
-                    format!(" ({} de prompt y {} generados)", group_digits(opened.tokens().saturating_sub(*new_tokens)), group_digits(*new_tokens))
+                    format!(" ({} de prompt y {} generados)", group_digits(opened.tokens().saturating_sub(*new_tokens).max(1)), group_digits(*new_tokens))
                 } else {
                     String::new()
                 };
@@ -395,10 +413,14 @@ impl Note {
                             Some(t) if t < tier => format!(", recortados al contexto de entrenamiento del modelo, {tokens}"),
                             _ => String::new(),
                         };
+                        let with = if *vram == 0 {
+                            "sin GPU".to_owned()
+                        } else {
+                            format!("con {}", ByteSize(*vram).binary())
+                        };
                         format!(
-                            "Contexto automático: sin num_ctx ni OLLAMA_CONTEXT_LENGTH, Ollama (desde la 0.15.5) elige el contexto por la VRAM total: {} tokens con {}{cap}{generated}. Si al cargar se queda sin memoria, lo reintenta una vez con el escalón de abajo (32 768 o 4096).",
+                            "Contexto automático: sin num_ctx ni OLLAMA_CONTEXT_LENGTH, Ollama (desde la 0.15.5) elige el contexto por la VRAM total: {} tokens {with}{cap}{generated}. Si al cargar se queda sin memoria, lo reintenta una vez con el escalón de abajo (32 768 o 4096).",
                             group_digits(*tier),
-                            ByteSize(*vram).binary(),
                         )
                     }
                     Opened::LlamaCpp { trained, fit: None } => format!(
@@ -427,8 +449,13 @@ impl Note {
                 } else {
                     format!(" Este cálculo usa {}; escribe «auto» en Tokens por secuencia para ver lo que ocupa el de Ollama.", group_digits(*seq))
                 };
+                let capped = if *default < crate::default_context::ollama_tier(*vram) {
+                    " (el contexto de entrenamiento del modelo, que Ollama no pasa)"
+                } else {
+                    ""
+                };
                 format!(
-                    "Contexto de Ollama: desde la versión 0.15.5, si no le pides otro (num_ctx u OLLAMA_CONTEXT_LENGTH), Ollama abre el modelo con un contexto que depende de la VRAM: 4096 tokens por debajo de 23 GiB, 32 768 hasta 47 GiB y 262 144 a partir de ahí. Con {} serían {} tokens, y la caché KV crece con ellos.{advice}",
+                    "Contexto de Ollama: desde la versión 0.15.5, si no le pides otro (num_ctx u OLLAMA_CONTEXT_LENGTH), Ollama abre el modelo con un contexto que depende de la VRAM: 4096 tokens por debajo de 23 GiB, 32 768 hasta 47 GiB y 262 144 a partir de ahí. Con {} serían {} tokens{capped}, y la caché KV crece con ellos.{advice}",
                     ByteSize(*vram).binary(),
                     group_digits(*default)
                 )
@@ -441,12 +468,11 @@ impl Note {
                 copies,
                 ram_gbs,
             } => {
-                let flag = if !cli {
-                    String::new()
-                } else if *asked == crate::settings::CPU_MOE_ALL {
-                    " (--cpu-moe)".to_owned()
-                } else {
-                    format!(" (--n-cpu-moe {asked})")
+                let flag = match asked {
+                    _ if !cli => String::new(),
+                    None => String::new(),
+                    Some(crate::settings::CPU_MOE_ALL) => " (--cpu-moe)".to_owned(),
+                    Some(n) => format!(" (--n-cpu-moe {n})"),
                 };
                 let bound = crate::speed::ram_bytes_per_second(*ram_gbs) / (*per_token).max(1) as f64;
                 let ram = if *ram_gbs == crate::speed::DEFAULT_RAM_GBS {
@@ -670,7 +696,7 @@ mod tests {
             Note::Communication { bytes: 544 << 20 },
             Note::CpuExperts {
                 layers: 20,
-                asked: 20,
+                asked: Some(20),
                 bytes: 8 << 30,
                 per_token: 400 << 20,
                 copies: 500 << 20,
@@ -700,16 +726,19 @@ mod tests {
                 gpu_layers: Some(35),
                 layers: 64,
                 cpu_moe: 0,
+                llama_cpp: true,
             },
             Note::FittedLayers {
                 gpu_layers: None,
                 layers: 48,
                 cpu_moe: 12,
+                llama_cpp: false,
             },
             Note::FittedLayers {
                 gpu_layers: Some(20),
                 layers: 48,
                 cpu_moe: u32::MAX,
+                llama_cpp: true,
             },
             Note::OpenedContext {
                 opened: Opened::Ollama {

@@ -272,7 +272,8 @@ fn offload_and_paged_optimizers_are_noted() {
 
 #[test]
 fn the_curve_stops_at_the_models_context() {
-    let curve = context_curve(&preset("gpt2"), &settings(&[]));
+    let gpt2 = preset("gpt2");
+    let curve = context_curve(&gpt2, &evaluate(&gpt2, &settings(&[])).unwrap().workload);
     assert_eq!(curve.last().map(|p| p.0), Some(1024));
     assert!(curve.iter().all(|&(_, eager, sdpa)| eager >= sdpa));
 }
@@ -289,10 +290,26 @@ fn the_curve_meets_the_estimate_at_the_readers_length() {
         (Field::CpuMoe, "28"),
     ]);
     let m = preset("qwen3-30b-a3b");
-    let now = evaluate(&m, &s).unwrap().estimate.per_gpu_bytes;
-    let curve = context_curve(&m, &s);
+    let e = evaluate(&m, &s).unwrap();
+    let curve = context_curve(&m, &e.workload);
     let at = curve.iter().find(|p| p.0 == 32_768).unwrap();
-    assert_eq!(at.2, now);
+    assert_eq!(at.2, e.estimate.per_gpu_bytes);
+    // Also where `--fit` moved layers to the CPU: the curve is the fitted placement's.
+    let s = settings(&[
+        (Field::Gpu, "rtx-3060"),
+        (Field::Runtime, "llama.cpp"),
+        (Field::Seq, "4096"),
+    ]);
+    let m = preset("qwen2.5-32b");
+    let e = evaluate(&m, &s).unwrap();
+    assert!(
+        e.workload.gpu_layers.is_some_and(|l| l < 64),
+        "{:?}",
+        e.workload.gpu_layers
+    );
+    let curve = context_curve(&m, &e.workload);
+    let at = curve.iter().find(|p| p.0 == 4096).unwrap();
+    assert_eq!(at.2, e.estimate.per_gpu_bytes);
 }
 
 #[test]

@@ -105,7 +105,8 @@ pub struct Settings {
     pub block_size: u32,
     /// llama.cpp's `-ngl`: layers on the GPU; [`GPU_LAYERS_ALL`] is all of them and
     /// the output, `None` (`auto`, llama.cpp's default `-1`) is what its `--fit`
-    /// places: all of them when they leave 1 GiB free, else the most that do.
+    /// places: everything when it leaves 1 GiB free, else (without `--n-cpu-moe`) a
+    /// MoE's experts move to the CPU first and then the fewest whole layers that do.
     pub gpu_layers: Option<u32>,
     /// llama.cpp's micro-batch (`-ub`): the tokens its compute buffer is sized for.
     pub ubatch: u32,
@@ -471,6 +472,8 @@ impl Settings {
     /// With `auto` context, the one the runtime opens a model trained on `trained`
     /// tokens with on these GPUs; `None` when the context is given.
     pub fn opened(&self, trained: Option<u64>) -> Option<Opened> {
+        // A forged config cannot make the context longer than the engine estimates.
+        let trained = trained.map(|t| t.min(MAX_SEQ));
         self.seq
             .is_none()
             .then(|| default_context::opened(self.runtime, trained, self.total_vram()))

@@ -295,7 +295,11 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             500u16..=10_000,
             1u32..=1024,
             proptest::option::of(0u64..(1 << 36)),
-            proptest::option::of(0u32..=1024),
+            prop_oneof![
+                Just(None),
+                (0u32..=1024).prop_map(Some),
+                Just(Some(GPU_LAYERS_ALL))
+            ],
             1u32..=65_536,
             proptest::option::of(1u64..=(1 << 24)),
             proptest::option::of(1u64..=(1 << 20)),
