@@ -207,4 +207,16 @@ mod tests {
             })
         );
     }
+
+    /// The numbers of a published llama-server start-up (Granite-4.1-8B UD-Q8_K_XL on
+    /// a 16 GB RX 9070 XT): "projected to use 30834 MiB of device memory vs. 16140 MiB
+    /// of free device memory", 10782 MiB at 4096 tokens, "context size reduced from
+    /// 131072 to 31488". The same interpolation gives the same context.
+    #[test]
+    fn llama_fit_matches_a_logged_reduction() {
+        const MIB: u64 = ByteSize::MIB;
+        let fit = llama_fit(131_072, 30_834 * MIB, 10_782 * MIB, 16_140 * MIB).unwrap();
+        assert_eq!(fit.tokens, 31_488);
+        assert!(!fit.layers_next);
+    }
 }
