@@ -156,6 +156,9 @@ pub fn explain(text: &str) -> Explanation {
     primary.frontend_memory = frontends::read(&cleaned);
     primary.graph_capture =
         matches!(primary.kind, Kind::PytorchOom | Kind::DriverOom) && graph_capture(&cleaned);
+    if primary.kind == Kind::GgmlOom {
+        primary.fit_blocked = fit_blocked(&cleaned);
+    }
     let Diagnosis { causes, mut notes } = diagnose(&primary);
     if !messages.is_empty() {
         notes.push(format!(
@@ -433,6 +436,29 @@ fn graph_capture(cleaned: &str) -> bool {
     capturing && !has(b"graph capturing finished")
 }
 
+/// The setting that made llama.cpp's `--fit` give up ("common_fit_params: failed to fit
+/// params to free device memory: n_gpu_layers already set by user to 99, abort"; older
+/// builds print `llama_params_fit:`), as the flag a user passes.
+fn fit_blocked(cleaned: &str) -> Option<String> {
+    let t = scan::Text::new(cleaned);
+    let (_, after) = t.find(0, t.len(), b"failed to fit params to free device memory")?;
+    let end = after.saturating_add(200).min(t.len());
+    let has = |phrase: &[u8]| t.find(after, end, phrase).is_some();
+    if let Some((_, e)) = t.find(after, end, b"n_gpu_layers already set by user to") {
+        let layers = t
+            .int_after(t.skip_ws(e, end), end)
+            .map_or_else(String::new, |(n, _)| format!(" {n}"));
+        return Some(format!("-ngl{layers}"));
+    }
+    if has(b"tensor_split already set by user") {
+        return Some("--tensor-split".to_owned());
+    }
+    if has(b"tensor_buft_overrides already set by user") {
+        return Some("-ot / --n-cpu-moe".to_owned());
+    }
+    None
+}
+
 fn vllm_report_for_error(primary: &mut Decoded, others: &[Decoded]) {
     if primary.kind != Kind::VllmKvCache || primary.vllm_memory.is_some() {
         return;
@@ -527,5 +553,58 @@ mod tests {
         assert_eq!(v["kind"], "pytorch-oom");
         assert_eq!(v["requested_bytes"], 20 << 20);
         assert!(v["total_bytes"].is_null());
+    }
+
+    /// A llama-server start-up with `-ngl 26` given (Qwen3.5-27B Q4_K_S on a 12 GB
+    /// RTX 4070, build 8586, from a public session log): `--fit` gave up on the layers,
+    /// then the compute buffer did not fit. Newer builds print `common_fit_params:`.
+    #[test]
+    fn a_fit_blocked_by_fixed_layers_is_the_first_cause() {
+        let log = "llama_params_fit_impl: projected to use 11138 MiB of device memory vs. 10372 MiB of free device memory
+llama_params_fit_impl: cannot meet free memory target of 1024 MiB, need to reduce device memory by 1790 MiB
+llama_params_fit_impl: context size set by user to 131072 -> no change
+llama_params_fit: failed to fit params to free device memory: n_gpu_layers already set by user to 26, abort
+load_tensors: offloaded 26/65 layers to GPU
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1401.75 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n_impl: failed to allocate CUDA0 buffer of size 1469841408
+graph_reserve: failed to allocate compute buffers
+llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers";
+        let e = explain(log);
+        assert_eq!(e.primary.kind, Kind::GgmlOom);
+        assert_eq!(e.primary.fit_blocked.as_deref(), Some("-ngl 26"));
+        assert_eq!(e.diagnosis[0].id, CauseId::FitBlocked);
+        assert!(
+            e.diagnosis[0].fix.starts_with("Quita -ngl 26"),
+            "{}",
+            e.diagnosis[0].fix
+        );
+        for (line, want) in [
+            (
+                "W common_fit_params: failed to fit params to free device memory: model_params::tensor_buft_overrides already set by user, abort",
+                Some("-ot / --n-cpu-moe"),
+            ),
+            (
+                "common_fit_params: failed to fit params to free device memory: model_params::tensor_split already set by user, abort",
+                Some("--tensor-split"),
+            ),
+            (
+                "common_fit_params: failed to fit params to free device memory: llama_params_fit is not implemented for SPLIT_MODE_TENSOR, abort",
+                None,
+            ),
+        ] {
+            let text = format!(
+                "{line}\nggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 0: cudaMalloc failed: out of memory"
+            );
+            assert_eq!(
+                explain(&text).primary.fit_blocked.as_deref(),
+                want,
+                "{line}"
+            );
+        }
+        // Without the out-of-memory error there is nothing to explain by it.
+        let quiet = explain(
+            "common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to 99, abort",
+        );
+        assert_eq!(quiet.primary.fit_blocked, None);
     }
 }

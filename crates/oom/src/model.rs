@@ -521,6 +521,12 @@ pub struct Decoded {
     /// out of memory.
     #[serde(default)]
     pub graph_capture: bool,
+    /// llama.cpp's `--fit` gave up before the failure because a setting it would have
+    /// changed was given ("failed to fit params to free device memory: n_gpu_layers
+    /// already set by user to 99, abort"): the flag as a user writes it ("-ngl 99",
+    /// "--tensor-split", "-ot / --n-cpu-moe").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_blocked: Option<String>,
     /// The message as read (cleaned, at most 2000 bytes).
     pub excerpt: String,
 }
@@ -563,6 +569,7 @@ impl Decoded {
             summary: None,
             truncated: false,
             graph_capture: false,
+            fit_blocked: None,
             excerpt: String::new(),
         }
     }

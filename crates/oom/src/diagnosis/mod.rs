@@ -59,6 +59,9 @@ pub enum CauseId {
     CpuRam,
     /// llama.cpp's ggml could not allocate a weights, KV-cache or compute buffer.
     GgmlBuffer,
+    /// llama.cpp's `--fit` gave up because the layers (or tensor placement) were fixed
+    /// by hand, so nothing moved to the CPU before the allocation failed.
+    FitBlocked,
     /// Ollama put only part of the layers on the GPU (or all of them, by its estimate).
     OllamaOffload,
     /// XLA (JAX) ran out: its preallocated pool or the card itself.

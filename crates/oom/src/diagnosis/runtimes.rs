@@ -191,6 +191,28 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
         ),
         _ => fix,
     };
+    if let Some(flag) = d.fit_blocked.as_deref() {
+        r.add(
+            92,
+            CauseId::FitBlocked,
+            "Fijaste las capas a mano y llama.cpp no pudo ajustarse a la memoria",
+            format!(
+                "Antes de cargar, llama.cpp intenta ajustar el modelo a la memoria libre (--fit, \
+                 activo por defecto): baja el contexto si no lo pediste y, si no basta, deja capas \
+                 en la CPU hasta que queden 1 GiB libres. Pero solo toca lo que no fijaste, y aquí \
+                 {flag} venía dado: el registro dice que se rindió («already set by user… abort») \
+                 y cargó con esa colocación, que no cabía. Pasa a menudo con -ngl 99 (o 999) \
+                 copiado de guías anteriores al ajuste, y con los programas que lo fijan por ti."
+            ),
+            format!(
+                "Quita {flag} para que llama.cpp decida cuántas capas caben (o pon -ngl -1, que es \
+                 lo mismo); si quieres fijarlas, pon menos: el estimador, con llama.cpp y «Capas en \
+                 la GPU» en auto, dice cuántas dejan 1 GiB libre. Si además fijaste -c, bájalo o \
+                 quítalo para que el ajuste lo recorte."
+            ),
+            GUIDE_ESTIMATOR,
+        );
+    }
     r.add(
         85,
         CauseId::GgmlBuffer,
