@@ -74,6 +74,17 @@ test("llama.cpp, Ollama and host-RAM failures are decoded with the flag to chang
   assert.match(await others.innerText(), /GPU 1, pidió 9,63 GiB/);
   await screenshot(page, "explicador-llamacpp");
 
+  // `-ngl` fixed by hand: llama.cpp's --fit gave up before the allocation failed, and
+  // the first cause says which flag to drop.
+  await box.locator("textarea[name=oom]").fill([
+    "llama_params_fit: failed to fit params to free device memory: n_gpu_layers already set by user to 26, abort",
+    "load_tensors: offloaded 26/65 layers to GPU",
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1401.75 MiB on device 0: cudaMalloc failed: out of memory",
+    "graph_reserve: failed to allocate compute buffers",
+  ].join("\n"));
+  await box.locator(".oom-cause", { hasText: "Fijaste las capas a mano" }).first().waitFor();
+  assert.match(await box.locator(".oom-cause").first().innerText(), /Quita -ngl 26/);
+
   // A load log that worked says where the memory went, per device.
   await box.locator("textarea[name=oom]").fill([
     "llm_load_tensors: offloaded 33/33 layers to GPU",
