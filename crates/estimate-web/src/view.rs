@@ -208,11 +208,10 @@ fn result(o: &Outcome) -> String {
         );
     }
     out.push_str(&chart(o));
-    let high = o
-        .eval
-        .band
-        .map_or(per_gpu, |b| b.high_bytes(per_gpu, est.breakdown.weights));
-    out.push_str(&gpu_table(per_gpu, high));
+    // The list of GPUs is for the model whole, before `-ngl auto` moved layers.
+    let (whole, weights) = o.eval.whole.unwrap_or((per_gpu, est.breakdown.weights));
+    let high = o.eval.band.map_or(whole, |b| b.high_bytes(whole, weights));
+    out.push_str(&gpu_table(whole, high));
     out.push_str(r#"<table class="calc-table est-table"><caption>Desglose</caption><thead><tr><th scope="col">Categoría</th><th scope="col">GiB</th><th scope="col">GB</th></tr></thead><tbody>"#);
     for (v, (name, class)) in est.breakdown.parts().into_iter().zip(categories()) {
         let _ = write!(
@@ -252,7 +251,10 @@ fn verdict(o: &Outcome) -> String {
         limits.push_str(&if l.all() {
             format!(" Caben en la GPU las {} capas y la de salida.", l.layers)
         } else {
-            format!(" Capas que caben en la GPU: {} de {}.", l.fit, l.layers)
+            format!(
+                " Capas que caben en la GPU, sin dejar margen: {} de {}.",
+                l.fit, l.layers
+            )
         });
     }
     if let Some(m) = o.eval.min_cpu_moe.filter(|m| m.fit > 0) {

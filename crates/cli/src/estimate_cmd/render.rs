@@ -188,7 +188,7 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             )
         } else {
             format!(
-                "Capas que caben en la GPU: {} de {} (-ngl {})\n",
+                "Capas que caben en la GPU, sin dejar margen: {} de {} (-ngl {})\n",
                 l.fit, l.layers, l.fit
             )
         });

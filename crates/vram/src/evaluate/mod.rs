@@ -201,6 +201,9 @@ pub struct Evaluation {
     pub min_cpu_moe: Option<CpuMoeFit>,
     /// The catalog GPU with the least memory that holds the workload.
     pub smallest_gpu: Option<&'static Gpu>,
+    /// When `-ngl auto` moved layers or experts to the CPU: the per-GPU bytes and the
+    /// weights of the model whole on the GPU, what a list of GPUs it fits compares.
+    pub whole: Option<(u64, u64)>,
     /// The fewest GPUs of this capacity that hold it (ZeRO-3 for training, tensor
     /// parallelism for inference).
     pub min_gpus: Option<u32>,
@@ -416,6 +419,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     // layers from the front. A context it has just lowered was sized to leave that
     // GiB by its own linear projection, and llama.cpp stops there.
     let mut placed = None;
+    let mut whole_bytes = None;
     let context_fitted = matches!(
         opened,
         Some(Opened::LlamaCpp { fit: Some(f), .. }) if !f.layers_next
@@ -433,6 +437,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             c.saturating_sub(default_context::LLAMA_FIT_MARGIN),
         )
     {
+        whole_bytes = Some((est.per_gpu_bytes, est.breakdown.weights));
         w.gpu_layers = gpu_layers;
         w.cpu_moe = cpu_moe;
         est = estimate(input, &w)?;
@@ -569,6 +574,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 })
             }),
         smallest_gpu: solve::smallest_gpu(input, &whole),
+        whole: whole_bytes,
         min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &whole, c)),
         speed: match (arch, s.gpu) {
             (Some(a), Some(g)) => speed::speed(a, &w, &est, g),

@@ -310,6 +310,9 @@ fn the_curve_meets_the_estimate_at_the_readers_length() {
     let curve = context_curve(&m, &e.workload);
     let at = curve.iter().find(|p| p.0 == 4096).unwrap();
     assert_eq!(at.2, e.estimate.per_gpu_bytes);
+    // The whole model, which the list of GPUs compares, does not fit this card.
+    let (whole, _) = e.whole.unwrap();
+    assert!(whole > e.capacity.unwrap() && whole > e.estimate.per_gpu_bytes);
 }
 
 #[test]
