@@ -374,6 +374,7 @@ test("vLLM, llama.cpp and Ollama open their own context: «auto», as a default 
     assert.match(await refused.innerText(), new RegExp(groupDigits(vllm.max_seq_fit)));
   }
   await est.locator(".est-notes", { hasText: "Contexto automático" }).waitFor();
+  await est.locator(".est-limits", { hasText: `Contexto automático: ${groupDigits(131_072)} tokens` }).waitFor();
   // The reader's own context wins, and the link carries it.
   await contextField.fill("8k");
   await est.locator(".est-verdict[data-verdict=serves]").waitFor();

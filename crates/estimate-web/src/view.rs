@@ -237,6 +237,13 @@ fn verdict(o: &Outcome) -> String {
     let Some(text) = o.eval.verdict_text(Some(name), Surface::Web) else {
         return String::new();
     };
+    // «auto» in the form: the number it stands for, first.
+    let opened = o.eval.opened.map_or_else(String::new, |c| {
+        format!(
+            "Contexto automático: {} tokens, el que abre el motor por su cuenta. ",
+            group_digits(c.tokens())
+        )
+    });
     let mut limits = match (o.eval.max_batch, o.eval.max_seq) {
         (Some(b), Some(s)) => format!(
             "Lote máximo: {} · secuencia máxima: {}.",
@@ -264,10 +271,11 @@ fn verdict(o: &Outcome) -> String {
         ));
     }
     format!(
-        r#"<p class="est-verdict" data-fits="{}" data-verdict="{}"><strong>{}</strong></p><p class="est-limits">{}</p>"#,
+        r#"<p class="est-verdict" data-fits="{}" data-verdict="{}"><strong>{}</strong></p><p class="est-limits">{}{}</p>"#,
         v.fits(),
         v.id(),
         esc(&text),
+        esc(&opened),
         esc(&limits)
     )
 }

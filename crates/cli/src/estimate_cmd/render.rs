@@ -159,6 +159,12 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             ByteSize(est.total_bytes)
         ));
     }
+    if let Some(c) = e.opened {
+        text.push_str(&format!(
+            "\nContexto automático (--seq auto): {} tokens, el que abre el motor por su cuenta\n",
+            group_digits(c.tokens())
+        ));
+    }
     let target = s.gpu.map_or("la GPU", |g| g.name.as_str());
     if let Some(verdict) = e.verdict_text(Some(target), Surface::Cli) {
         text.push('\n');

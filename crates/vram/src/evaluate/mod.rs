@@ -201,6 +201,8 @@ pub struct Evaluation {
     pub min_cpu_moe: Option<CpuMoeFit>,
     /// The catalog GPU with the least memory that holds the workload.
     pub smallest_gpu: Option<&'static Gpu>,
+    /// With `--seq auto`, the context the runtime opens (after llama.cpp's `--fit`).
+    pub opened: Option<Opened>,
     /// When `-ngl auto` moved layers or experts to the CPU: the per-GPU bytes and the
     /// weights of the model whole on the GPU, what a list of GPUs it fits compares.
     pub whole: Option<(u64, u64)>,
@@ -575,6 +577,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             }),
         smallest_gpu: solve::smallest_gpu(input, &whole),
         whole: whole_bytes,
+        opened,
         min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &whole, c)),
         speed: match (arch, s.gpu) {
             (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
