@@ -461,7 +461,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     }
     let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
         (true, Some(a), Some(c)) => {
-            let total = s.gpu_memory.or(s.gpu.map(|g| g.memory_bytes)).unwrap_or(c);
+            let total = s.card_total().unwrap_or(c);
             // vLLM takes `gpu_memory_utilization` of the whole card as the driver
             // reports it, not of what other processes leave: they only decide whether
             // it starts (`start_check`).

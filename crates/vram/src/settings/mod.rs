@@ -479,11 +479,16 @@ impl Settings {
             .then(|| default_context::opened(self.runtime, trained, self.total_vram()))
     }
 
+    /// The memory of one GPU as nvidia-smi reports it: the memory given, else the
+    /// catalog GPU's nominal total (what vLLM and Ollama size by).
+    pub fn card_total(&self) -> Option<u64> {
+        self.gpu_memory.or(self.gpu.map(|g| g.memory_bytes))
+    }
+
     /// The memory of all the GPUs together, as their drivers report it (what Ollama
     /// chooses its context by); `None` without a GPU.
     pub fn total_vram(&self) -> Option<u64> {
-        self.gpu_memory
-            .or(self.gpu.map(|g| g.memory_bytes))
+        self.card_total()
             .map(|per_gpu| per_gpu.saturating_mul(u64::from(self.gpus.max(1))))
     }
 
