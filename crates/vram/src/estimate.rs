@@ -659,6 +659,9 @@ pub const FUSED_CHUNK_TOKENS: u64 = 1024;
 ///
 /// Chunked and fused losses keep the 16-bit logits (torchtune's chunked output) or only
 /// one chunk of them, and the same fp32 working set per chunk.
+///
+/// Under the whole loss sits [`head_cast`]: the 16-bit copy of an fp32, frozen output
+/// projection that autocast makes and autograd keeps until the head's backward.
 pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
     if a.encoder_only {
         // Encoders used for classification have no vocabulary-sized output.
@@ -667,7 +670,7 @@ pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
     let c = w.compute_dtype().bytes_for(1);
     let vocab = u64::from(a.vocab) / u64::from(w.tp.max(1));
     let tokens = mul(&[w.batch, w.seq]);
-    match w.loss {
+    let logits = match w.loss {
         Loss::Full => mul(&[tokens, vocab, (c + 8).max(12)]),
         Loss::ChunkedOutput { chunks } => mul(&[tokens, vocab, c]).saturating_add(mul(&[
             tokens.div_ceil(u64::from(chunks.max(1))),
@@ -675,7 +678,27 @@ pub fn loss_peak(a: &Architecture, w: &Workload) -> u64 {
             12,
         ])),
         Loss::Fused => mul(&[tokens.min(FUSED_CHUNK_TOKENS), vocab, c + 12]),
+    };
+    logits.saturating_add(head_cast(a, w))
+}
+
+/// The 16-bit copy of the output projection that autocast makes on every forward pass
+/// when the head is an fp32 weight that does not train: what PEFT's
+/// `prepare_model_for_kbit_training` leaves behind in QLoRA (it casts every parameter
+/// that is not 4-bit to fp32 and freezes it; bitsandbytes never quantises the head,
+/// `get_keys_to_not_convert` in transformers' bitsandbytes integration). Autocast caches
+/// the casts of fp32 leaves only when they require grad (`cached_cast` in
+/// aten/src/ATen/autocast_mode.cpp: `arg.requires_grad() && arg.is_leaf()`), so the
+/// frozen head is cast afresh, and the product saves that copy for the gradient of its
+/// input (the hidden states require grad when adapters train below). It lives from the
+/// head's forward to the head's backward, which wraps the whole loss. A fused loss
+/// takes the weight itself, and a model without autocast casts nothing.
+pub fn head_cast(a: &Architecture, w: &Workload) -> u64 {
+    let c = w.compute_dtype().bytes_for(1);
+    if !kbit_prepared(w) || c >= 4 || w.loss == Loss::Fused {
+        return 0;
     }
+    mul(&[u64::from(a.vocab), u64::from(a.hidden), c]) / u64::from(w.tp.max(1))
 }
 
 /// Training activations at their peak: every layer's saved tensors (or only layer
@@ -1826,8 +1849,9 @@ mod tests {
     }
 
     /// PEFT's `prepare_model_for_kbit_training` casts what is not 4-bit to fp32: two
-    /// more bytes for each of Llama 3.1 8B's embeddings, head and norms, and fp32 layer
-    /// inputs under checkpointing. A GPTQ base is left as it is.
+    /// more bytes for each of Llama 3.1 8B's embeddings, head and norms, fp32 layer
+    /// inputs under checkpointing, and a 16-bit copy of the frozen head under the loss.
+    /// A GPTQ base is left as it is.
     #[test]
     fn peft_kbit_preparation_upcasts_the_rest_to_fp32() {
         let m = preset("llama-3.1-8b");
@@ -1857,11 +1881,21 @@ mod tests {
             (2_100_000_000..2_110_000_000).contains(&(2 * rest)),
             "{rest}"
         );
-        // 32 layer inputs of 4096 tokens × 4096 in fp32 instead of bf16.
+        // 32 layer inputs of 4096 tokens × 4096 in fp32 instead of bf16, and the bf16
+        // copy of the fp32 head that autocast makes afresh (it is frozen, so not
+        // cached) and the product keeps through the loss.
+        assert_eq!(head_cast(&a, &plain), 0);
+        assert_eq!(head_cast(&a, &prepared), 128_256 * 4096 * 2);
         assert_eq!(
             e1.breakdown.activations - e0.breakdown.activations,
-            32 * 4096 * 4096 * 2
+            32 * 4096 * 4096 * 2 + 128_256 * 4096 * 2
         );
+        // A fused loss takes the fp32 weight itself.
+        let fused = Workload {
+            loss: Loss::Fused,
+            ..prepared.clone()
+        };
+        assert_eq!(head_cast(&a, &fused), 0);
         // GPTQ: nothing to cast.
         let gptq = WeightFormat::GroupQuant {
             bits: 4,

@@ -858,7 +858,10 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if let Some(a) = model.arch() {
         let bytes = crate::estimate::kbit_upcast_bytes(&a.param_count(), w);
         if bytes > 0 {
-            notes.push(Note::KbitFp32 { bytes });
+            notes.push(Note::KbitFp32 {
+                bytes,
+                head: crate::estimate::head_cast(a, w),
+            });
         }
     }
     if s.task == Task::Qlora && matches!(s.format, WeightFormat::Plain { .. }) {

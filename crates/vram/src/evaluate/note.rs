@@ -170,8 +170,10 @@ pub enum Note {
     /// new one (`estimate::previous_step_cache`).
     OldGenerateCache { bytes: u64 },
     /// QLoRA with transformers: PEFT's `prepare_model_for_kbit_training` cast the
-    /// non-4-bit parameters (`bytes` more) and the residual stream to fp32.
-    KbitFp32 { bytes: u64 },
+    /// non-4-bit parameters (`bytes` more) and the residual stream to fp32; autocast
+    /// recasts the frozen fp32 head to 16 bits on every step (`head` bytes under the
+    /// loss, `estimate::head_cast`).
+    KbitFp32 { bytes: u64, head: u64 },
     /// vLLM's hybrid manager pads a model's windowed and global layers into groups of one
     /// size: each token costs `padded` layers' worth instead of `layers`
     /// (`serving::hybrid_padding`).
@@ -633,10 +635,20 @@ impl Note {
             Note::HybridKv { padded, layers } => format!(
                 "Capas de ventana deslizante y globales: vLLM las reparte en grupos del mismo tamaño y rellena el último de cada tipo, así que cada token de la caché ocupa lo de {padded} capas, no lo de {layers}; por eso anuncia menos tokens que la cuenta capa a capa."
             ),
-            Note::KbitFp32 { bytes } => format!(
-                "QLoRA con transformers: prepare_model_for_kbit_training de PEFT (lo llama SFTTrainer de TRL) pasa a FP32 todo lo que no es de 4 bits, los embeddings, la cabeza y las normas: {} más, y con ellos el flujo residual y las entradas de capa que guarda el checkpointing. Unsloth y torchtune los dejan en 16 bits.",
-                ByteSize(*bytes).binary()
-            ),
+            Note::KbitFp32 { bytes, head } => {
+                let mut text = format!(
+                    "QLoRA con transformers: prepare_model_for_kbit_training de PEFT (lo llama SFTTrainer de TRL) pasa a FP32 todo lo que no es de 4 bits, los embeddings, la cabeza y las normas: {} más, y con ellos el flujo residual y las entradas de capa que guarda el checkpointing.",
+                    ByteSize(*bytes).binary()
+                );
+                if *head > 0 {
+                    text.push_str(&format!(
+                        " Además, autocast convierte la cabeza a 16 bits en cada paso (como no entrena, no guarda la conversión en su caché) y el producto conserva esa copia hasta su paso hacia atrás: {} más mientras se calcula la pérdida.",
+                        ByteSize(*head).binary()
+                    ));
+                }
+                text.push_str(" Unsloth y torchtune los dejan en 16 bits.");
+                text
+            }
             Note::OldGenerateCache { bytes } => format!(
                 "Versiones antiguas: hasta 2024 (transformers 4.35 y las de su época), generate guardaba la caché KV del paso anterior junto a la nueva, dos copias enteras; con ellas súmale {}. Desde entonces la caché se actualiza en su sitio y vale el total de arriba.",
                 ByteSize(*bytes).binary()
@@ -849,7 +861,10 @@ mod tests {
                 asked: "bf16".into(),
             },
             Note::OldGenerateCache { bytes: 1 << 30 },
-            Note::KbitFp32 { bytes: 1 << 30 },
+            Note::KbitFp32 {
+                bytes: 1 << 30,
+                head: 1 << 29,
+            },
             Note::HybridKv {
                 padded: 70,
                 layers: 62,
