@@ -814,6 +814,36 @@ pub fn ggml_kv_cells(w: &Workload) -> u64 {
         .saturating_mul(pad)
 }
 
+/// The slots llama-server opens when `-np` is left at `auto` (its default), all
+/// sharing one KV pool (`kv_unified`): tools/server/server.cpp, "n_parallel is set to
+/// auto, using n_parallel = 4 and kv_unified = true".
+pub const LLAMA_SERVER_AUTO_SLOTS: u32 = 4;
+
+/// Cells of llama.cpp's sliding-window KV cache, all slots together, for `cells` cells
+/// of the full-context cache (`llama_kv_cache_iswa` in src/llama-kv-cache-iswa.cpp):
+/// each stream holds its window for every sequence that shares it plus one micro-batch
+/// (`n_swa × (unified ? n_seq_max : 1) + n_ubatch`), never more than the full cache,
+/// padded to 256. One pool shared by `w.shared_slots` slots (llama-server's `-np
+/// auto`), or `w.batch` streams of their own (`-np N`, Ollama). llama-server and
+/// Ollama's llama-server leave `swa_full` off; with it, or before that cache existed
+/// (May 2025, PR 13194), every layer keeps the whole context.
+pub fn ggml_swa_cells(window: u64, cells: u64, w: &Workload) -> u64 {
+    let ubatch = w.ubatch.max(1);
+    if w.shared_slots > 0 {
+        let wanted = window
+            .saturating_mul(u64::from(w.shared_slots))
+            .saturating_add(ubatch);
+        return cells.min(wanted).div_ceil(256).saturating_mul(256);
+    }
+    let streams = w.batch.max(1);
+    let per_stream = cells.div_ceil(streams);
+    per_stream
+        .min(window.saturating_add(ubatch))
+        .div_ceil(256)
+        .saturating_mul(256)
+        .saturating_mul(streams)
+}
+
 /// The compute buffer llama.cpp reserves on the GPU for its worst-case graph: a
 /// micro-batch of `n_ubatch` tokens (512 by default), every one producing logits
 /// (`graph_reserve` in src/llama-context.cpp asks for `n_outputs = n_tokens`). ggml's
@@ -1134,12 +1164,18 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
         return 0;
     }
     let tokens = w.seq.saturating_add(w.new_tokens);
-    let (windowed, global) = a.windowed_layers();
     let window = a
         .sliding_window
         .map_or(tokens, |sw| u64::from(sw.window).min(tokens));
-    let layer_tokens =
-        u128::from(global) * u128::from(tokens) + u128::from(windowed) * u128::from(window);
+    kv_bytes(a, w, tokens, window, w.batch)
+}
+
+/// KV bytes for `global` tokens in each global layer and `windowed` tokens in each
+/// sliding-window layer, `times` over (sequences, or 1 for a pool counted whole).
+fn kv_bytes(a: &Architecture, w: &Workload, global: u64, windowed: u64, times: u64) -> u64 {
+    let (windowed_layers, global_layers) = a.windowed_layers();
+    let layer_tokens = u128::from(global_layers) * u128::from(global)
+        + u128::from(windowed_layers) * u128::from(windowed);
     // Elements cached per token and layer. MLA caches one latent plus the rotary key,
     // replicated on every tensor-parallel rank; GQA caches K and V split across ranks.
     let width = match a.mla {
@@ -1149,8 +1185,23 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
         }
     };
     let bits_per_32 = u128::from(w.kv_dtype.bits_per_32(w.compute_dtype(), w.engine));
-    let bits = layer_tokens * width * bits_per_32 * u128::from(w.batch);
+    let bits = layer_tokens * width * bits_per_32 * u128::from(times);
     u64::try_from(bits.div_ceil(8 * 32)).unwrap_or(u64::MAX)
+}
+
+/// llama.cpp's KV cache: one pool of [`ggml_kv_cells`] cells for every slot's tokens
+/// in the global layers, and [`ggml_swa_cells`] in the sliding-window ones (Mistral 7B
+/// v0.1's GGUF has none, [`ggml_honours_window`]).
+pub fn ggml_kv_cache(a: &Architecture, w: &Workload) -> u64 {
+    if a.encoder_only {
+        return 0;
+    }
+    let cells = ggml_kv_cells(w);
+    let windowed = match a.sliding_window {
+        Some(sw) if ggml_honours_window(a) => ggml_swa_cells(u64::from(sw.window), cells, w),
+        _ => cells,
+    };
+    kv_bytes(a, w, cells, windowed, 1)
 }
 
 /// The KV cache of the step before the last one of `generate`: what transformers kept
@@ -1228,29 +1279,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         }
         .saturating_add(w.blas_workspace);
         b.kv_cache = if ggml {
-            // llama.cpp keeps every slot's tokens in one padded pool of cells; a
-            // sliding window caps each sequence, not the pool.
-            let cells = ggml_kv_cells(w);
-            let slots = w.batch.max(1);
-            let unwindowed;
-            let kv_arch = if a.sliding_window.is_some() && !ggml_honours_window(a) {
-                unwindowed = Architecture {
-                    sliding_window: None,
-                    ..a.clone()
-                };
-                &unwindowed
-            } else {
-                a
-            };
-            kv_cache(
-                kv_arch,
-                &Workload {
-                    seq: cells.div_ceil(slots),
-                    new_tokens: 0,
-                    batch: slots,
-                    ..w.clone()
-                },
-            )
+            ggml_kv_cache(a, w)
         } else if w.engine == Engine::AwqFused && w.mode == Mode::Inference {
             // AutoAWQ allocates each layer's `WindowedCache` when the model is loaded:
             // `max_seq_len` tokens (its `max_new_tokens`, which must hold the prompt)
@@ -1466,6 +1495,58 @@ mod tests {
         assert_eq!(with, head + 256 * 4 * (32_000 + 4096));
         let without = ggml("mistral-7b-v0.1", 1, Some(20), 31).activations;
         assert!(without < head, "{without}");
+    }
+
+    /// llama.cpp's sliding-window cache holds the window of every sequence that shares
+    /// it plus one micro-batch, padded to 256 (`llama_kv_cache_iswa`). A llama-server
+    /// log (build 7445, Gemma 2 2B, `-c 8192`, `-np` left at auto: "n_parallel = 4 and
+    /// kv_unified = true") printed 8192 cells and 416.00 MiB for both caches.
+    #[test]
+    fn ggml_window_cache_holds_each_shared_window_and_a_micro_batch() {
+        let gemma2 = model("gemma-2-2b").unwrap().arch.clone();
+        let w = |seq, batch, shared_slots| Workload {
+            seq,
+            batch,
+            shared_slots,
+            engine: crate::workload::Engine::Ggml,
+            weights: WeightFormat::parse("Q4_K_M").unwrap(),
+            kv_dtype: crate::workload::KvDtype::Fp16,
+            ..Workload::default()
+        };
+        // -np auto: min(8192, 4 × 4096 + 512) = the whole context on every layer.
+        assert_eq!(ggml_swa_cells(4096, 8192, &w(8192, 1, 4)), 8192);
+        assert_eq!(ggml_kv_cache(&gemma2, &w(8192, 1, 4)), (2 * 416) << 20);
+        // One sequence (-np 1, Ollama): its window and a micro-batch, 4608 cells.
+        assert_eq!(ggml_swa_cells(4096, 8192, &w(8192, 1, 0)), 4608);
+        assert_eq!(
+            ggml_kv_cache(&gemma2, &w(8192, 1, 0)),
+            (416 << 20) + (416 << 20) / 8192 * 4608
+        );
+        // Separate streams (-np 4) each keep their own: 4 × 4608 of 4 × 8192 cells.
+        assert_eq!(ggml_swa_cells(4096, 4 * 8192, &w(8192, 4, 0)), 4 * 4608);
+        // Gemma 3's 1024-token window: 1024 + 512 = 1536 cells per sequence; with a
+        // 100-token micro-batch, 1124 padded to 1280.
+        assert_eq!(ggml_swa_cells(1024, 32_768, &w(32_768, 1, 0)), 1536);
+        let small_ubatch = Workload {
+            ubatch: 100,
+            ..w(32_768, 1, 0)
+        };
+        assert_eq!(ggml_swa_cells(1024, 32_768, &small_ubatch), 1280);
+        // Never more than the full cache.
+        assert_eq!(ggml_swa_cells(1024, 512, &w(512, 1, 4)), 512);
+        // The settings: llama.cpp leaves -np at auto, Ollama passes -np.
+        let mut s = crate::Settings::defaults(
+            crate::settings::Task::Inference,
+            crate::settings::Runtime::LlamaCpp,
+        );
+        assert_eq!(s.workload().shared_slots, LLAMA_SERVER_AUTO_SLOTS);
+        s.batch = 2;
+        assert_eq!(s.workload().shared_slots, 0);
+        let ollama = crate::Settings::defaults(
+            crate::settings::Task::Inference,
+            crate::settings::Runtime::Ollama,
+        );
+        assert_eq!(ollama.workload().shared_slots, 0);
     }
 
     #[test]

@@ -237,6 +237,12 @@ pub struct Workload {
     /// ggml only: the micro-batch its compute buffer is reserved for (`n_ubatch`).
     #[serde(default = "default_ubatch")]
     pub ubatch: u64,
+    /// ggml only: llama-server's `-np auto` (its default) opens this many slots over
+    /// one KV pool (`kv_unified`), which sizes the sliding-window cache for that many
+    /// windows; 0 when the `batch` slots are separate streams (`-np N` given, as
+    /// Ollama does). See `estimate::ggml_swa_cells`.
+    #[serde(default)]
+    pub shared_slots: u32,
     /// PyTorch only: the cuBLAS workspaces its caching allocator holds for the run
     /// (`serving::cublas_workspace` per handle: one for inference, two for training,
     /// whose backward runs on the autograd engine's own thread and so its own handle).
@@ -297,6 +303,7 @@ impl Default for Workload {
             kbit_fp32: false,
             gpu_layers: None,
             ubatch: default_ubatch(),
+            shared_slots: 0,
             blas_workspace: 0,
             cpu_moe: 0,
             mmproj: false,

@@ -770,6 +770,19 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             layers: a.layers,
             host: est.host_bytes,
             cells: crate::estimate::ggml_kv_cells(w),
+            swa: a
+                .sliding_window
+                .filter(|_| crate::estimate::ggml_honours_window(a))
+                .map(|sw| {
+                    (
+                        crate::estimate::ggml_swa_cells(
+                            u64::from(sw.window),
+                            crate::estimate::ggml_kv_cells(w),
+                            w,
+                        ),
+                        w.shared_slots,
+                    )
+                }),
             flash: w.attention == Attention::Flash,
             compute: est
                 .breakdown

@@ -113,6 +113,9 @@ pub enum Note {
         /// Bytes in CPU RAM.
         host: u64,
         cells: u64,
+        /// Cells of the sliding-window layers (`estimate::ggml_swa_cells`) and the
+        /// slots sharing one pool (0: a stream per sequence); `None` without windows.
+        swa: Option<(u64, u32)>,
         flash: bool,
         compute: u64,
         embeddings_on_cpu: u64,
@@ -307,11 +310,23 @@ impl Note {
                 layers,
                 host,
                 cells,
+                swa,
                 flash,
                 compute,
                 embeddings_on_cpu,
                 ubatch,
             } => {
+                let swa_text = match swa {
+                    Some((swa, shared)) if *shared > 0 => format!(
+                        ", y {} en las capas de ventana deslizante: la ventana de cada una de las {shared} ranuras que llama-server abre por defecto (-np auto, con una sola caché) más un micro-lote, sin pasar del contexto",
+                        group_digits(*swa)
+                    ),
+                    Some((swa, _)) => format!(
+                        ", y {} en las capas de ventana deslizante: la ventana más un micro-lote por secuencia, sin pasar del contexto",
+                        group_digits(*swa)
+                    ),
+                    None => String::new(),
+                };
                 let flash_text = if *flash {
                     "con flash attention, en múltiplos de 256"
                 } else {
@@ -335,7 +350,7 @@ impl Note {
                 };
                 let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
                 format!(
-                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}) y un búfer de cómputo de {} para un micro-lote de {} tokens {}.{cpu}{}",
+                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}){swa_text}; y un búfer de cómputo de {} para un micro-lote de {} tokens {}.{cpu}{}",
                     group_digits(*cells),
                     ByteSize(*compute).binary(),
                     group_digits(*ubatch),
@@ -720,6 +735,7 @@ mod tests {
                 layers: 32,
                 host: 2 << 30,
                 cells: 4096,
+                swa: Some((1536, 0)),
                 flash: false,
                 compute: 300 << 20,
                 embeddings_on_cpu: 280 << 20,

@@ -555,6 +555,13 @@ impl Settings {
             kbit_fp32: self.task == Task::Qlora && self.runtime == Runtime::Transformers,
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
+            // llama-server leaves `-np` at `auto`: four slots over one pool. A batch is
+            // `-np N`, separate streams; Ollama always passes `-np`.
+            shared_slots: if self.runtime == Runtime::LlamaCpp && self.batch == 1 {
+                crate::estimate::LLAMA_SERVER_AUTO_SLOTS
+            } else {
+                0
+            },
             cpu_moe: self.cpu_moe,
             mmproj: self.mmproj,
             ram_gbs: self.ram_gbs,
