@@ -81,9 +81,9 @@ const fn band(p10: f64, p90: f64, cases: usize, pooled: bool) -> Band {
 pub const TABLE: &[Row] = &[
     ("transformers", true, band(-9.2, 3.2, 16, false)),
     ("transformers", false, band(-47.6, -0.7, 4, false)),
-    ("unsloth", true, band(-22.3, 6.0, 28, true)),
-    ("torchtune", true, band(-1.7, 57.9, 4, false)),
-    ("deepspeed", true, band(-22.3, 6.0, 28, true)),
+    ("unsloth", true, band(-21.7, 13.3, 31, true)),
+    ("torchtune", true, band(-1.7, 57.9, 5, false)),
+    ("deepspeed", true, band(-21.7, 13.3, 31, true)),
     ("vllm", false, band(-0.4, 2.7, 32, false)),
     ("llama.cpp", false, band(-4.1, 0.0, 20, false)),
     ("ollama", false, band(-4.7, 2.7, 66, true)),

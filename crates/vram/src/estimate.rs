@@ -738,7 +738,58 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
     } else {
         (mul(&[layers, layer]), layer)
     };
+    // FSDP gathers the layer it works on: while backward runs through the layers, not
+    // at the loss, whose layers are all resharded by then.
+    let working = working.saturating_add(fsdp_unsharded(a, w).1);
     saved.saturating_add(working.max(loss_peak(a, w).saturating_sub(absent_gradients)))
+}
+
+/// The parameters PyTorch's FSDP holds whole on every GPU while it trains, in bytes:
+/// `(root, layer)`.
+///
+/// - `root`: the root unit, whatever no wrapped layer owns (the embeddings, an untied
+///   output head, the final norm). FSDP never reshards it after the forward pass,
+///   because backward needs it at once (FSDP1: "Do not free the root's parameters in
+///   the post-forward for FULL_SHARD", `_post_forward_reshard` in
+///   torch/distributed/fsdp/_runtime_utils.py; FSDP2: the root gets no post-forward
+///   reshard, `_lazy_init` in torch/distributed/fsdp/_fully_shard/_fsdp_state.py), so
+///   its full copy lives beside its shard from the forward pass to the end of backward.
+/// - `layer`: the decoder layer being worked on, all-gathered for its forward and
+///   again for its backward. At least one is whole at any time; the prefetch of the
+///   next one (backward prefetch, on by default) may add a second, not counted.
+///
+/// In the dtype FSDP computes in (its `param_dtype`; a 4-bit QLoRA base keeps its
+/// packed linears). Zero without FSDP or with one GPU.
+pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
+    let (param_shards, _, _) = w.shards();
+    if !w.fsdp || param_shards <= 1 || w.mode != Mode::Train {
+        return (0, 0);
+    }
+    let pc = a.param_count();
+    let c = w.compute_dtype().bytes_for(1);
+    let root = mul(&[
+        pc.embeddings
+            .saturating_add(pc.lm_head)
+            .saturating_add(u64::from(a.hidden)),
+        c,
+    ]);
+    let layers = u64::from(a.layers.max(1));
+    let linear = pc.layer_linear / layers;
+    let rest = pc
+        .total
+        .saturating_sub(pc.embeddings)
+        .saturating_sub(pc.lm_head)
+        .saturating_sub(pc.layer_linear)
+        / layers;
+    let linear_bytes = match (w.finetune, w.weights) {
+        (Finetune::Qlora, WeightFormat::Plain { .. }) => {
+            WeightFormat::Nf4 { double_quant: true }.linear_bytes(linear)
+        }
+        (Finetune::Qlora, format) => format.linear_bytes(linear),
+        _ => mul(&[linear, c]),
+    };
+    let layer = linear_bytes.saturating_add(mul(&[rest, c])) / u64::from(w.tp.max(1));
+    (root, layer)
 }
 
 /// Peak of the transient tensors during a prefill forward pass (no autograd).
@@ -1260,8 +1311,13 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         .optimizer
         .div_ceil(model_split)
         .div_ceil(optim_shards);
+    let root = arch.map_or(0, |a| fsdp_unsharded(a, w).0);
     let mut b = Breakdown {
-        weights: states.weights.div_ceil(model_split).div_ceil(param_shards),
+        weights: states
+            .weights
+            .div_ceil(model_split)
+            .div_ceil(param_shards)
+            .saturating_add(root),
         gradients: states.gradients.div_ceil(model_split).div_ceil(grad_shards),
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
@@ -1547,6 +1603,53 @@ mod tests {
             crate::settings::Runtime::Ollama,
         );
         assert_eq!(ollama.workload().shared_slots, 0);
+    }
+
+    /// FSDP holds its root unit (embeddings, head, final norm) whole from the forward
+    /// pass to the end of backward, and one gathered layer while it works on it.
+    #[test]
+    fn fsdp_keeps_the_root_and_one_layer_whole() {
+        let a = model("llama-3.1-70b").unwrap().arch.clone();
+        let m = preset("llama-3.1-70b");
+        let lora = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Lora,
+            lora_targets: LoraTargets::Attention,
+            grad_checkpointing: true,
+            batch: 2,
+            seq: 2048,
+            gpus: 8,
+            zero: 3,
+            ..Workload::default()
+        };
+        assert_eq!(fsdp_unsharded(&a, &lora), (0, 0), "DeepSpeed's ZeRO-3");
+        let fsdp = Workload {
+            fsdp: true,
+            ..lora.clone()
+        };
+        let (root, layer) = fsdp_unsharded(&a, &fsdp);
+        // 128 256 × 8192 embeddings and as many in the untied head, and the final norm.
+        assert_eq!(root, (2 * 128_256 * 8192 + 8192) * 2);
+        // A layer: 856 M parameters in bf16.
+        assert!((1_710_000_000..1_713_000_000).contains(&layer), "{layer}");
+        let (e0, e1) = (estimate(&m, &lora).unwrap(), estimate(&m, &fsdp).unwrap());
+        assert_eq!(e1.breakdown.weights - e0.breakdown.weights, root);
+        // With one GPU there is nothing to gather.
+        let one = Workload {
+            gpus: 1,
+            ..fsdp.clone()
+        };
+        assert_eq!(fsdp_unsharded(&a, &one), (0, 0));
+        // The settings: ZeRO-3 is FSDP except under DeepSpeed.
+        let mut s = crate::Settings::defaults(
+            crate::settings::Task::Lora,
+            crate::settings::Runtime::Torchtune,
+        );
+        s.gpus = 8;
+        s.zero = 3;
+        assert!(s.workload().fsdp);
+        s.runtime = crate::settings::Runtime::Deepspeed;
+        assert!(!s.workload().fsdp);
     }
 
     #[test]
@@ -2262,6 +2365,11 @@ mod tests {
                 prop_assert!(e <= last, "ZeRO-{} {} > {}", zero, e, last);
                 last = e;
             }
+            // FSDP keeps its root and one layer whole, still less than every parameter.
+            let fsdp = Workload { zero: 3, fsdp: true, ..w.clone() };
+            let two = estimate(&m, &Workload { zero: 2, ..w.clone() }).unwrap().per_gpu_bytes;
+            let e = estimate(&m, &fsdp).unwrap().per_gpu_bytes;
+            prop_assert!(e <= two, "FSDP {} > ZeRO-2 {}", e, two);
         }
 
         #[test]

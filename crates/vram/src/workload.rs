@@ -194,7 +194,9 @@ pub struct Workload {
     pub gpus: u32,
     /// ZeRO stage 0–3 (data parallel sharding).
     pub zero: u8,
-    /// FSDP full sharding (equivalent to ZeRO-3 for memory).
+    /// PyTorch FSDP full sharding: ZeRO-3 for the states, plus the parameters FSDP
+    /// keeps whole while it computes (`estimate::fsdp_unsharded`). DeepSpeed's ZeRO-3
+    /// is `zero: 3` without it.
     pub fsdp: bool,
     /// Tensor-parallel degree.
     pub tp: u32,

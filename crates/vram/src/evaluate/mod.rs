@@ -886,6 +886,12 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if w.optimizer.is_paged() && optimizer > 0 {
         notes.push(Note::PagedOptimizer { bytes: optimizer });
     }
+    if let Some(a) = model.arch() {
+        let (root, layer) = crate::estimate::fsdp_unsharded(a, w);
+        if root > 0 {
+            notes.push(Note::FsdpUnsharded { root, layer });
+        }
+    }
     let communication = crate::estimate::communication_bytes(w);
     if communication > 0 {
         notes.push(Note::Communication {

@@ -140,6 +140,9 @@ pub enum Note {
         /// The RAM bandwidth the bound uses, GB/s.
         ram_gbs: u32,
     },
+    /// PyTorch FSDP keeps its root unit and the layer it works on whole
+    /// (`estimate::fsdp_unsharded`).
+    FsdpUnsharded { root: u64, layer: u64 },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
     /// The CUDA context came from the GPU family's default.
@@ -517,6 +520,11 @@ impl Note {
                     group_digits(bound.floor() as u64)
                 )
             }
+            Note::FsdpUnsharded { root, layer } => format!(
+                "FSDP: además de su parte de los pesos, cada GPU tiene entera la unidad raíz (embeddings, cabeza y norma final: {}), que FSDP no vuelve a repartir entre el paso hacia delante y el final del paso hacia atrás, y, mientras la procesa, la capa reunida de todas las GPU ({}; si precarga la siguiente, otra igual). Con DeepSpeed (ZeRO-3) no se cuenta así: reúne los pesos por módulos, hasta stage3_max_live_parameters.",
+                ByteSize(*root).binary(),
+                ByteSize(*layer).binary()
+            ),
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -721,6 +729,10 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::FsdpUnsharded {
+                root: 1 << 30,
+                layer: 1 << 29,
+            },
             Note::CpuExperts {
                 layers: 20,
                 asked: Some(20),

@@ -541,7 +541,9 @@ impl Settings {
             kv_dtype: self.kv_dtype,
             gpus: self.gpus,
             zero: if training { self.zero } else { 0 },
-            fsdp: false,
+            // ZeRO-3 outside DeepSpeed is PyTorch's FSDP (Trainer through accelerate,
+            // torchtune, torchrun scripts).
+            fsdp: training && self.zero >= 3 && self.runtime != Runtime::Deepspeed,
             tp: self.tp(),
             pp: self.pp,
             cpu_offload: training && self.cpu_offload,

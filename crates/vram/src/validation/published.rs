@@ -45,7 +45,9 @@
 //!   80 GB): the table is a line fitted to measurements and read at 8, 12, … 80 GB, not
 //!   runs on those cards. The cases therefore use the nominal size as the capacity, in
 //!   GiB, as Unsloth's notebooks print memory (`/ 1024 / 1024 / 1024`, labelled "GB").
-//! - torchtune's README: peak memory of its recipes.
+//! - torchtune's README: peak memory of its recipes, one of them on eight GPUs with FSDP.
+//! - Answer.AI's fsdp_qlora benchmarks (two RTX 3090 with FSDP): peak allocated memory
+//!   quoted in the text for LoRA on Llama 2 7B.
 //! - litgpt's config hub: peak `max_memory_allocated` of its fine-tuning configs.
 //! - Runs this project measured on an H200 (December 2026) with settings it wrote
 //!   itself: `Trainer` full fine-tunes and PEFT LoRA, and `generate`
@@ -145,6 +147,8 @@ const LLAMACPP_235B_Q8: &str = "registro de llama-sweep-bench b5192 con Qwen3-23
 const LLAMACPP_235B_Q6: &str = "registro de llama-sweep-bench b5269 con Qwen3-235B-A22B-128K-Q6_K en una RTX 3090: -fa, -c 16384, caché KV q8_0, -ngl 99 y las FFN de las capas 5 a 93 en la CPU (-ot blk\\.(5|6|7|8|9)\\.ffn.*=CPU y siguientes), micro-lote 512 (AesSedai, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
 const LLAMACPP_MMPROJ: &str = "registro de llama.cpp con el mmproj F16 de gemma-3-4b-it (ggml-org/gemma-3-4b-it-GGUF) en CUDA y flash attention activada (comentario en ggml-org/llama.cpp#22790): «load_hparams: model size: 811.79 MiB», «alloc_compute_meta: CUDA0 compute buffer size = 121.25 MiB»";
 const OLLAMA_PROJECTOR: &str = "ollama/ollama#9791: registro del planificador de Ollama con gemma3 12B (marzo de 2025), «projector.weights=\"814.6 MiB\"»: los tensores de la torre de visión del blob";
+const TORCHTUNE_70B: &str = "README de torchtune (pytorch/torchtune, commit 30b8519, septiembre de 2024): pico de memoria por GPU de lora_finetune_distributed con 70B_lora.yaml (FSDP en 8 A100, LoRA de rango 16 en q, k y v, checkpointing, lote 2 empaquetado a 2048, torch.compile)";
+const FSDP_QLORA: &str = "Answer.AI, fsdp_qlora, benchmarks_03_2024.md (dos RTX 3090 con FSDP, train.py --train_type lora, rango 64, checkpointing reentrante, datos sintéticos de longitud completa): «the peak allocated memory is 8.28 GiB vs 9.16 GiB»";
 const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memory_allocated)";
 
 const H200: &str = "medido por vramlab en una H200 con PyTorch 2.11, CUDA 13, transformers 5.17 y PEFT 0.21 (tools/device/measure_memory.py; líneas en docs/measurements/2026-12-04-h200/memory.jsonl): pico de torch.cuda.max_memory_allocated, modelo creado desde su config.json con pesos aleatorios";
@@ -1071,6 +1075,41 @@ const SPECS: &[Spec] = &[
         args: "--mode full --runtime torchtune --batch 2 --seq 4096 --grad-checkpointing true",
         measure: Measure::Allocated,
         published: gib(2490),
+        unit: Unit::Binary,
+    },
+    // Several GPUs with PyTorch FSDP: each holds its shard plus the root unit whole
+    // (embeddings and head) and the layer it works on (`estimate::fsdp_unsharded`).
+    Spec {
+        id: "torchtune-llama31-70b-lora-8xa100",
+        what: "Llama 3.1 70B, LoRA con torchtune y FSDP en 8 A100, lote 2 × 2048 empaquetado: pico por GPU",
+        source: TORCHTUNE_70B,
+        runtime: "torchtune",
+        model: "llama-3.1-70b",
+        args: "--mode lora --runtime torchtune --lora-rank 16 --lora-targets attention --batch 2 --seq 2048 --grad-checkpointing true --gpus 8 --zero 3",
+        measure: Measure::Allocated,
+        published: gib(2760),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "fsdp-qlora-llama2-7b-lora-512",
+        what: "Llama 2 7B, LoRA (rango 64) con FSDP en 2 RTX 3090, lote 1 × 512: pico asignado por GPU",
+        source: FSDP_QLORA,
+        runtime: "fsdp_qlora (2024)",
+        model: "llama-2-7b",
+        args: "--mode lora --precision pure --lora-rank 64 --lora-targets all-linear --batch 1 --seq 512 --grad-checkpointing true --gpus 2 --zero 3",
+        measure: Measure::Allocated,
+        published: gib(828),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "fsdp-qlora-llama2-7b-lora-2048",
+        what: "Llama 2 7B, LoRA (rango 64) con FSDP en 2 RTX 3090, lote 1 × 2048: pico asignado por GPU",
+        source: FSDP_QLORA,
+        runtime: "fsdp_qlora (2024)",
+        model: "llama-2-7b",
+        args: "--mode lora --precision pure --lora-rank 64 --lora-targets all-linear --batch 1 --seq 2048 --grad-checkpointing true --gpus 2 --zero 3",
+        measure: Measure::Allocated,
+        published: gib(916),
         unit: Unit::Binary,
     },
     // litgpt's fine-tuning configs on an A10G: bf16-true, LoRA on q and v, rank 32,
