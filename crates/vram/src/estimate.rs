@@ -222,28 +222,52 @@ pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
             .saturating_add(sixteen.bytes_for(pc.total.saturating_sub(pc.layer_linear))),
         (WeightFormat::Plain { dtype }, _) => dtype.bytes_for(pc.total),
         (WeightFormat::Gguf { mix }, Some(a)) => {
+            // Each group of tensors in its type for the width of its rows (`ne[0]`, the
+            // input features): q, k, v, gate and up read the hidden state, the
+            // attention output reads the heads, the down projection the feed-forward.
             let mix = mix_of(mix);
             let h = u64::from(a.hidden);
-            let down = match (a.moe, a.mlp) {
-                (Some(m), _) => mul(&[u64::from(m.expert_intermediate), u64::from(m.experts), h]),
-                (None, _) => mul(&[u64::from(a.intermediate), h]),
+            let layers = u64::from(a.layers);
+            let inner = u64::from(a.moe.map_or(a.intermediate, |m| m.expert_intermediate));
+            let down = match a.moe {
+                Some(m) => mul(&[inner, u64::from(m.experts), h]),
+                None => mul(&[inner, h]),
             };
             let boosted_layers = (0..a.layers)
                 .filter(|&i| use_more_bits(i, a.layers))
                 .count() as u64;
-            let boosted = mul(&[boosted_layers, mul(&[h, a.kv_width()]).saturating_add(down)])
-                .min(pc.layer_linear);
-            let base = (pc.layer_linear - boosted).saturating_add(pc.embeddings);
+            let linear = pc.layer_linear;
+            let v_boosted = mul(&[boosted_layers, h, a.kv_width()]).min(linear);
+            let down_boosted = mul(&[boosted_layers, down]).min(linear - v_boosted);
+            let down_rest =
+                mul(&[layers - boosted_layers, down]).min(linear - v_boosted - down_boosted);
+            // MLA's output projection reads `heads × v_head_dim`, not `q_width`.
+            let (o_cols, o) = match a.mla {
+                None => (a.q_width(), mul(&[layers, a.q_width(), h])),
+                Some(_) => (h, 0),
+            };
+            let o = o.min(linear - v_boosted - down_boosted - down_rest);
+            let hidden_rows = linear - v_boosted - down_boosted - down_rest - o;
+            // A tied table is stored in the output's type.
+            let embeddings = if a.tied_embeddings {
+                mix.output_for(h)
+            } else {
+                mix.base_for(h)
+            };
             // Norms and biases stay F32 in GGUF files.
             let rest = pc
                 .total
                 .saturating_sub(pc.layer_linear)
                 .saturating_sub(pc.embeddings)
                 .saturating_sub(pc.lm_head);
-            mix.base
-                .bytes_for(base)
-                .saturating_add(mix.boosted.bytes_for(boosted))
-                .saturating_add(mix.output.bytes_for(pc.lm_head))
+            mix.base_for(h)
+                .bytes_for(hidden_rows)
+                .saturating_add(mix.base_for(o_cols).bytes_for(o))
+                .saturating_add(mix.base_for(inner).bytes_for(down_rest))
+                .saturating_add(mix.boosted_for(h).bytes_for(v_boosted))
+                .saturating_add(mix.boosted_for(inner).bytes_for(down_boosted))
+                .saturating_add(embeddings.bytes_for(pc.embeddings))
+                .saturating_add(mix.output_for(h).bytes_for(pc.lm_head))
                 .saturating_add(mul(&[4, rest]))
         }
         (WeightFormat::Gguf { mix }, None) => mix_of(mix).base.bytes_for(pc.total),
@@ -259,20 +283,43 @@ pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
 
 /// Bytes of the input embedding table llama.cpp keeps in CPU RAM: "there is very
 /// little benefit to offloading the input layer, so always keep it on the CPU"
-/// (src/llama-model.cpp). With tied embeddings the output layer is a copy of the same
-/// table on the GPU, so the GPU holds as much as the file; then nothing is subtracted.
+/// (src/llama-model.cpp). With tied embeddings the table is there too, and the output
+/// layer is a second copy of it on the GPU (`TENSOR_DUPLICATED`): the GPU then holds as
+/// much as the file, and RAM the table besides ([`embeddings_off_gpu`]).
 pub fn embeddings_on_cpu(
     pc: &ParamCount,
     arch: Option<&Architecture>,
     format: WeightFormat,
 ) -> u64 {
     match arch {
-        Some(a) if !a.tied_embeddings && !a.encoder_only => match format {
-            WeightFormat::Gguf { mix } => mix_of(mix).base.bytes_for(pc.embeddings),
+        Some(a) if !a.encoder_only => match format {
+            WeightFormat::Gguf { mix } => {
+                let mix = mix_of(mix);
+                let h = u64::from(a.hidden);
+                if a.tied_embeddings {
+                    mix.output_for(h)
+                } else {
+                    mix.base_for(h)
+                }
+                .bytes_for(pc.embeddings)
+            }
             WeightFormat::Plain { dtype } => dtype.bytes_for(pc.embeddings),
             _ => Dtype::Bf16.bytes_for(pc.embeddings),
         },
         _ => 0,
+    }
+}
+
+/// What the embedding table takes off the GPU's share of the file: all of it, unless
+/// the output layer on the GPU is a copy of the same table (tied embeddings).
+pub fn embeddings_off_gpu(
+    pc: &ParamCount,
+    arch: Option<&Architecture>,
+    format: WeightFormat,
+) -> u64 {
+    match arch {
+        Some(a) if a.tied_embeddings => 0,
+        _ => embeddings_on_cpu(pc, arch, format),
     }
 }
 
@@ -376,7 +423,7 @@ fn model_states(
             .stored_weights
             .unwrap_or_else(|| weight_bytes(pc, arch, w.weights))
             .saturating_sub(if w.engine == Engine::Ggml {
-                embeddings_on_cpu(pc, arch, w.weights)
+                embeddings_off_gpu(pc, arch, w.weights)
             } else {
                 0
             })
@@ -977,18 +1024,17 @@ pub fn ggml_output_bytes(
     arch: Option<&Architecture>,
     format: WeightFormat,
 ) -> u64 {
-    let table = |n: u64, output: bool| match format {
-        WeightFormat::Gguf { mix } => {
-            let m = mix_of(mix);
-            if output { m.output } else { m.base }.bytes_for(n)
-        }
+    // The head and a tied table are both stored in the output's type.
+    let table = |n: u64, ncols: u64| match format {
+        WeightFormat::Gguf { mix } => mix_of(mix).output_for(ncols).bytes_for(n),
         WeightFormat::Plain { dtype } => dtype.bytes_for(n),
         _ => Dtype::Bf16.bytes_for(n),
     };
     match arch {
         Some(a) if a.encoder_only => 0,
-        Some(a) if a.tied_embeddings => table(pc.embeddings, false),
-        _ => table(pc.lm_head, true),
+        Some(a) if a.tied_embeddings => table(pc.embeddings, u64::from(a.hidden)),
+        Some(a) => table(pc.lm_head, u64::from(a.hidden)),
+        None => table(pc.lm_head, 256),
     }
 }
 
@@ -1055,12 +1101,16 @@ fn layer_experts(
     let (input, down) = match w.weights {
         WeightFormat::Gguf { mix } => {
             let mix = mix_of(mix);
+            let inner = u64::from(m.expert_intermediate);
             let down = if use_more_bits(layer, a.layers) {
-                mix.boosted
+                mix.boosted_for(inner)
             } else {
-                mix.base
+                mix.base_for(inner)
             };
-            (mix.base.bytes_for(one), down.bytes_for(one))
+            (
+                mix.base_for(u64::from(a.hidden)).bytes_for(one),
+                down.bytes_for(one),
+            )
         }
         WeightFormat::Plain { dtype } => (dtype.bytes_for(one), dtype.bytes_for(one)),
         format => (format.linear_bytes(one), format.linear_bytes(one)),
@@ -1511,6 +1561,59 @@ mod tests {
         // block_q4_0: 16 bytes of nibbles and an fp16 scale = 18 bytes.
         assert_eq!(kv(Engine::Ggml, KvDtype::Int4), elements / 32 * 18);
         assert_eq!(kv(Engine::Torch, KvDtype::Int8), elements);
+    }
+
+    /// llama.cpp stores each tensor in its mix's type for the width of its rows, and a
+    /// tied table in the output's type, on the CPU for the input and again on the GPU
+    /// for the output. Two load logs, to the hundredth of a MiB.
+    #[test]
+    fn gguf_tensors_take_the_type_their_rows_allow() {
+        let gguf = |model: &ModelInput, mix: &str, seq| {
+            estimate(
+                model,
+                &Workload {
+                    seq,
+                    engine: crate::workload::Engine::Ggml,
+                    weights: WeightFormat::parse(mix).unwrap(),
+                    ..Workload::default()
+                },
+            )
+            .unwrap()
+        };
+        let mib = |bytes: u64| (bytes as f64 / f64::from(1 << 20) * 100.0).round() / 100.0;
+        // Gemma 2 2B Q4_0 through Ollama on ROCm: "ROCm0 model buffer size = 1548.29
+        // MiB" and "CPU_Mapped model buffer size = 461.43 MiB", its tied 256 000 × 2304
+        // table in Q6_K ("type q6_K: 1 tensors") on both sides.
+        let e = gguf(&preset("gemma-2-2b"), "Q4_0", 8192);
+        assert!(
+            (mib(e.breakdown.weights) - 1548.29).abs() < 0.05,
+            "{}",
+            mib(e.breakdown.weights)
+        );
+        assert_eq!(mib(e.host_bytes), 461.43);
+        // Gemma 3 1B Q4_K_M (llama-cli b5050): the 1152-wide rows of q, k, v, gate and
+        // up fall back to Q5_0 (Q8_0 where boosted), the table to Q8_0: "CUDA0 model
+        // buffer size = 762.54 MiB", "CPU_Mapped model buffer size = 306.00 MiB".
+        let (arch, _) = crate::hf_config::parse(
+            r#"{"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+                "head_dim": 256, "hidden_size": 1152, "intermediate_size": 6912,
+                "max_position_embeddings": 32768, "num_attention_heads": 4,
+                "num_hidden_layers": 26, "num_key_value_heads": 1,
+                "rope_scaling": null, "sliding_window": 512,
+                "sliding_window_pattern": 6, "vocab_size": 262144}"#,
+        )
+        .unwrap();
+        let gemma3_1b = ModelInput::Arch {
+            arch: Box::new(arch),
+            total_params: None,
+        };
+        let e = gguf(&gemma3_1b, "Q4_K_M", 4096);
+        assert!(
+            (mib(e.breakdown.weights) - 762.54).abs() < 0.1,
+            "{}",
+            mib(e.breakdown.weights)
+        );
+        assert_eq!(mib(e.host_bytes), 306.0);
     }
 
     #[test]
@@ -2517,7 +2620,7 @@ mod tests {
         );
         let pc = arch.param_count();
         assert_eq!(
-            weights(&ggml) + embeddings_on_cpu(&pc, Some(arch), ggml.weights),
+            weights(&ggml) + embeddings_off_gpu(&pc, Some(arch), ggml.weights),
             text - tower,
             "a GGUF leaves the tower to its mmproj file"
         );

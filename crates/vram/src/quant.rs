@@ -121,6 +121,38 @@ impl GgufType {
         let (bytes, per) = self.block();
         n.div_ceil(per).saturating_mul(bytes)
     }
+
+    /// The type `llama-quantize` stores a tensor in when its rows are `ncols` wide: a
+    /// block must not straddle two rows, so a 256-weight type falls back to a 32-weight
+    /// one when `ncols` is not a multiple of 256 (Q4_K → Q5_0, Q5_K → Q5_1, Q6_K →
+    /// Q8_0, Q2_K and Q3_K → Q4_0, the IQ types → IQ4_NL), and to F16 when even that
+    /// does not divide it (`tensor_type_fallback` in src/llama-quant.cpp). Qwen2.5-0.5B
+    /// (896 wide) and Gemma 3 1B (1152) store most of their Q4_K_M layers as Q5_0.
+    pub fn fallback(self, ncols: u64) -> GgufType {
+        let (_, per) = self.block();
+        if per <= 1 || ncols.is_multiple_of(per) {
+            return self;
+        }
+        let legacy = match self {
+            GgufType::Q4K => GgufType::Q5_0,
+            GgufType::Q5K => GgufType::Q5_1,
+            GgufType::Q6K => GgufType::Q8_0,
+            GgufType::Q2K | GgufType::Q3K => GgufType::Q4_0,
+            GgufType::Iq4Xs
+            | GgufType::Iq3S
+            | GgufType::Iq3Xxs
+            | GgufType::Iq2S
+            | GgufType::Iq2Xs
+            | GgufType::Iq2Xxs
+            | GgufType::Iq1S => GgufType::Iq4Nl,
+            other => other,
+        };
+        if ncols.is_multiple_of(legacy.block().1) {
+            legacy
+        } else {
+            GgufType::F16
+        }
+    }
 }
 
 /// The "file type" mixes `llama-quantize` produces: a base type for most tensors and
@@ -194,6 +226,26 @@ pub const GGUF_MIXES: [GgufMix; 9] = [
         output: GgufType::Q6K,
     },
 ];
+
+impl GgufMix {
+    /// The mix's type for most tensors, for rows `ncols` wide ([`GgufType::fallback`]).
+    pub fn base_for(self, ncols: u64) -> GgufType {
+        self.base.fallback(ncols)
+    }
+
+    /// The type of `attn_v` and `ffn_down` on the layers `use_more_bits` picks.
+    pub fn boosted_for(self, ncols: u64) -> GgufType {
+        self.boosted.fallback(ncols)
+    }
+
+    /// The type of `output.weight`, and of `token_embd.weight` when the model has no
+    /// separate output (tied embeddings: "we quantize the token embeddings with the
+    /// quantization of the output tensor", `llama_tensor_get_type_impl`): Q6_K for the
+    /// K mixes and Q4_0, Q8_0 for Q8_0 and whenever the rows are not a multiple of 256.
+    pub fn output_for(self, ncols: u64) -> GgufType {
+        self.output.fallback(ncols)
+    }
+}
 
 /// llama.cpp's `use_more_bits(i, n)`.
 pub fn use_more_bits(layer: u32, layers: u32) -> bool {
@@ -354,6 +406,33 @@ impl fmt::Display for WeightFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tensor_type_fallback` in llama.cpp's src/llama-quant.cpp, row width by row width.
+    #[test]
+    fn k_quants_fall_back_when_rows_do_not_hold_whole_blocks() {
+        let cases = [
+            (GgufType::Q4K, 4096, GgufType::Q4K),
+            (GgufType::Q4K, 896, GgufType::Q5_0),
+            (GgufType::Q5K, 1152, GgufType::Q5_1),
+            (GgufType::Q6K, 1408, GgufType::Q8_0),
+            (GgufType::Q3K, 1152, GgufType::Q4_0),
+            (GgufType::Q2K, 1152, GgufType::Q4_0),
+            (GgufType::Iq4Xs, 896, GgufType::Iq4Nl),
+            (GgufType::Q4_0, 896, GgufType::Q4_0),
+            (GgufType::Q6K, 1600, GgufType::Q8_0),
+            // Not even a multiple of 32: F16.
+            (GgufType::Q4K, 1000, GgufType::F16),
+            (GgufType::F16, 1000, GgufType::F16),
+        ];
+        for (t, ncols, want) in cases {
+            assert_eq!(t.fallback(ncols), want, "{} with {ncols} columns", t.id());
+        }
+        let q4km = mix_of(4);
+        assert_eq!(q4km.name, "Q4_K_M");
+        assert_eq!(q4km.output_for(4096), GgufType::Q6K);
+        assert_eq!(q4km.output_for(1152), GgufType::Q8_0);
+        assert_eq!(q4km.boosted_for(1408), GgufType::Q8_0);
+    }
 
     #[test]
     fn llama_cpp_file_types_map_to_formats() {
