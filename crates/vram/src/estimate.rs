@@ -2213,6 +2213,11 @@ mod tests {
             crate::settings::Runtime::Unsloth,
         );
         assert!(!unsloth.workload().kbit_fp32);
+        // Sharded QLoRA (FSDP or ZeRO-3): TRL leaves the base as it is.
+        let mut sharded = crate::Settings::for_task(crate::settings::Task::Qlora);
+        sharded.gpus = 2;
+        sharded.zero = 3;
+        assert!(!sharded.workload().kbit_fp32);
     }
 
     #[test]

@@ -554,7 +554,13 @@ impl Settings {
             stored_experts: Vec::new(),
             grads_persist: training && self.runtime == Runtime::Deepspeed,
             fused_layers: training && self.runtime == Runtime::Unsloth,
-            kbit_fp32: self.task == Task::Qlora && self.runtime == Runtime::Transformers,
+            // TRL skips the k-bit preparation when the 4-bit base is sharded ("one
+            // should never call peft_module_casting_to_bf16 or
+            // prepare_model_for_kbit_training when doing QLoRA + FSDP / DS-Zero3",
+            // `is_sharded_qlora` in trl/trainer/sft_trainer.py).
+            kbit_fp32: self.task == Task::Qlora
+                && self.runtime == Runtime::Transformers
+                && self.zero < 3,
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             // llama-server leaves `-np` at `auto`: four slots over one pool. A batch is
