@@ -171,6 +171,7 @@ pub fn ggml_log(g: &GgmlMemory) -> GgmlLog {
         host_weights: sum(true, "weights"),
         n_ctx: g.n_ctx,
         n_seq_max: g.n_seq_max,
+        kv_unified: g.kv_unified,
         n_ubatch: g.n_ubatch,
         flash_attn: g.flash_attn,
         kv_type: g.kv_type.as_deref().and_then(GgmlLog::kv_type_of),

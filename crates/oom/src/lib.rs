@@ -80,6 +80,7 @@ pub fn explain(text: &str) -> Explanation {
                 g.model = g.model.take().or_else(|| facts.model.clone());
                 g.n_ubatch = g.n_ubatch.or(facts.n_ubatch);
                 g.n_seq_max = g.n_seq_max.or(facts.n_seq_max);
+                g.kv_unified = g.kv_unified.or(facts.kv_unified);
                 g.flash_attn = g.flash_attn.or(facts.flash_attn);
                 g.kv_type = g.kv_type.take().or_else(|| facts.kv_type.clone());
                 g.kv_total_bytes = g.kv_total_bytes.or(facts.kv_total_bytes);
@@ -340,6 +341,11 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
         n_slots: int_after(b"n_slots~=").map(|(n, _)| n),
         n_ctx_slot: int_after(b"n_ctx_slot~=").map(|(n, _)| n),
         n_seq_max: int_after(b"n_seq_max~=").map(|(n, _)| n),
+        kv_unified: word_after(b"kv_unified~=").and_then(|w| match w.as_str() {
+            "1" | "true" => Some(true),
+            "0" | "false" => Some(false),
+            _ => None,
+        }),
         flash_attn,
         // "…seqs), K (f16): …" (llama_kv_cache) or "KV self size = …, K (f16): …".
         kv_type: word_after(b"), k (").or_else(|| word_after(b"mib, k (")),
@@ -553,6 +559,21 @@ mod tests {
         assert_eq!(v["kind"], "pytorch-oom");
         assert_eq!(v["requested_bytes"], 20 << 20);
         assert!(v["total_bytes"].is_null());
+    }
+
+    /// The KV layout of a llama-server log: llama-server's `-np auto` prints four slots
+    /// sharing one pool; `-np 2` a stream each.
+    #[test]
+    fn a_llama_cpp_log_says_whether_its_slots_share_the_cache() {
+        let facts = |unified: &str| {
+            ggml_facts(&format!(
+                "llama_context: n_seq_max     = 4\nllama_context: n_ctx         = 8192\nllama_context: kv_unified    = {unified}\n"
+            ))
+        };
+        assert_eq!(facts("true").kv_unified, Some(true));
+        assert_eq!(facts("false").kv_unified, Some(false));
+        assert_eq!(facts("maybe").kv_unified, None);
+        assert_eq!(facts("true").n_seq_max, Some(4));
     }
 
     /// A llama-server start-up with `-ngl 26` given (Qwen3.5-27B Q4_K_S on a 12 GB

@@ -285,6 +285,10 @@ pub struct GgmlMemory {
     pub n_ubatch: Option<u64>,
     /// "n_seq_max = 4": the slots sharing the context (llama-server's `-np`).
     pub n_seq_max: Option<u64>,
+    /// "kv_unified = true": the slots share one KV pool (llama-server's `-np auto`)
+    /// instead of a stream each.
+    #[serde(default)]
+    pub kv_unified: Option<bool>,
     /// "flash_attn = 1" / "= enabled", or "Flash Attention was auto, set to enabled".
     pub flash_attn: Option<bool>,
     /// The KV cache's type: "K (f16)" → "f16", "K (q8_0)" → "q8_0".

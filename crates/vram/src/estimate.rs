@@ -806,7 +806,9 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
 ///   next one (backward prefetch, on by default) may add a second, not counted.
 ///
 /// In the dtype FSDP computes in (its `param_dtype`; a 4-bit QLoRA base keeps its
-/// packed linears). Zero without FSDP or with one GPU.
+/// packed linears). Zero without FSDP or with one GPU. Not counted: a full
+/// fine-tune's unsharded gradient of that layer before its reduce-scatter, and tensor
+/// parallelism's split of the root (FSDP with TP is rare).
 pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
     let (param_shards, _, _) = w.shards();
     if !w.fsdp || param_shards <= 1 || w.mode != Mode::Train {
@@ -889,11 +891,16 @@ pub const GGML_UBATCH: u32 = 512;
 /// ggml/src/ggml-cuda/ggml-cuda.cu: `min_batch_size = 32`).
 pub const GGML_OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
-/// Whether llama.cpp applies the model's sliding window. Mistral 7B v0.1 is converted
-/// to GGUF as architecture `llama`, which has no sliding-window attention (its load log
-/// prints `n_swa = 0` and a full-context KV cache); Gemma and Phi-3 keep theirs.
+/// Whether llama.cpp applies the model's sliding window: Gemma 2 and 3, Cohere 2 and
+/// gpt-oss build a sliding-window cache. Mistral 7B v0.1 is converted to GGUF as
+/// architecture `llama`, which has none (its load log prints `n_swa = 0` and a
+/// full-context KV cache), and llama.cpp leaves Phi-3's window off ("Phi SWA is
+/// currently disabled", src/llama-model.cpp), so theirs keep the whole context.
 pub fn ggml_honours_window(a: &Architecture) -> bool {
-    a.family != "mistral"
+    matches!(
+        a.family.as_str(),
+        "gemma2" | "gemma3" | "gemma3_text" | "cohere2" | "gpt_oss"
+    )
 }
 
 /// KV cells llama.cpp allocates for every slot's tokens: the context padded to 256
@@ -921,13 +928,15 @@ pub const LLAMA_SERVER_AUTO_SLOTS: u32 = 4;
 /// of the full-context cache (`llama_kv_cache_iswa` in src/llama-kv-cache-iswa.cpp):
 /// each stream holds its window for every sequence that shares it plus one micro-batch
 /// (`n_swa × (unified ? n_seq_max : 1) + n_ubatch`), never more than the full cache,
-/// padded to 256. One pool shared by `w.shared_slots` slots (llama-server's `-np
-/// auto`), or `w.batch` streams of their own (`-np N`, Ollama). llama-server and
+/// padded to 256. One pool shared by `w.shared_slots` slots at a batch of one
+/// (llama-server's `-np auto`, or a log's `kv_unified`), else `w.batch` streams of
+/// their own (`-np N`, Ollama). llama-server and
 /// Ollama's llama-server leave `swa_full` off; with it, or before that cache existed
 /// (May 2025, PR 13194), every layer keeps the whole context.
 pub fn ggml_swa_cells(window: u64, cells: u64, w: &Workload) -> u64 {
     let ubatch = w.ubatch.max(1);
-    if w.shared_slots > 0 {
+    // The pool is shared at a batch of one; asking for more sequences is `-np N`.
+    if w.shared_slots > 0 && w.batch <= 1 {
         let wanted = window
             .saturating_mul(u64::from(w.shared_slots))
             .saturating_add(ubatch);
@@ -1188,8 +1197,14 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
     let on_gpu = ngl.min(n);
     let output_on_gpu = ngl > n;
-    let cpu_embeddings = embeddings_on_cpu(pc, Some(a), w.weights);
     let output = ggml_output_bytes(pc, Some(a), w.weights).min(b.weights);
+    // A tied table left in RAM as the output is the input table itself (one mapping
+    // of the file).
+    let cpu_embeddings = if a.tied_embeddings && !output_on_gpu {
+        0
+    } else {
+        embeddings_on_cpu(pc, Some(a), w.weights)
+    };
     let repeating = b.weights - output;
     let per = |bytes: u64| {
         u64::try_from(u128::from(bytes) * u128::from(on_gpu) / u128::from(n)).unwrap_or(bytes)
@@ -1681,8 +1696,10 @@ mod tests {
             ggml_kv_cache(&gemma2, &w(8192, 1, 0)),
             (416 << 20) + (416 << 20) / 8192 * 4608
         );
-        // Separate streams (-np 4) each keep their own: 4 × 4608 of 4 × 8192 cells.
+        // Separate streams (-np 4) each keep their own: 4 × 4608 of 4 × 8192 cells, also
+        // when the settings' -np auto is asked for a batch (the solver's larger batches).
         assert_eq!(ggml_swa_cells(4096, 4 * 8192, &w(8192, 4, 0)), 4 * 4608);
+        assert_eq!(ggml_swa_cells(4096, 4 * 8192, &w(8192, 4, 4)), 4 * 4608);
         // Gemma 3's 1024-token window: 1024 + 512 = 1536 cells per sequence; with a
         // 100-token micro-batch, 1124 padded to 1280.
         assert_eq!(ggml_swa_cells(1024, 32_768, &w(32_768, 1, 0)), 1536);

@@ -158,6 +158,9 @@ pub struct GgmlLog {
     pub host_weights: Option<u64>,
     pub n_ctx: Option<u64>,
     pub n_seq_max: Option<u64>,
+    /// The slots share one KV pool ("kv_unified = true").
+    #[serde(default)]
+    pub kv_unified: Option<bool>,
     pub n_ubatch: Option<u64>,
     pub flash_attn: Option<bool>,
     pub kv_type: Option<KvDtype>,
@@ -194,9 +197,23 @@ impl GgmlLog {
 pub fn ggml_settings(log: &GgmlLog) -> Settings {
     let mut s = Settings::defaults(Task::Inference, Runtime::LlamaCpp);
     let slots = log.n_seq_max.unwrap_or(1).clamp(1, 4096);
+    // One pool shared by the slots (llama-server's `-np auto` prints "kv_unified =
+    // true"): the whole context once, with a window per slot in the sliding-window
+    // layers. Otherwise a stream per slot.
+    let unified = slots > 1 && log.kv_unified == Some(true);
+    s.slots = Some(if unified {
+        u32::try_from(slots).unwrap_or(u32::MAX)
+    } else {
+        0
+    });
     if let Some(ctx) = log.n_ctx.filter(|&c| c > 0) {
-        s.seq = Some(ctx.div_ceil(slots));
-        s.batch = slots;
+        if unified {
+            s.seq = Some(ctx);
+            s.batch = 1;
+        } else {
+            s.seq = Some(ctx.div_ceil(slots));
+            s.batch = slots;
+        }
     }
     s.new_tokens = 0;
     if let Some(ub) = log.n_ubatch.and_then(|u| u32::try_from(u).ok()) {
@@ -416,6 +433,52 @@ mod tests {
         for t in &terms {
             assert!(t.error_percent().unwrap().abs() < 0.1, "{t:?}");
         }
+    }
+
+    /// A llama-server log of Gemma 2 2B (build 7445, `-c 8192`, `-np` left at auto:
+    /// "n_parallel = 4 and kv_unified = true") sized both caches at 8192 cells, 416.00
+    /// MiB each: the four slots share one pool, with a window each in the
+    /// sliding-window layers. A log of one sequence keeps a window and a micro-batch.
+    #[test]
+    fn a_log_pins_how_its_slots_share_the_kv_cache() {
+        let gemma = Model::new(ModelInput::Arch {
+            arch: Box::new(catalog::model("gemma-2-2b").unwrap().arch.clone()),
+            total_params: None,
+        });
+        let log = GgmlLog {
+            n_ctx: Some(8192),
+            n_seq_max: Some(4),
+            kv_unified: Some(true),
+            n_ubatch: Some(512),
+            kv_type: GgmlLog::kv_type_of("f16"),
+            ..GgmlLog::default()
+        };
+        let s = ggml_settings(&log);
+        assert_eq!((s.seq, s.batch, s.slots), (Some(8192), 1, Some(4)));
+        let kv = |s: &Settings| evaluate(&gemma, s).unwrap().estimate.breakdown.kv_cache;
+        assert_eq!(kv(&s), 2 * 416 * ByteSize::MIB);
+        // Four streams of their own (`-np 4`): 2048 cells each, whole in both caches.
+        let streams = ggml_settings(&GgmlLog {
+            kv_unified: Some(false),
+            ..log
+        });
+        assert_eq!(
+            (streams.seq, streams.batch, streams.slots),
+            (Some(2048), 4, Some(0))
+        );
+        assert_eq!(kv(&streams), 2 * 416 * ByteSize::MIB);
+        // One sequence (llama-cli, llama-cpp-python): 4096 + 512 cells in the windowed
+        // layers, not the four windows llama-server's default would keep.
+        let one = ggml_settings(&GgmlLog {
+            n_seq_max: Some(1),
+            kv_unified: None,
+            ..log
+        });
+        assert_eq!(one.slots, Some(0));
+        assert_eq!(
+            kv(&one),
+            416 * ByteSize::MIB + 416 * ByteSize::MIB / 8192 * 4608
+        );
     }
 
     /// A llama-server log with `--mmproj`: clip's image buffer is its own term, and the

@@ -321,11 +321,11 @@ impl Note {
             } => {
                 let swa_text = match swa {
                     Some((swa, shared)) if *shared > 0 => format!(
-                        ", y {} en las capas de ventana deslizante: la ventana de cada una de las {shared} ranuras que llama-server abre por defecto (-np auto, con una sola caché) más un micro-lote, sin pasar del contexto",
+                        " en las capas globales y {} en las de ventana deslizante (la ventana de cada una de las {shared} ranuras que comparten una sola caché, como las que llama-server abre por defecto con -np auto, más un micro-lote, sin pasar del contexto);",
                         group_digits(*swa)
                     ),
                     Some((swa, _)) => format!(
-                        ", y {} en las capas de ventana deslizante: la ventana más un micro-lote por secuencia, sin pasar del contexto",
+                        " en las capas globales y {} en las de ventana deslizante (la ventana más un micro-lote por secuencia, sin pasar del contexto);",
                         group_digits(*swa)
                     ),
                     None => String::new(),
@@ -353,7 +353,7 @@ impl Note {
                 };
                 let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
                 format!(
-                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}){swa_text}; y un búfer de cómputo de {} para un micro-lote de {} tokens {}.{cpu}{}",
+                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}){swa_text} y un búfer de cómputo de {} para un micro-lote de {} tokens {}.{cpu}{}",
                     group_digits(*cells),
                     ByteSize(*compute).binary(),
                     group_digits(*ubatch),
@@ -521,7 +521,7 @@ impl Note {
                 )
             }
             Note::FsdpUnsharded { root, layer } => format!(
-                "FSDP: además de su parte de los pesos, cada GPU tiene entera la unidad raíz (embeddings, cabeza y norma final: {}), que FSDP no vuelve a repartir entre el paso hacia delante y el final del paso hacia atrás, y, mientras la procesa, la capa reunida de todas las GPU ({}; si precarga la siguiente, otra igual). Con DeepSpeed (ZeRO-3) no se cuenta así: reúne los pesos por módulos, hasta stage3_max_live_parameters.",
+                "FSDP: además de su parte de los pesos, cada GPU tiene entera la unidad raíz (embeddings, cabeza y norma final: {}), que FSDP no vuelve a repartir entre el paso hacia delante y el final del paso hacia atrás, y la capa que está procesando, reunida de todas las GPU ({}; si precarga la siguiente, habría otra igual, que no se suma). Con DeepSpeed (ZeRO-3) no se cuenta así: reúne los pesos por módulos, hasta stage3_max_live_parameters.",
                 ByteSize(*root).binary(),
                 ByteSize(*layer).binary()
             ),
@@ -660,7 +660,7 @@ impl Note {
             ),
             Note::KbitFp32 { bytes, head } => {
                 let mut text = format!(
-                    "QLoRA con transformers: prepare_model_for_kbit_training de PEFT (lo llama SFTTrainer de TRL) pasa a FP32 todo lo que no es de 4 bits, los embeddings, la cabeza y las normas: {} más, y con ellos el flujo residual y las entradas de capa que guarda el checkpointing.",
+                    "QLoRA con transformers: prepare_model_for_kbit_training de PEFT (lo llama SFTTrainer de TRL) pasa a FP32 todo lo que no es de 4 bits, los embeddings, la cabeza y las normas: {} más, y con ellos el flujo residual y las entradas de capa que guarda el checkpointing. Unsloth y torchtune dejan esos parámetros en 16 bits.",
                     ByteSize(*bytes).binary()
                 );
                 if *head > 0 {
@@ -669,7 +669,6 @@ impl Note {
                         ByteSize(*head).binary()
                     ));
                 }
-                text.push_str(" Unsloth y torchtune los dejan en 16 bits.");
                 text
             }
             Note::OldGenerateCache { bytes } => format!(

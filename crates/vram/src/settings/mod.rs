@@ -121,6 +121,11 @@ pub struct Settings {
     pub mmproj: bool,
     /// Measured CUDA context per GPU; `None` uses the GPU family's default.
     pub cuda_context: Option<u64>,
+    /// llama.cpp's KV layout when a pasted log pins it (`reconcile::ggml_settings`):
+    /// `Some(n)` with n > 0 is one pool shared by n slots (`kv_unified`), `Some(0)` a
+    /// stream per sequence; `None` leaves it to the runtime (llama-server's `-np auto`,
+    /// four slots over one pool, when the batch is 1). Not a vocabulary setting.
+    pub slots: Option<u32>,
 }
 
 /// The prompt (or training sequence) a runtime without a context of its own gets.
@@ -267,6 +272,7 @@ impl Settings {
             cpu_moe: 0,
             ram_gbs: crate::speed::DEFAULT_RAM_GBS,
             mmproj: runtime == Runtime::Ollama,
+            slots: None,
         }
     }
 
@@ -560,15 +566,17 @@ impl Settings {
             // `is_sharded_qlora` in trl/trainer/sft_trainer.py).
             kbit_fp32: self.task == Task::Qlora
                 && self.runtime == Runtime::Transformers
-                && self.zero < 3,
+                && (self.zero < 3 || self.gpus <= 1),
             gpu_layers: self.gpu_layers,
             ubatch: u64::from(self.ubatch),
             // llama-server leaves `-np` at `auto`: four slots over one pool. A batch is
             // `-np N`, separate streams; Ollama always passes `-np`.
-            shared_slots: if self.runtime == Runtime::LlamaCpp && self.batch == 1 {
-                crate::estimate::LLAMA_SERVER_AUTO_SLOTS
-            } else {
-                0
+            shared_slots: match self.slots {
+                Some(n) => n,
+                None if self.runtime == Runtime::LlamaCpp && self.batch == 1 => {
+                    crate::estimate::LLAMA_SERVER_AUTO_SLOTS
+                }
+                None => 0,
             },
             cpu_moe: self.cpu_moe,
             mmproj: self.mmproj,

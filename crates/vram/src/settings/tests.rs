@@ -358,6 +358,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             max_seqs: c.9,
             cuda_graphs: CUDA_GRAPHS[b.8].value,
             mmproj: b.9,
+            slots: None,
             cpu_moe: c.10,
             ram_gbs: c.11,
         })
