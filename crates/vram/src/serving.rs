@@ -396,6 +396,26 @@ pub fn hybrid_padding(a: &Architecture, pp: u32) -> Option<(u64, u64)> {
     Some((h.groups().saturating_mul(h.group_size), layers))
 }
 
+/// What vLLM charges beside the weights and the profile's peak: the growth of the
+/// memory PyTorch does not allocate since the worker's first snapshot
+/// (`memory_profiling` in vllm/utils/mem_utils.py: `non_torch_increase`), taken after
+/// the CUDA context exists, so the context itself is never charged, and no margin for
+/// the caching allocator (the KV cache is one allocation sized from what is left). On
+/// one GPU that growth is lazily loaded kernels, a few hundred MiB at most (0.01 GiB on
+/// a T4, 0.10 on an A100-40GB, 0.25 on an H100 in vLLM's own logs), not modelled. With
+/// several GPUs it holds NCCL's buffers, vLLM's custom all-reduce and, on Hopper, NVLink
+/// SHARP: 2.07 GiB per H100 with TP 2 or 4 in vLLM 0.19's logs, more than the NCCL
+/// communicator the estimate models ([`crate::estimate::communication_bytes`], measured
+/// on A100s); there the whole estimated overhead (CUDA context and allocator margin
+/// included) stands in for the rest, on the safe side.
+fn non_torch_growth(w: &Workload, overhead: u64) -> u64 {
+    if w.gpus > 1 {
+        overhead
+    } else {
+        crate::estimate::communication_bytes(w)
+    }
+}
+
 /// Plans a serving deployment. `utilization` is vLLM's `gpu_memory_utilization` in
 /// basis points (× 10 000, [`crate::settings::BASIS_POINTS`]); `est` must be an inference estimate of one sequence
 /// (its weights and overhead are used); `profile` is what the start-up profile ran and
@@ -416,12 +436,8 @@ pub fn plan(
         u128::from(capacity) * u128::from(utilization.min(whole)) / u128::from(whole),
     )
     .unwrap_or(capacity);
-    // vLLM itself (`memory_profiling` in vllm/utils/mem_utils.py) charges the weights,
-    // the profile's allocated peak and only the *growth* of non-PyTorch memory since the
-    // worker's first snapshot (0.25 GiB on one H100 and 2.07 GiB with TP 2 or 4 in vLLM
-    // 0.19's logs), not the CUDA context that snapshot already holds. Charging the whole
-    // estimated overhead instead is conservative by about a context on one GPU; the
-    // growth's parts (lazily loaded kernels, custom all-reduce buffers) are not modelled.
+    // vLLM itself charges the weights, the profile's allocated peak and the growth of
+    // non-PyTorch memory ([`non_torch_growth`]).
     let b = &est.breakdown;
     let weights = loaded_weights(a, w, b.weights);
     let graphs = profile.graph_bytes(u64::from(a.layers.div_ceil(w.pp.max(1))));
@@ -432,7 +448,7 @@ pub fn plan(
     };
     let used = weights
         .saturating_add(profile_peak)
-        .saturating_add(b.overhead)
+        .saturating_add(non_torch_growth(w, b.overhead))
         .saturating_add(reserved);
     let kv_budget = budget.saturating_sub(used);
     // Each pipeline stage caches its own layers.

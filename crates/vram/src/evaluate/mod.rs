@@ -477,6 +477,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 bytes: peak,
                 chosen_tokens: s.batched_tokens.is_some(),
                 chosen_sequences: s.max_seqs.is_some(),
+                several_gpus: w.gpus > 1,
             });
             if let Some(e) = serving::EncoderProfile::of(a, &w, profile) {
                 notes.push(Note::VisionEncoder {

@@ -79,6 +79,9 @@ pub enum Note {
         /// `max_num_seqs` (not vLLM's defaults for the GPU).
         chosen_tokens: bool,
         chosen_sequences: bool,
+        /// Several GPUs: the whole estimated overhead stands in for vLLM's non-PyTorch
+        /// growth (`serving::non_torch_growth`).
+        several_gpus: bool,
     },
     /// vLLM's CUDA graphs: how many batch sizes it captures, their memory, and where
     /// it comes from.
@@ -224,8 +227,9 @@ impl Note {
                 bytes,
                 chosen_tokens,
                 chosen_sequences,
+                several_gpus,
             } => format!(
-                "Arranque del servidor: antes de repartir la caché KV, vLLM V1 hace una pasada de perfil con {} tokens de prellenado y el muestreador sobre {} secuencias ({}), y descuenta su pico: {}. Con vocabularios grandes manda el muestreador; bajar max_num_seqs lo reduce, y con un max_num_batched_tokens grande manda el prellenado.",
+                "Arranque del servidor: antes de repartir la caché KV, vLLM V1 hace una pasada de perfil con {} tokens de prellenado y el muestreador sobre {} secuencias ({}), y descuenta su pico: {}. Con vocabularios grandes manda el muestreador; bajar max_num_seqs lo reduce, y con un max_num_batched_tokens grande manda el prellenado. {}",
                 group_digits(*tokens),
                 group_digits(*sequences),
                 match (chosen_tokens, chosen_sequences) {
@@ -234,7 +238,12 @@ impl Note {
                     (false, true) => "max_num_batched_tokens por defecto en esta GPU, y el max_num_seqs elegido",
                     (true, true) => "los max_num_batched_tokens y max_num_seqs elegidos",
                 },
-                ByteSize(*bytes).binary()
+                ByteSize(*bytes).binary(),
+                if *several_gpus {
+                    "Con varias GPU se descuenta además la sobrecarga entera (contexto de CUDA incluido): los búferes de NCCL y del all-reduce de vLLM crecen durante el perfil más de lo que se modela (2,07 GiB por H100 con TP 2 o 4 en los registros de vLLM 0.19)."
+                } else {
+                    "Fuera de eso solo resta lo que creció la memoria ajena a PyTorch desde que arrancó el proceso, así que el contexto de CUDA no cuenta; versiones antiguas (V0 hasta la 0.6.4, V1 en la 0.8) sí lo restaban, y con ellas cabe algo menos de caché."
+                }
             ),
             Note::CudaGraphs {
                 mode,
@@ -824,6 +833,7 @@ mod tests {
                 bytes: 1 << 30,
                 chosen_tokens: false,
                 chosen_sequences: true,
+                several_gpus: false,
             },
             Note::CudaGraphs {
                 mode: crate::cuda_graphs::CudaGraphs::Profiled,

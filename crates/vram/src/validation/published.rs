@@ -540,9 +540,8 @@ const SPECS: &[Spec] = &[
     // "CUDA graph memory profiling is enabled (default since v0.21.0)" and its capture
     // grid (PIECEWISE=51 up to 512, FULL=35 up to 256) is max_num_seqs 256's. The run
     // also loads LMCache's KV connector, whose GPU staging buffer (tens of MiB) is not
-    // modelled. The estimate is low mostly by design: it charges the whole CUDA context
-    // where vLLM charges only non-PyTorch growth, and its per-layer graph constant
-    // (from an H100) gives 0.81 GiB where vLLM estimated 0.52 GiB on this card.
+    // modelled. Its per-layer graph constant (from an H100) gives 0.81 GiB where vLLM
+    // estimated 0.52 GiB on this card.
     Spec {
         id: "lmcache-3430-qwen3-8b-a5000",
         what: "Qwen3-8B en vLLM 0.21 (grafos CUDA descontados de la caché), RTX A5000, contexto 16 384, gpu_memory_utilization 0,9764: tokens de caché KV",
@@ -552,6 +551,31 @@ const SPECS: &[Spec] = &[
         args: "--runtime vllm --gpu rtx-a5000 --seq 16384 --gpu-memory-utilization 0.9764 --cuda-graphs profiled",
         measure: Measure::KvTokens,
         published: 46_368,
+        unit: Unit::Tokens,
+    },
+    // Current vLLM V1 on one GPU, CUDA graphs off (`enforce_eager`), with the `LLM`
+    // class's 8192 batched tokens: its own budget, weights, profile peak and non-PyTorch
+    // growth only (`serving::non_torch_growth`).
+    Spec {
+        id: "vllm-gce-llama31-8b-a100-40gb",
+        what: "Llama-3.1-8B en vLLM 0.15.1 (clase LLM, enforce_eager), A100 40GB, contexto 131 072: tokens de caché KV",
+        source: "ilseokoh/vllm-gce, README.md (a2-highgpu-1g de Google Cloud, una A100 40GB; LLM(enforce_eager=True, gpu_memory_utilization=0.9)): «Chunked prefill is enabled with max_num_batched_tokens=8192», «GPU KV cache size: 157,936 tokens»",
+        runtime: "vllm",
+        model: "llama-3.1-8b",
+        args: "--runtime vllm --gpu a100-40gb --seq 131072 --gpu-memory-utilization 0.9 --cuda-graphs off --max-num-batched-tokens 8192 --max-num-seqs 256",
+        measure: Measure::KvTokens,
+        published: 157_936,
+        unit: Unit::Tokens,
+    },
+    Spec {
+        id: "gpu-util-qwen25-7b-v100",
+        what: "Qwen2.5-7B en FP16 en vLLM 0.18 (clase LLM, enforce_eager), V100 32GB, contexto 32 768: tokens de caché KV",
+        source: "wangpeiwen/gpu-util-interference, mlwd/sensitivity/data_bak.md (V100, vLLM 0.18.0, dtype float16, enforce_eager): «Model loading took 14.25 GiB», «GPU KV cache size: 245,360 tokens»",
+        runtime: "vllm",
+        model: "qwen2.5-7b",
+        args: "--runtime vllm --gpu v100-32gb --dtype fp16 --seq 32768 --gpu-memory-utilization 0.9 --cuda-graphs off --max-num-batched-tokens 8192 --max-num-seqs 256",
+        measure: Measure::KvTokens,
+        published: 245_360,
         unit: Unit::Tokens,
     },
     // Hugging Face Trainer, bert-large for sequence classification on a V100 16 GB:
