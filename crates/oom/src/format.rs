@@ -95,6 +95,17 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
     if let Some(n) = g.n_seq_max {
         out.push(("Secuencias a la vez (n_seq_max)".to_owned(), count(n)));
     }
+    if let Some(unified) = g.kv_unified {
+        out.push((
+            "Una sola caché KV para todas (kv_unified)".to_owned(),
+            if unified {
+                "sí"
+            } else {
+                "no: una por secuencia"
+            }
+            .to_owned(),
+        ));
+    }
     if let Some(n) = g.n_batch {
         out.push(("Lote (n_batch)".to_owned(), format!("{} tokens", count(n))));
     }
@@ -124,12 +135,12 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
     }
     if let Some(b) = g.kv_total_bytes {
         let halves = match (g.kv_k_bytes, g.kv_v_bytes, g.kv_ckv_bytes) {
-            (Some(k), Some(v), _) => format!(" (K {}, V {})", binary(k), binary(v)),
+            (Some(k), Some(v), _) => format!(": K {} y V {}", binary(k), binary(v)),
             (_, _, Some(c)) => format!(
-                " (latente c^KV {}{})",
+                ": latente c^KV {}{}",
                 binary(c),
                 g.kv_kvt_bytes
-                    .map_or_else(String::new, |t| format!(", kv^T {}", binary(t)))
+                    .map_or_else(String::new, |t| format!(" y kv^T {}", binary(t)))
             ),
             _ => String::new(),
         };
@@ -139,9 +150,17 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
         ));
     }
     if let (Some(cells), Some(layers)) = (g.kv_cells, g.kv_layers) {
+        let windowed = match (g.kv_swa_cells, g.kv_swa_layers) {
+            (Some(c), Some(l)) => format!(
+                ", y {} × {} en las de ventana deslizante",
+                count(c),
+                count(l)
+            ),
+            _ => String::new(),
+        };
         out.push((
             "Celdas de la caché KV".to_owned(),
-            format!("{} celdas × {layers} capas", count(cells)),
+            format!("{} celdas × {layers} capas{windowed}", count(cells)),
         ));
     }
     if let Some(n) = g.n_ubatch {

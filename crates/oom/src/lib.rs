@@ -89,6 +89,8 @@ pub fn explain(text: &str) -> Explanation {
                 g.kv_ckv_bytes = g.kv_ckv_bytes.or(facts.kv_ckv_bytes);
                 g.kv_kvt_bytes = g.kv_kvt_bytes.or(facts.kv_kvt_bytes);
                 g.kv_cells = g.kv_cells.or(facts.kv_cells);
+                g.kv_swa_cells = g.kv_swa_cells.or(facts.kv_swa_cells);
+                g.kv_swa_layers = g.kv_swa_layers.or(facts.kv_swa_layers);
                 g.kv_layers = g.kv_layers.or(facts.kv_layers);
                 g.n_batch = g.n_batch.or(facts.n_batch);
                 g.n_ctx_per_seq = g.n_ctx_per_seq.or(facts.n_ctx_per_seq);
@@ -354,41 +356,58 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
     // The whole KV cache: "KV self size  = 5120.00 MiB, K (f16): 2560.00 MiB, V (f16):
     // 2560.00 MiB" (older) or "llama_kv_cache: size = 6144.00 MiB ( 65536 cells,  48
     // layers,  4/1 seqs), K (f16): 3072.00 MiB, V (f16): 3072.00 MiB".
-    let kv_line = t
-        .find(0, end, b"kv self size~=")
-        .or_else(|| t.find(0, end, b"kv_cache: size~="))
-        .or_else(|| t.find(0, end, b"kv_cache_unified: size~="));
-    if let Some((_, e)) = kv_line {
+    // A sliding-window model prints one such line per cache (the global layers', then
+    // the windowed ones'): the totals add up, and the second one's cells are kept apart.
+    let mut from = 0;
+    let mut caches = 0;
+    while caches < 2 {
+        let kv_line = t
+            .find(from, end, b"kv self size~=")
+            .or_else(|| t.find(from, end, b"kv_cache: size~="))
+            .or_else(|| t.find(from, end, b"kv_cache_unified: size~="));
+        let Some((_, e)) = kv_line else { break };
         let line_end = t.line_end(e, end);
+        from = line_end;
         let size = |from: usize| t.size_after(from, line_end, crate::size::SiPrefixes::Binary);
-        if let Some((total, e2)) = size(e) {
-            g.kv_total_bytes = Some(total);
-            if let Some((_, c)) = t.find(e2, line_end, b"(")
-                && let Some((cells, c)) = t.int_after(c, line_end)
-                && let Some(c) = t.match_at(c, line_end, b" cells,")
-            {
-                g.kv_cells = Some(cells);
-                if let Some((layers, c)) = t.int_after(c, line_end)
-                    && t.match_at(c, line_end, b" layers").is_some()
-                {
-                    g.kv_layers = Some(layers);
-                }
+        let Some((total, e2)) = size(e) else { continue };
+        let add = |field: &mut Option<u64>, v: Option<u64>| {
+            if let Some(v) = v {
+                *field = Some(field.unwrap_or(0).saturating_add(v));
             }
-            // ", K (f16): …", ", V (f16): …", or ik_llama's MLA halves ", c^KV (f16): …",
-            // ", kv^T (f16): …".
-            for (half, field) in [
-                (&b", k ("[..], &mut g.kv_k_bytes),
-                (b", v (", &mut g.kv_v_bytes),
-                (b", c^kv (", &mut g.kv_ckv_bytes),
-                (b", kv^t (", &mut g.kv_kvt_bytes),
-            ] {
-                if let Some((_, h)) = t.find(e2, line_end, half)
-                    && let Some((_, h)) = t.find(h, line_end, b"):")
-                {
-                    *field = size(h).map(|(v, _)| v);
-                }
+        };
+        add(&mut g.kv_total_bytes, Some(total));
+        let mut shape = (None, None);
+        if let Some((_, c)) = t.find(e2, line_end, b"(")
+            && let Some((cells, c)) = t.int_after(c, line_end)
+            && let Some(c) = t.match_at(c, line_end, b" cells,")
+        {
+            shape.0 = Some(cells);
+            if let Some((layers, c)) = t.int_after(c, line_end)
+                && t.match_at(c, line_end, b" layers").is_some()
+            {
+                shape.1 = Some(layers);
             }
         }
+        if caches == 0 {
+            (g.kv_cells, g.kv_layers) = shape;
+        } else {
+            (g.kv_swa_cells, g.kv_swa_layers) = shape;
+        }
+        // ", K (f16): …", ", V (f16): …", or ik_llama's MLA halves ", c^KV (f16): …",
+        // ", kv^T (f16): …".
+        for (half, field) in [
+            (&b", k ("[..], &mut g.kv_k_bytes),
+            (b", v (", &mut g.kv_v_bytes),
+            (b", c^kv (", &mut g.kv_ckv_bytes),
+            (b", kv^t (", &mut g.kv_kvt_bytes),
+        ] {
+            if let Some((_, h)) = t.find(e2, line_end, half)
+                && let Some((_, h)) = t.find(h, line_end, b"):")
+            {
+                add(field, size(h).map(|(v, _)| v));
+            }
+        }
+        caches += 1;
     }
     if let Some((_, e)) = t.find(0, end, b"ggml ctx size~=") {
         g.ctx_size_bytes = t
@@ -574,6 +593,26 @@ mod tests {
         assert_eq!(facts("false").kv_unified, Some(false));
         assert_eq!(facts("maybe").kv_unified, None);
         assert_eq!(facts("true").n_seq_max, Some(4));
+    }
+
+    /// A sliding-window model's two caches, one size line each: the totals add up and
+    /// the windowed cache's cells are kept apart.
+    #[test]
+    fn both_caches_of_a_sliding_window_model_are_counted() {
+        let g = ggml_facts(
+            "llama_kv_cache: size = 2560.00 MiB ( 32768 cells,  10 layers,  4/1 seqs), K (f16): 1280.00 MiB, V (f16): 1280.00 MiB\n\
+             llama_kv_cache: size = 1872.00 MiB (  4608 cells,  52 layers,  4/1 seqs), K (f16):  936.00 MiB, V (f16):  936.00 MiB\n",
+        );
+        assert_eq!(g.kv_total_bytes, Some((2560 + 1872) << 20));
+        assert_eq!(g.kv_k_bytes, Some((1280 + 936) << 20));
+        assert_eq!((g.kv_cells, g.kv_layers), (Some(32_768), Some(10)));
+        assert_eq!((g.kv_swa_cells, g.kv_swa_layers), (Some(4608), Some(52)));
+        let rows = crate::format::ggml_rows(&g);
+        assert!(
+            rows.iter().any(|(_, v)| v
+                == "32\u{a0}768 celdas × 10 capas, y 4\u{a0}608 × 52 en las de ventana deslizante"),
+            "{rows:?}"
+        );
     }
 
     /// A llama-server start-up with `-ngl 26` given (Qwen3.5-27B Q4_K_S on a 12 GB

@@ -305,6 +305,12 @@ pub struct GgmlMemory {
     /// "( 65536 cells,  48 layers, …)".
     pub kv_cells: Option<u64>,
     pub kv_layers: Option<u64>,
+    /// A sliding-window model's second cache (`llama_kv_cache_iswa` prints one size
+    /// line per cache): its cells and layers. Its bytes are in the totals above.
+    #[serde(default)]
+    pub kv_swa_cells: Option<u64>,
+    #[serde(default)]
+    pub kv_swa_layers: Option<u64>,
     /// "n_batch = 2048", "n_ctx_per_seq = 16384", "n_ctx_train = 131072".
     pub n_batch: Option<u64>,
     pub n_ctx_per_seq: Option<u64>,

@@ -198,9 +198,10 @@ pub fn ggml_settings(log: &GgmlLog) -> Settings {
     let mut s = Settings::defaults(Task::Inference, Runtime::LlamaCpp);
     let slots = log.n_seq_max.unwrap_or(1).clamp(1, 4096);
     // One pool shared by the slots (llama-server's `-np auto` prints "kv_unified =
-    // true"): the whole context once, with a window per slot in the sliding-window
-    // layers. Otherwise a stream per slot.
-    let unified = slots > 1 && log.kv_unified == Some(true);
+    // true"; builds from before that option, which do not print it, always had one
+    // pool): the whole context once, with a window per slot in the sliding-window
+    // layers. "kv_unified = false" is a stream per slot.
+    let unified = slots > 1 && log.kv_unified != Some(false);
     s.slots = Some(if unified {
         u32::try_from(slots).unwrap_or(u32::MAX)
     } else {
@@ -467,6 +468,15 @@ mod tests {
             (Some(2048), 4, Some(0))
         );
         assert_eq!(kv(&streams), 2 * 416 * ByteSize::MIB);
+        // A build that does not print the option had one pool.
+        let older = ggml_settings(&GgmlLog {
+            kv_unified: None,
+            ..log
+        });
+        assert_eq!(
+            (older.seq, older.batch, older.slots),
+            (Some(8192), 1, Some(4))
+        );
         // One sequence (llama-cli, llama-cpp-python): 4096 + 512 cells in the windowed
         // layers, not the four windows llama-server's default would keep.
         let one = ggml_settings(&GgmlLog {

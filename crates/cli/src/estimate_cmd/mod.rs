@@ -96,6 +96,12 @@ pub fn run(args: &Args) -> Result<String, String> {
         if s.task.is_training() {
             return Err("--serve solo tiene sentido con --mode inference".into());
         }
+        if matches!(
+            s.runtime,
+            Runtime::LlamaCpp | Runtime::Ollama | Runtime::AutoAwq
+        ) {
+            return Err("--serve planifica una caché KV paginada como la de vLLM; llama.cpp y Ollama reservan la suya entera al cargar (sus ranuras son --batch) y AutoAWQ no sirve peticiones: quita --serve o usa --runtime vllm".into());
+        }
         if loaded.model.arch().is_none() || s.capacity().is_none() {
             return Err(
                 "--serve necesita un modelo con arquitectura y --gpu o --gpu-memory".into(),

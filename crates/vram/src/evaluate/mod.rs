@@ -459,7 +459,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             new_tokens: w.new_tokens,
         });
     }
-    let serving = match (s.serve && !s.task.is_training(), arch, capacity) {
+    let serving = match (s.serving(), arch, capacity) {
         (true, Some(a), Some(c)) => {
             let total = s.card_total().unwrap_or(c);
             // vLLM takes `gpu_memory_utilization` of the whole card as the driver
@@ -520,10 +520,17 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
     // A server's limits are its KV cache's: the sequences it holds at once, and the
     // longest context (less the generated tokens) that one sequence can have.
     let starts = verdict.is_none_or(Verdict::starts);
+    // vLLM refuses a max_model_len beyond the model's own (`_get_and_verify_max_len`),
+    // however much cache there is.
+    let model_limit = |tokens: u64| {
+        model.arch().map_or(tokens, |a| {
+            tokens.min(u64::from(a.max_positions).saturating_sub(w.new_tokens))
+        })
+    };
     let (max_batch, max_seq) = match &serving {
         Some(p) => (
             Some(p.max_sequences).filter(|&n| n > 0 && starts),
-            Some(p.tokens.saturating_sub(w.new_tokens)).filter(|&n| n > 0 && starts),
+            Some(model_limit(p.tokens.saturating_sub(w.new_tokens))).filter(|&n| n > 0 && starts),
         ),
         None => (
             capacity.and_then(|c| solve::max_batch(input, &w, c)),
@@ -536,7 +543,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             let low = b.low_count(p.tokens);
             Margin {
                 batch: Some(low / w.seq.saturating_add(w.new_tokens).max(1)).filter(|&n| n > 0),
-                seq: Some(low.saturating_sub(w.new_tokens)).filter(|&n| n > 0),
+                seq: Some(model_limit(low.saturating_sub(w.new_tokens))).filter(|&n| n > 0),
             }
         }
         (None, Some(b), Some(c)) => {
@@ -760,7 +767,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         notes.push(Note::Band {
             runtime,
             training: s.task.is_training(),
-            serving: s.serve && !s.task.is_training(),
+            serving: s.serving(),
             band,
         });
     }
@@ -861,7 +868,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     }
     if s.runtime == crate::settings::Runtime::Transformers
         && !s.task.is_training()
-        && !s.serve
+        && !s.serving()
         && let Some(a) = model.arch()
     {
         let bytes = crate::estimate::previous_step_cache(a, w);

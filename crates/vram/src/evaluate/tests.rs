@@ -113,6 +113,35 @@ fn verdict_and_solvers_against_the_gpu() {
     assert_eq!((none.verdict, none.max_batch), (None, None));
 }
 
+/// A server's longest sequence is the cache's, but never past the model's own context
+/// (vLLM refuses a larger max_model_len); llama.cpp and Ollama have no paged server.
+#[test]
+fn a_servers_longest_sequence_stops_at_the_models_context() {
+    let s = settings(&[
+        (Field::Gpu, "h200"),
+        (Field::Runtime, "vllm"),
+        (Field::Seq, "32k"),
+        (Field::Serve, "true"),
+    ]);
+    let e = evaluate(&preset("qwen3-8b"), &s).unwrap();
+    let plan = e.serving.unwrap();
+    assert!(plan.tokens > 40_960, "{}", plan.tokens);
+    assert_eq!(e.max_seq, Some(40_960));
+    assert_eq!(e.margin.seq, Some(40_960));
+    let ggml = settings(&[
+        (Field::Gpu, "rtx-4090"),
+        (Field::Runtime, "llama.cpp"),
+        (Field::Serve, "true"),
+    ]);
+    assert!(!ggml.serving());
+    assert!(
+        evaluate(&preset("gemma-3-27b"), &ggml)
+            .unwrap()
+            .serving
+            .is_none()
+    );
+}
+
 /// Llama-3.1-8B in bf16 on an L4 with a 32k context: the weights fit, but vLLM would
 /// refuse to start because the KV cache left cannot hold one sequence. (Qwen2.5-7B,
 /// with a quarter of the KV per token, starts: vLLM v1 profiles 2048 tokens there.)

@@ -509,6 +509,18 @@ impl Settings {
         })
     }
 
+    /// Whether a paged-KV server is planned: `serve` for inference on a runtime that
+    /// pages its cache. llama.cpp and Ollama reserve theirs whole when they load (their
+    /// slots are the batch), and AutoAWQ is a library, so `serve` means nothing there.
+    pub fn serving(&self) -> bool {
+        self.serve
+            && !self.task.is_training()
+            && !matches!(
+                self.runtime,
+                Runtime::LlamaCpp | Runtime::Ollama | Runtime::AutoAwq
+            )
+    }
+
     /// The tensor-parallel degree in effect.
     pub fn tp(&self) -> u32 {
         self.tp.unwrap_or(if self.task.is_training() {
