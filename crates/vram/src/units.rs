@@ -212,6 +212,11 @@ pub fn parse_count(input: &str) -> Result<u64, ParseError> {
     }
 }
 
+/// A count and its noun, singular for one: "1 secuencia", "4 secuencias".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group_digits(n), if n == 1 { one } else { many })
+}
+
 /// Writes an integer with its digits in groups of three separated by a narrow no-break
 /// space, as Spanish typography (RAE) asks for numbers of five digits or more:
 /// 7000000000 → "7 000 000 000". Four-digit numbers stay together ("4096").

@@ -243,12 +243,12 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             _ => "Servidor",
         };
         text.push_str(&format!(
-            "\n{would} (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} secuencias de {} tokens a la vez.\n",
+            "\n{would} (gpu_memory_utilization {} %): {} para la caché KV = {} bloques = {} tokens; {} de {} tokens a la vez.\n",
             vram::settings::percent_text(s.utilization),
             ByteSize(p.kv_budget_bytes).binary(),
             group_digits(p.blocks),
             group_digits(p.tokens),
-            group_digits(p.max_sequences),
+            vram::counted(p.max_sequences, "secuencia", "secuencias"),
             group_digits(e.workload.seq.saturating_add(e.workload.new_tokens))
         ));
         if p.cuda_graph_bytes > 0 {

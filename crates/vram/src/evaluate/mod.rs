@@ -254,8 +254,8 @@ impl Evaluation {
                 sequences,
                 at_least: 0,
             } => format!(
-                "Al límite como servidor{target}: el cálculo da {} secuencias de {context} tokens a la vez, pero en el extremo bajo de la banda de error no cabría ninguna y el servidor no arrancaría. {}",
-                group_digits(sequences),
+                "Al límite como servidor{target}: el cálculo da {} de {context} tokens a la vez, pero en el extremo bajo de la banda de error no cabría ninguna y el servidor no arrancaría. {}",
+                crate::units::counted(sequences, "secuencia", "secuencias"),
                 match surface {
                     Surface::Cli => "Baja --seq (max_model_len) o sube --gpu-memory-utilization.",
                     Surface::Web => "Reduce el contexto (max_model_len de vLLM).",
@@ -265,13 +265,13 @@ impl Evaluation {
                 sequences,
                 at_least,
             } if at_least < sequences => format!(
-                "Cabe como servidor{target}: {} secuencias de {context} tokens a la vez ({} en el extremo bajo de la banda de error).",
-                group_digits(sequences),
+                "Cabe como servidor{target}: {} de {context} tokens a la vez ({} en el extremo bajo de la banda de error).",
+                crate::units::counted(sequences, "secuencia", "secuencias"),
                 group_digits(at_least)
             ),
             Verdict::Serves { sequences, .. } => format!(
-                "Cabe como servidor{target}: {} secuencias de {context} tokens a la vez.",
-                group_digits(sequences)
+                "Cabe como servidor{target}: {} de {context} tokens a la vez.",
+                crate::units::counted(sequences, "secuencia", "secuencias")
             ),
             Verdict::CannotServe {
                 kv_budget,

@@ -362,10 +362,10 @@ impl Note {
                 };
                 let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
                 format!(
-                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}){swa_text} y un búfer de cómputo de {} para un micro-lote de {} tokens {}.{cpu}{}",
+                    "Se cuenta como {runtime}: caché KV de {} celdas ({flash_text}){swa_text} y un búfer de cómputo de {} para un micro-lote de {} {}.{cpu}{}",
                     group_digits(*cells),
                     ByteSize(*compute).binary(),
-                    group_digits(*ubatch),
+                    crate::units::counted(*ubatch, "token", "tokens"),
                     if layers_on_gpu > layers {
                         "con sus logits en FP32"
                     } else if *ubatch >= crate::estimate::GGML_OP_OFFLOAD_MIN_BATCH {
