@@ -707,6 +707,29 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             reserve: s.reserve,
         });
     }
+    if let Some(a) = model.arch()
+        && !a.encoder_only
+    {
+        let asked = w.seq.saturating_add(w.new_tokens);
+        let trained = u64::from(a.max_positions);
+        if !s.task.is_training() && asked > trained && trained > 0 {
+            notes.push(Note::BeyondTrainedContext {
+                asked,
+                trained,
+                vllm: s.runtime == crate::settings::Runtime::Vllm,
+            });
+        }
+        if s.runtime == crate::settings::Runtime::Vllm
+            && !s.task.is_training()
+            && w.tp > 1
+            && !a.heads.is_multiple_of(w.tp)
+        {
+            notes.push(Note::TpHeads {
+                heads: a.heads,
+                tp: w.tp,
+            });
+        }
+    }
     // A context given to Ollama: say what it would have opened by itself.
     if s.runtime == crate::settings::Runtime::Ollama
         && !s.task.is_training()

@@ -146,6 +146,18 @@ pub enum Note {
     /// PyTorch FSDP keeps its root unit and the layer it works on whole
     /// (`estimate::fsdp_unsharded`).
     FsdpUnsharded { root: u64, layer: u64 },
+    /// The context asked for passes the model's own (`max_position_embeddings`, or the
+    /// GGUF's `context_length`). vLLM refuses to start then; the others run, with
+    /// positions the model never saw.
+    BeyondTrainedContext {
+        asked: u64,
+        trained: u64,
+        vllm: bool,
+    },
+    /// Tensor parallelism that does not divide the attention heads: vLLM refuses to
+    /// start ("Total number of attention heads … must be divisible by tensor parallel
+    /// size").
+    TpHeads { heads: u32, tp: u32 },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
     /// The CUDA context came from the GPU family's default.
@@ -534,6 +546,28 @@ impl Note {
                 ByteSize(*root).binary(),
                 ByteSize(*layer).binary()
             ),
+            Note::BeyondTrainedContext {
+                asked,
+                trained,
+                vllm,
+            } => {
+                if *vllm {
+                    format!(
+                        "Contexto: {} tokens pasan de los {} del modelo, y vLLM no arranca con un max_model_len mayor que el suyo (salvo con VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, bajo tu responsabilidad).",
+                        group_digits(*asked),
+                        group_digits(*trained)
+                    )
+                } else {
+                    format!(
+                        "Contexto: {} tokens pasan de los {} con los que se entrenó el modelo; la memoria se cuenta igual, pero más allá de ese punto las respuestas suelen degradarse (y un modelo con posiciones aprendidas, como GPT-2, ni siquiera las acepta).",
+                        group_digits(*asked),
+                        group_digits(*trained)
+                    )
+                }
+            }
+            Note::TpHeads { heads, tp } => format!(
+                "Paralelismo tensorial: {heads} cabezas de atención no se reparten entre {tp} GPU, y vLLM se niega a arrancar si no son divisibles; usa un número de GPU que divida {heads}."
+            ),
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -737,6 +771,12 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::BeyondTrainedContext {
+                asked: 1 << 20,
+                trained: 131_072,
+                vllm: true,
+            },
+            Note::TpHeads { heads: 32, tp: 3 },
             Note::FsdpUnsharded {
                 root: 1 << 30,
                 layer: 1 << 29,

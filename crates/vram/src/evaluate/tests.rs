@@ -113,6 +113,45 @@ fn verdict_and_solvers_against_the_gpu() {
     assert_eq!((none.verdict, none.max_batch), (None, None));
 }
 
+/// A context past the model's own, and a tensor-parallel degree that does not divide
+/// the heads, are said.
+#[test]
+fn contexts_past_the_model_and_uneven_tensor_parallelism_are_said() {
+    let past = settings(&[
+        (Field::Gpu, "h200"),
+        (Field::Runtime, "llama.cpp"),
+        (Field::Seq, "256k"),
+    ]);
+    let e = evaluate(&preset("llama-3.1-8b"), &past).unwrap();
+    assert!(e.notes.iter().any(|n| matches!(
+        n,
+        Note::BeyondTrainedContext {
+            asked: 262_144,
+            trained: 131_072,
+            vllm: false
+        }
+    )));
+    let within = settings(&[(Field::Gpu, "h200"), (Field::Seq, "8k")]);
+    let e = evaluate(&preset("llama-3.1-8b"), &within).unwrap();
+    assert!(
+        !e.notes
+            .iter()
+            .any(|n| matches!(n, Note::BeyondTrainedContext { .. }))
+    );
+    let tp3 = settings(&[
+        (Field::Gpu, "h200"),
+        (Field::Runtime, "vllm"),
+        (Field::Gpus, "3"),
+        (Field::Seq, "8k"),
+    ]);
+    let e = evaluate(&preset("qwen3-8b"), &tp3).unwrap();
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| matches!(n, Note::TpHeads { heads: 32, tp: 3 }))
+    );
+}
+
 /// A server's longest sequence is the cache's, but never past the model's own context
 /// (vLLM refuses a larger max_model_len); llama.cpp and Ollama have no paged server.
 #[test]
