@@ -201,8 +201,8 @@ fn result(o: &Outcome) -> String {
         };
         let _ = write!(
             out,
-            r#"<p class="est-speed">Como mucho (roofline): primer token en ≥ {} ms, generación ≤ {} tokens/s por secuencia{}.</p>"#,
-            fixed(h.ttft_seconds * 1000.0, 0),
+            r#"<p class="est-speed">Como mucho (roofline): primer token en ≥ {}, generación ≤ {} tokens/s por secuencia{}.</p>"#,
+            esc(&vram::duration_text(h.ttft_seconds)),
             fixed(h.decode_tokens_per_second, 0),
             esc(&ram)
         );

@@ -47,5 +47,5 @@ pub use estimate::{Breakdown, Estimate, EstimateError, ModelInput, estimate};
 pub use evaluate::{Evaluation, Margin, Model, Note, Verdict, evaluate, with_margin};
 pub use quant::WeightFormat;
 pub use settings::{Field, Settings, Surface, Task};
-pub use units::{ByteSize, ParseError, counted, group_digits, parse_count};
+pub use units::{ByteSize, ParseError, counted, duration_text, group_digits, parse_count};
 pub use workload::Workload;

@@ -212,6 +212,26 @@ pub fn parse_count(input: &str) -> Result<u64, ParseError> {
     }
 }
 
+/// A duration for people, with a decimal comma: "850 ms", "2,5 ms", "14,0 s",
+/// "3,2 min", "241,9 h".
+pub fn duration_text(seconds: f64) -> String {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return "—".to_owned();
+    }
+    let (value, unit, decimals) = if seconds < 0.01 {
+        (seconds * 1000.0, "ms", 1)
+    } else if seconds < 1.0 {
+        (seconds * 1000.0, "ms", 0)
+    } else if seconds < 60.0 {
+        (seconds, "s", 1)
+    } else if seconds < 3600.0 {
+        (seconds / 60.0, "min", 1)
+    } else {
+        (seconds / 3600.0, "h", 1)
+    };
+    format!("{value:.decimals$} {unit}").replace('.', ",")
+}
+
 /// A count and its noun, singular for one: "1 secuencia", "4 secuencias".
 pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", group_digits(n), if n == 1 { one } else { many })
@@ -322,6 +342,23 @@ pub fn json_problem(e: &serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_in_their_own_unit() {
+        for (seconds, want) in [
+            (0.0025, "2,5 ms"),
+            (0.85, "850 ms"),
+            (14.0, "14,0 s"),
+            (192.0, "3,2 min"),
+            (870_874.999, "241,9 h"),
+            (f64::NAN, "—"),
+            (-1.0, "—"),
+        ] {
+            assert_eq!(duration_text(seconds), want, "{seconds}");
+        }
+        assert_eq!(counted(1, "secuencia", "secuencias"), "1 secuencia");
+        assert_eq!(counted(0, "secuencia", "secuencias"), "0 secuencias");
+    }
 
     #[test]
     fn counts() {

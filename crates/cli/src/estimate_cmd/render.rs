@@ -218,8 +218,8 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     }
     if let Some(h) = &e.speed {
         text.push_str(&format!(
-            "\nVelocidad máxima teórica (roofline; en la práctica, un 40-70 %):\n  tiempo hasta el primer token ≥ {:.1} ms\n  generación ≤ {:.0} tokens/s por secuencia ({:.0} en total)\n",
-            h.ttft_seconds * 1000.0,
+            "\nVelocidad máxima teórica (roofline; en la práctica, un 40-70 %):\n  tiempo hasta el primer token ≥ {}\n  generación ≤ {:.0} tokens/s por secuencia ({:.0} en total)\n",
+            vram::duration_text(h.ttft_seconds),
             h.decode_tokens_per_second,
             h.decode_tokens_per_second_total
         ).replace('.', ","));
