@@ -1313,11 +1313,14 @@ pub fn ggml_kv_cache(a: &Architecture, w: &Workload) -> u64 {
         return 0;
     }
     let cells = ggml_kv_cells(w);
-    let windowed = match a.sliding_window {
-        Some(sw) if ggml_honours_window(a) => ggml_swa_cells(u64::from(sw.window), cells, w),
-        _ => cells,
-    };
-    kv_bytes(a, w, cells, windowed, 1)
+    kv_bytes(a, w, cells, ggml_window_cells(a, w).unwrap_or(cells), 1)
+}
+
+/// Cells of llama.cpp's sliding-window cache ([`ggml_swa_cells`]), when it builds one
+/// for this model ([`ggml_honours_window`]).
+pub fn ggml_window_cells(a: &Architecture, w: &Workload) -> Option<u64> {
+    let sw = a.sliding_window.filter(|_| ggml_honours_window(a))?;
+    Some(ggml_swa_cells(u64::from(sw.window), ggml_kv_cells(w), w))
 }
 
 /// The KV cache of the step before the last one of `generate`: what transformers kept

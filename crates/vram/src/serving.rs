@@ -409,11 +409,17 @@ pub fn hybrid_padding(a: &Architecture, pp: u32) -> Option<(u64, u64)> {
 /// on A100s); there the whole estimated overhead (CUDA context and allocator margin
 /// included) stands in for the rest, on the safe side.
 fn non_torch_growth(w: &Workload, overhead: u64) -> u64 {
-    if w.gpus > 1 {
+    if pays_whole_overhead(w) {
         overhead
     } else {
         crate::estimate::communication_bytes(w)
     }
+}
+
+/// Whether the plan charges the whole estimated overhead for vLLM's non-PyTorch growth
+/// (several GPUs, [`non_torch_growth`]).
+pub fn pays_whole_overhead(w: &Workload) -> bool {
+    w.gpus > 1
 }
 
 /// Plans a serving deployment. `utilization` is vLLM's `gpu_memory_utilization` in

@@ -477,7 +477,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 bytes: peak,
                 chosen_tokens: s.batched_tokens.is_some(),
                 chosen_sequences: s.max_seqs.is_some(),
-                several_gpus: w.gpus > 1,
+                several_gpus: serving::pays_whole_overhead(&w),
             });
             if let Some(e) = serving::EncoderProfile::of(a, &w, profile) {
                 notes.push(Note::VisionEncoder {
@@ -801,19 +801,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             layers: a.layers,
             host: est.host_bytes,
             cells: crate::estimate::ggml_kv_cells(w),
-            swa: a
-                .sliding_window
-                .filter(|_| crate::estimate::ggml_honours_window(a))
-                .map(|sw| {
-                    (
-                        crate::estimate::ggml_swa_cells(
-                            u64::from(sw.window),
-                            crate::estimate::ggml_kv_cells(w),
-                            w,
-                        ),
-                        w.shared_slots,
-                    )
-                }),
+            swa: crate::estimate::ggml_window_cells(a, w).map(|cells| (cells, w.shared_slots)),
             flash: w.attention == Attention::Flash,
             compute: est
                 .breakdown
