@@ -158,6 +158,15 @@ test("vLLM and llama.cpp start-up logs are set against the estimator; Ollama's p
   await table.locator("caption", { hasText: "llama.cpp" }).waitFor();
   assert.match(await table.locator("caption").innerText(), /Mistral 7B.*Q4_K_M.*-ngl 20.*micro-lote de 256/);
   assert.match(await table.innerText(), /Búfer de cómputo de la GPU\s+137,79 MiB\s+137,79 MiB/);
+  // On a phone each term's values stack under its name instead of scrolling sideways.
+  const desk = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const spill = await table.evaluate((t) => t.scrollWidth - t.clientWidth);
+  assert.ok(spill <= 1, `the table scrolls ${spill} px sideways at 390 px`);
+  const label = await table.locator("td").first().evaluate((td) => getComputedStyle(td, "::before").content);
+  assert.equal(label, '"Registro"');
+  await screenshot(page, "explicador-llamacpp-390");
+  await page.setViewportSize(desk);
 
   // Ollama's offload line: its own estimate and how many layers it placed.
   await box.locator("textarea[name=oom]").fill(

@@ -287,7 +287,9 @@ fn serving(o: &Outcome) -> String {
     let share = vram::settings::percent_text(o.settings.utilization);
     // vLLM refuses to start (the verdict says why): the plan is what it would get.
     let lead = match o.eval.verdict {
-        Some(vram::Verdict::WontStart { .. }) => "Si arrancara, como servidor",
+        Some(vram::Verdict::WontStart { .. } | vram::Verdict::TpRefused { .. }) => {
+            "Si arrancara, como servidor"
+        }
         Some(vram::Verdict::GraphsDoNotFit { .. }) => {
             "Hasta capturar los grafos CUDA, como servidor"
         }

@@ -25,7 +25,7 @@ struct Output<'a> {
     capacity_bytes: Option<u64>,
     fits: Option<bool>,
     /// "fits", "tight", "does-not-fit", "serves", "tight-serve", "cannot-serve",
-    /// "wont-start" or "graphs-do-not-fit".
+    /// "wont-start", "graphs-do-not-fit" or "refused".
     verdict: Option<&'static str>,
     /// The runtime's error band from the validation cases.
     band: Option<vram::band::Band>,
@@ -43,6 +43,9 @@ struct Output<'a> {
     /// llama.cpp/Ollama: bytes in CPU RAM (embeddings, layers and experts left off the
     /// GPU).
     host_bytes: u64,
+    /// llama.cpp/Ollama with layers or experts in CPU RAM: how the estimate splits
+    /// the model (after `-ngl auto`'s fit, or as `--gpu-layers`/`--n-cpu-moe` asked).
+    cpu_split: Option<vram::evaluate::CpuSplit>,
     /// llama.cpp/Ollama with `--mmproj`: the vision projector's weights and compute
     /// buffer, already in the breakdown.
     projector: Option<vram::mmproj::Projector>,
@@ -91,6 +94,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         layers: e.max_gpu_layers.map(|l| l.layers),
         min_cpu_moe_fit: e.min_cpu_moe.map(|l| l.fit),
         host_bytes: est.host_bytes.saturating_add(est.offloaded_optimizer),
+        cpu_split: e.cpu_split,
         projector: est.projector,
         smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),
         min_gpus: e.min_gpus,
@@ -238,7 +242,7 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     }
     if let Some(p) = &e.serving {
         let would = match e.verdict {
-            Some(Verdict::WontStart { .. }) => "Si arrancara, servidor",
+            Some(Verdict::WontStart { .. } | Verdict::TpRefused { .. }) => "Si arrancara, servidor",
             Some(Verdict::GraphsDoNotFit { .. }) => "Hasta capturar los grafos CUDA, servidor",
             _ => "Servidor",
         };

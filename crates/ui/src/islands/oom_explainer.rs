@@ -36,9 +36,9 @@ fn reconciliation_view(r: Reconciliation) -> impl IntoView {
             view! {
                 <tr>
                     <th scope="row">{row.name}{why}</th>
-                    <td>{row.logged}</td>
-                    <td>{row.estimated}</td>
-                    <td>{row.difference}</td>
+                    <td data-label="Registro">{row.logged}</td>
+                    <td data-label="vramlab">{row.estimated}</td>
+                    <td data-label="Diferencia">{row.difference}</td>
                 </tr>
             }
         })

@@ -101,6 +101,14 @@ pub enum Verdict {
         /// The largest `gpu_memory_utilization` that starts, in percent.
         max_percent: u8,
     },
+    /// vLLM refuses the tensor-parallel degree before loading anything: the model's
+    /// attention heads must split evenly ("Total number of attention heads … must be
+    /// divisible by tensor parallel size", `verify_with_parallel_config` in
+    /// vllm/config/model.py).
+    TpRefused {
+        heads: u32,
+        tp: u32,
+    },
     /// Serving: vLLM starts and fills `gpu_memory_utilization` with the KV cache, then
     /// runs out of memory capturing its CUDA graphs, which versions up to 0.20 did not
     /// reserve room for ([`crate::cuda_graphs`]).
@@ -126,6 +134,7 @@ impl Verdict {
             | Verdict::DoesNotFit { .. }
             | Verdict::CannotServe { .. }
             | Verdict::WontStart { .. }
+            | Verdict::TpRefused { .. }
             | Verdict::GraphsDoNotFit { .. } => false,
         }
     }
@@ -135,7 +144,7 @@ impl Verdict {
     pub fn starts(self) -> bool {
         !matches!(
             self,
-            Verdict::WontStart { .. } | Verdict::GraphsDoNotFit { .. }
+            Verdict::WontStart { .. } | Verdict::GraphsDoNotFit { .. } | Verdict::TpRefused { .. }
         )
     }
 
@@ -149,6 +158,7 @@ impl Verdict {
             Verdict::Serves { .. } => "serves",
             Verdict::CannotServe { .. } => "cannot-serve",
             Verdict::WontStart { .. } => "wont-start",
+            Verdict::TpRefused { .. } => "refused",
             Verdict::GraphsDoNotFit { .. } => "graphs-do-not-fit",
         }
     }
@@ -180,6 +190,60 @@ pub struct CpuMoeFit {
     pub layers: u32,
 }
 
+/// llama.cpp or Ollama with part of the model in CPU RAM: the layers below `-ngl`
+/// (chosen, or placed by the automatic fit) and the experts of `--n-cpu-moe`. The
+/// verdict names it, since «cabe» then means the GPU's part fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CpuSplit {
+    /// Layers on the GPU when some stay on the CPU; `None` when every layer is there.
+    pub gpu_layers: Option<u32>,
+    /// The model's layers.
+    pub layers: u32,
+    /// First layers whose routed experts stay in RAM (`--n-cpu-moe`; at least
+    /// `layers` means every layer's).
+    pub cpu_moe: u32,
+    /// What CPU RAM holds: the layers and experts left there, their KV cache, the
+    /// input embeddings and the output's compute buffer when the output stays too.
+    pub host_bytes: u64,
+}
+
+impl CpuSplit {
+    /// The split for a ggml workload `w` on a model of `layers` layers, or `None` when
+    /// the whole model (all but the input embeddings) is on the GPU.
+    fn of(w: &Workload, layers: u32, host_bytes: u64) -> Option<CpuSplit> {
+        if w.engine != crate::workload::Engine::Ggml || w.mode != crate::workload::Mode::Inference {
+            return None;
+        }
+        let gpu_layers = w.gpu_layers.filter(|&g| g <= layers);
+        (gpu_layers.is_some() || w.cpu_moe > 0).then_some(CpuSplit {
+            gpu_layers,
+            layers,
+            cpu_moe: w.cpu_moe,
+            host_bytes,
+        })
+    }
+
+    /// " con parte en la CPU (42 de 80 capas en la GPU; la RAM guarda 20,35 GiB)".
+    fn text(self) -> String {
+        let n = self.layers;
+        let layers = self.gpu_layers.map(|g| match g {
+            g if g >= n => "la capa de salida en la CPU".to_owned(),
+            g => format!("{g} de {n} capas en la GPU"),
+        });
+        let experts = match self.cpu_moe {
+            0 => None,
+            m if m >= n => Some("los expertos de todas las capas en la RAM".to_owned()),
+            m => Some(format!("los expertos de {m} de {n} capas en la RAM")),
+        };
+        let parts: Vec<String> = layers.into_iter().chain(experts).collect();
+        format!(
+            " con parte en la CPU ({}; la RAM guarda {})",
+            parts.join("; "),
+            ByteSize(self.host_bytes).binary()
+        )
+    }
+}
+
 /// Everything the front ends show for one model and one set of settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
@@ -209,6 +273,8 @@ pub struct Evaluation {
     /// The fewest GPUs of this capacity that hold it (ZeRO-3 for training, tensor
     /// parallelism for inference).
     pub min_gpus: Option<u32>,
+    /// llama.cpp/Ollama with layers or experts in CPU RAM.
+    pub cpu_split: Option<CpuSplit>,
     pub speed: Option<SpeedHint>,
     pub serving: Option<ServingPlan>,
     /// The error band of the runtime and phase, from the validation cases.
@@ -234,6 +300,11 @@ impl Evaluation {
                 format!(" en {name} ({cap}{each})")
             }
             None => String::new(),
+        };
+        // «Cabe» with layers in RAM is the GPU's part: say so where the verdict is read.
+        let target = match self.cpu_split {
+            Some(split) => format!("{target}{}", split.text()),
+            None => target,
         };
         let context = group_digits(self.workload.seq.saturating_add(self.workload.new_tokens));
         Some(match v {
@@ -319,6 +390,25 @@ impl Evaluation {
                     "No arranca como servidor{target}: vLLM pide al arrancar {} (gpu_memory_utilization por la memoria total) y solo hay {} libres, descontados su contexto CUDA y lo que ya ocupan otros procesos. {advice}",
                     bytes(requested),
                     bytes(free),
+                )
+            }
+            Verdict::TpRefused { heads, tp } => {
+                // The nearest degrees that split the heads, below and above.
+                let divides = |d: &u32| heads.is_multiple_of(*d);
+                let below = (1..tp).rev().find(divides).unwrap_or(1);
+                let above = (tp + 1..=heads).find(divides);
+                let choices = match above {
+                    Some(a) => format!("{below} o {a}"),
+                    None => below.to_string(),
+                };
+                let how = match surface {
+                    Surface::Cli => {
+                        format!("Usa --tp {choices} (con --gpus múltiplo de ese número).")
+                    }
+                    Surface::Web => format!("Usa {choices} GPU por réplica."),
+                };
+                format!(
+                    "vLLM no arrancaría{target}: sus {heads} cabezas de atención no se reparten por igual entre {tp} GPU, y el paralelismo tensorial lo exige antes de cargar nada. {how}"
                 )
             }
             Verdict::GraphsDoNotFit {
@@ -511,10 +601,10 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         _ => None,
     };
     let band = band::of(s.runtime, s.task.is_training());
+    let refused = tp_refused(model, s, &w);
     let verdict = capacity.map(|c| {
-        serving
-            .as_ref()
-            .and_then(|p| start_check(s, c, p))
+        refused
+            .or_else(|| serving.as_ref().and_then(|p| start_check(s, c, p)))
             .unwrap_or_else(|| verdict(&est, serving.as_ref(), band, &w, c))
     });
     // A server's limits are its KV cache's: the sequences it holds at once, and the
@@ -532,6 +622,8 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             Some(p.max_sequences).filter(|&n| n > 0 && starts),
             Some(model_limit(p.tokens.saturating_sub(w.new_tokens))).filter(|&n| n > 0 && starts),
         ),
+        // Nothing runs where vLLM refuses the parallel layout.
+        None if refused.is_some() => (None, None),
         None => (
             capacity.and_then(|c| solve::max_batch(input, &w, c)),
             capacity.and_then(|c| solve::max_seq(input, &w, c)),
@@ -587,6 +679,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         whole: whole_bytes,
         opened,
         min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &whole, c)),
+        cpu_split: arch.and_then(|a| CpuSplit::of(&w, a.layers, est.host_bytes)),
         speed: match (arch, s.gpu) {
             (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
             _ => None,
@@ -623,6 +716,18 @@ fn fit_layers(input: &ModelInput, w: &Workload, target: u64) -> Option<(Option<u
         ..w.clone()
     };
     solve::max_gpu_layers(input, &rest, target).map(|l| (Some(l), cpu_moe))
+}
+
+/// vLLM's refusal of a tensor-parallel degree that does not divide the attention heads
+/// ([`Verdict::TpRefused`]).
+fn tp_refused(model: &Model, s: &Settings, w: &Workload) -> Option<Verdict> {
+    let heads = model.arch()?.heads;
+    (s.runtime == Runtime::Vllm
+        && !s.task.is_training()
+        && w.tp > 1
+        && heads > 0
+        && !heads.is_multiple_of(w.tp))
+    .then_some(Verdict::TpRefused { heads, tp: w.tp })
 }
 
 /// vLLM's start-up check for a GPU of `capacity` bytes left by other processes: the
@@ -719,10 +824,9 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
                 vllm: s.runtime == crate::settings::Runtime::Vllm,
             });
         }
-        if s.runtime == crate::settings::Runtime::Vllm
-            && !s.task.is_training()
-            && w.tp > 1
-            && !a.heads.is_multiple_of(w.tp)
+        // With a GPU the verdict says it ([`Verdict::TpRefused`]).
+        if s.capacity().is_none()
+            && let Some(Verdict::TpRefused { .. }) = tp_refused(model, s, w)
         {
             notes.push(Note::TpHeads {
                 heads: a.heads,

@@ -145,11 +145,33 @@ fn contexts_past_the_model_and_uneven_tensor_parallelism_are_said() {
         (Field::Seq, "8k"),
     ]);
     let e = evaluate(&preset("qwen3-8b"), &tp3).unwrap();
+    // With a GPU the verdict is vLLM's refusal, with the degrees that would start.
+    assert_eq!(e.verdict, Some(Verdict::TpRefused { heads: 32, tp: 3 }));
+    assert!(!e.verdict.unwrap().fits() && !e.verdict.unwrap().starts());
+    assert_eq!(e.max_batch, None);
+    let cli = e.verdict_text(None, Surface::Cli).unwrap();
+    assert!(cli.contains("Usa --tp 2 o 4"), "{cli}");
+    let web = e.verdict_text(None, Surface::Web).unwrap();
+    assert!(
+        web.contains("Usa 2 o 4 GPU por réplica.") && !web.contains("--"),
+        "{web}"
+    );
+    assert!(!e.notes.iter().any(|n| matches!(n, Note::TpHeads { .. })));
+    // Without one, a note says it.
+    let mut no_gpu = tp3.clone();
+    no_gpu.gpu = None;
+    let e = evaluate(&preset("qwen3-8b"), &no_gpu).unwrap();
+    assert_eq!(e.verdict, None);
     assert!(
         e.notes
             .iter()
             .any(|n| matches!(n, Note::TpHeads { heads: 32, tp: 3 }))
     );
+    // Other runtimes split layers or do not check.
+    let mut hf = tp3.clone();
+    hf.runtime = crate::settings::Runtime::Transformers;
+    let e = evaluate(&preset("qwen3-8b"), &hf).unwrap();
+    assert_ne!(e.verdict, Some(Verdict::TpRefused { heads: 32, tp: 3 }));
 }
 
 /// A server's longest sequence is the cache's, but never past the model's own context
@@ -773,4 +795,80 @@ fn auto_context_only_where_the_runtime_chooses() {
         given.with_runtime(crate::settings::Runtime::LlamaCpp).seq,
         Some(16_384)
     );
+}
+
+#[test]
+fn a_verdict_with_layers_in_ram_names_the_split() {
+    // (model, settings, the verdict's words about the split): the automatic fit, a
+    // chosen `-ngl`, experts in RAM, and nothing split.
+    type Case<'a> = (&'a str, &'a [(Field, &'a str)], Option<&'a str>);
+    let cases: &[Case] = &[
+        (
+            "qwen2.5-32b",
+            &[
+                (Field::Gpu, "rtx-3060"),
+                (Field::Runtime, "llama.cpp"),
+                (Field::Seq, "4096"),
+            ],
+            Some(" con parte en la CPU ("),
+        ),
+        (
+            "llama-3.1-8b",
+            &[
+                (Field::Gpu, "rtx-3060"),
+                (Field::Runtime, "ollama"),
+                (Field::GpuLayers, "32"),
+            ],
+            Some(" con parte en la CPU (la capa de salida en la CPU; la RAM guarda "),
+        ),
+        (
+            "llama-3.1-8b",
+            &[
+                (Field::Gpu, "rtx-3060"),
+                (Field::Runtime, "llama.cpp"),
+                (Field::GpuLayers, "10"),
+            ],
+            Some(" con parte en la CPU (10 de 32 capas en la GPU; la RAM guarda "),
+        ),
+        (
+            "qwen3-30b-a3b",
+            &[
+                (Field::Gpu, "rtx-3060"),
+                (Field::Runtime, "llama.cpp"),
+                (Field::CpuMoe, "all"),
+            ],
+            Some(" con parte en la CPU (los expertos de todas las capas en la RAM; la RAM guarda "),
+        ),
+        (
+            "llama-3.1-8b",
+            &[
+                (Field::Gpu, "rtx-4090"),
+                (Field::Runtime, "llama.cpp"),
+                (Field::Seq, "4096"),
+            ],
+            None,
+        ),
+        // Full fine-tuning never splits with the CPU this way.
+        ("llama-3.1-8b", &[(Field::Gpu, "rtx-3060")], None),
+    ];
+    for (model, fields, words) in cases {
+        let e = evaluate(&preset(model), &settings(fields)).unwrap();
+        let text = e.verdict_text(Some("GPU"), Surface::Web).unwrap();
+        match words {
+            Some(w) => {
+                let split = e.cpu_split.expect(model);
+                assert!(split.host_bytes > 0, "{model}: {split:?}");
+                assert_eq!(split.host_bytes, e.estimate.host_bytes);
+                assert!(text.contains(w), "{model} {fields:?}: {text}");
+                assert!(
+                    text.contains(&ByteSize(split.host_bytes).binary()),
+                    "{text}"
+                );
+            }
+            None => {
+                assert_eq!(e.cpu_split, None, "{model} {fields:?}");
+                assert!(!text.contains("con parte en la CPU"), "{text}");
+            }
+        }
+    }
 }

@@ -479,7 +479,7 @@ impl Field {
                 "Ancho de banda de pico de la RAM de la CPU, en GB/s (80 por defecto: DDR5 de doble canal; DDR4-3200 de doble canal, 51; un servidor con 8 canales de DDR5-4800, 307). Con capas o expertos en la RAM, cada token generado los lee a esa velocidad: solo cambia la velocidad estimada, no la memoria."
             }
             Field::Ubatch => {
-                "Tokens que llama.cpp procesa de una vez al leer el prompt (-ub, --ubatch-size; 512 por defecto): su búfer de cómputo crece con él."
+                "Tokens que llama.cpp procesa de una vez al leer el prompt (-ub, --ubatch-size; 512 por defecto): su búfer de cómputo crece con él. llama.cpp no lo deja pasar de -b (--batch-size, 2048 por defecto) ni del contexto: para un -ub mayor que 2048, sube también -b."
             }
             Field::Tp => {
                 "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar."
