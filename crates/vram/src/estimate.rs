@@ -972,6 +972,10 @@ pub struct GgmlPhases {
     pub layers: u64,
     /// The feed-forward phase alone (part of `layers`).
     pub ffn: u64,
+    /// The attention mask every layer reads (inside `layers` and `ffn`).
+    pub mask: u64,
+    /// One micro-batch of hidden states in f32: what one GPU hands the next.
+    pub hidden: u64,
 }
 
 /// See [`ggml_compute_buffer`].
@@ -1023,6 +1027,8 @@ pub fn ggml_phases(a: &Architecture, w: &Workload) -> GgmlPhases {
         output: bytes(output),
         layers: bytes(attention.max(ffn)),
         ffn: bytes(ffn),
+        mask: bytes(mask),
+        hidden: bytes(ub * f32 * h),
     }
 }
 
@@ -1159,9 +1165,19 @@ pub struct CpuExperts {
 pub fn ggml_cpu_experts(a: &Architecture, pc: &ParamCount, w: &Workload) -> CpuExperts {
     let n = a.layers;
     let on_gpu = w.gpu_layers.map_or(n, |g| g.min(n));
+    cpu_experts_in(a, pc, w, n - on_gpu..n)
+}
+
+/// [`ggml_cpu_experts`] among the layers `layers` only (one GPU's share).
+fn cpu_experts_in(
+    a: &Architecture,
+    pc: &ParamCount,
+    w: &Workload,
+    layers: std::ops::Range<u32>,
+) -> CpuExperts {
     let scale = stored_scale(a, pc, w);
     let mut out = CpuExperts::default();
-    for layer in n - on_gpu..w.cpu_moe.min(n) {
+    for layer in layers.start..w.cpu_moe.min(layers.end) {
         let experts = layer_experts(a, w, layer, scale);
         if experts.bytes > 0 {
             out.layers += 1;
@@ -1185,18 +1201,63 @@ pub fn ggml_op_offload(w: &Workload) -> bool {
     w.ubatch.min(ggml_kv_cells(w)) >= GGML_OP_OFFLOAD_MIN_BATCH
 }
 
-/// Moves what `-ngl` leaves off the GPU into host RAM: llama.cpp puts the last
-/// `gpu_layers` layers on the GPU (`i_gpu_start = n_layer - n_gpu_layers` in
-/// src/llama-model.cpp), their KV cache with them, and the output layer only when
-/// `n_gpu_layers > n_layer`; without it the output's compute runs on the CPU too.
-/// With `--n-cpu-moe` the first layers' expert tensors move to host RAM as well
-/// ([`ggml_cpu_experts`]). Returns what the host holds: its bytes (the input
-/// embeddings included), the weights among them and what the CPU reads per token.
+/// Copies of each micro-batch's inputs that ggml's scheduler keeps when llama.cpp
+/// runs a model split over several GPUs as a pipeline (`GGML_SCHED_MAX_COPIES` in
+/// ggml/src/ggml-backend.cpp): up to four micro-batches in flight.
+pub const GGML_SCHED_COPIES: u64 = 4;
+
+/// The GPUs llama.cpp deals a model's layers among (`--split-mode layer`, its
+/// default): every GPU of the workload, whatever tensor or pipeline degree was asked.
+pub fn ggml_devices(w: &Workload) -> u64 {
+    u64::from(w.tp.max(1)) * u64::from(w.pp.max(1))
+}
+
+/// The first of the `items` offloaded items (the layers `-ngl` puts on the GPUs, then
+/// the output layer) that each of `devices` identical GPUs holds, and `items` at the
+/// end. llama.cpp gives item `j` to the first device whose cumulative share of the
+/// free memory exceeds `j / items` (`std::upper_bound(splits, float(il - i_gpu_start)
+/// / act_gpu_layers)` in `llama_model::load_tensors`, src/llama-model.cpp), so device
+/// `d` starts at ⌈d × items / devices⌉: the first GPUs take the extra layer, and the
+/// output layer, the last item, lands on the last GPU.
+pub fn ggml_device_starts(items: u64, devices: u64) -> Vec<u64> {
+    let devices = devices.max(1);
+    (0..=devices)
+        .map(|d| {
+            u64::try_from((u128::from(d) * u128::from(items)).div_ceil(u128::from(devices)))
+                .unwrap_or(items)
+        })
+        .collect()
+}
+
+/// Whether llama.cpp runs its GPUs as a pipeline with [`GGML_SCHED_COPIES`] copies of
+/// the inputs: several GPUs, every layer and the output on them, and no tensor
+/// overrides such as `--n-cpu-moe` (`pipeline_parallel` in the `llama_context`
+/// constructor, src/llama-context.cpp).
+pub fn ggml_pipeline(a: &Architecture, w: &Workload) -> bool {
+    let n = u64::from(a.layers.max(1));
+    ggml_devices(w) > 1 && w.gpu_layers.is_none_or(|g| u64::from(g) > n) && w.cpu_moe == 0
+}
+
+/// Moves what `-ngl` leaves off the GPU into host RAM and deals the rest among the
+/// GPUs, keeping in `b` the busiest GPU's share. llama.cpp puts the last `gpu_layers`
+/// layers on the GPUs (`i_gpu_start = n_layer - n_gpu_layers` in src/llama-model.cpp),
+/// their KV cache with them, and the output layer only when `n_gpu_layers > n_layer`;
+/// without it the output's compute runs on the CPU too. Several GPUs split the layers
+/// ([`ggml_device_starts`]); each has its own compute buffer for its layers' phases,
+/// the last one also the output's. As a pipeline ([`ggml_pipeline`]) each GPU keeps
+/// [`GGML_SCHED_COPIES`] copies of its inputs (the hidden states it receives and the
+/// attention mask) for the whole graph: the scheduler adds them as leafs flagged as
+/// outputs, which ggml-alloc never frees (`ggml_backend_sched_split_graph`,
+/// `ggml_gallocr_free_node`). With `--n-cpu-moe` the first layers' expert tensors move
+/// to host RAM as well ([`ggml_cpu_experts`]). Returns what the host holds: its bytes
+/// (the input embeddings included), the weights among them and what the CPU reads per
+/// token.
 fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> Host {
     let n = u64::from(a.layers.max(1));
     let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
     let on_gpu = ngl.min(n);
     let output_on_gpu = ngl > n;
+    let first_gpu_layer = n - on_gpu;
     let output = ggml_output_bytes(pc, Some(a), w.weights).min(b.weights);
     // A tied table left in RAM as the output is the input table itself (one mapping
     // of the file).
@@ -1206,55 +1267,92 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         embeddings_on_cpu(pc, Some(a), w.weights)
     };
     let repeating = b.weights - output;
-    let per = |bytes: u64| {
-        u64::try_from(u128::from(bytes) * u128::from(on_gpu) / u128::from(n)).unwrap_or(bytes)
+    let ratio = |bytes: u64, num: u64, den: u64| {
+        u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1))).unwrap_or(bytes)
     };
     let experts = ggml_cpu_experts(a, pc, w);
-    let gpu_weights =
-        (per(repeating) + if output_on_gpu { output } else { 0 }).saturating_sub(experts.bytes);
-    let gpu_kv = per(b.kv_cache);
     let phases = ggml_phases(a, w);
     let op_offload = ggml_op_offload(w);
     // Op offload of the expert matmuls (`MUL_MAT_ID`, offloaded from 32 tokens like any
     // matmul, `get_op_batch_size` in ggml-cuda.cu): the scheduler copies each CPU expert
     // tensor into the compute buffer in turn, beside the feed-forward phase's
-    // activations.
+    // activations. It offloads to the first GPU that takes the operation, the first.
     let expert_copies = if op_offload && experts.layers > 0 {
         experts.largest.saturating_add(phases.ffn)
     } else {
         0
     };
-    let gpu_compute = if output_on_gpu {
-        phases.output.max(phases.layers)
-    } else if op_offload {
-        // Op offload: for a micro-batch this large the scheduler runs the CPU-resident
-        // output projection on the GPU, copying its weight into the compute buffer next
-        // to the f32 hidden states and logits (`ggml_backend_sched` with `op_offload`,
-        // the CUDA backend's `offload_op` from 32 tokens). The CPU layers' matrices are
-        // copied the same way, one at a time, and are smaller than the output head.
-        phases.layers.max(output.saturating_add(phases.output))
-    } else {
-        phases.layers
+    let pipeline = ggml_pipeline(a, w);
+    let inputs = GGML_SCHED_COPIES.saturating_mul(phases.hidden.saturating_add(phases.mask));
+    let transient = phases.layers - phases.mask;
+    let devices = ggml_devices(w);
+    let starts = ggml_device_starts(ngl, devices);
+    let (mut gpu_weights, mut gpu_kv) = (0u64, 0u64);
+    let mut busiest = (0u64, 0u64, 0u64);
+    for (d, pair) in starts.windows(2).enumerate() {
+        let (from, to) = (pair[0].min(on_gpu), pair[1].min(on_gpu));
+        let layers = to - from;
+        let has_output = output_on_gpu && pair[1] > on_gpu;
+        let first = d == 0;
+        if layers == 0 && !has_output && !first {
+            continue;
+        }
+        let range = |l: u64| u32::try_from(first_gpu_layer + l).unwrap_or(u32::MAX);
+        let own_experts = cpu_experts_in(a, pc, w, range(from)..range(to));
+        // Shares by cumulative bounds, so the GPUs' shares add up to the whole.
+        let span = |bytes: u64| ratio(bytes, to, on_gpu) - ratio(bytes, from, on_gpu);
+        let weights = span(ratio(repeating, on_gpu, n))
+            .saturating_add(if has_output { output } else { 0 })
+            .saturating_sub(own_experts.bytes);
+        let kv = span(ratio(b.kv_cache, on_gpu, n));
+        let compute = if pipeline {
+            inputs.saturating_add(if has_output {
+                transient.max(phases.output)
+            } else {
+                transient
+            })
+        } else if has_output {
+            phases.output.max(phases.layers)
+        } else if first && op_offload && !output_on_gpu {
+            // Op offload: for a micro-batch this large the scheduler runs the
+            // CPU-resident output projection on the GPU, copying its weight into the
+            // compute buffer next to the f32 hidden states and logits
+            // (`ggml_backend_sched` with `op_offload`, the CUDA backend's `offload_op`
+            // from 32 tokens). The CPU layers' matrices are copied the same way, one at
+            // a time, and are smaller than the output head.
+            phases.layers.max(output.saturating_add(phases.output))
+        } else {
+            phases.layers
+        }
+        .max(if first { expert_copies } else { 0 });
+        gpu_weights = gpu_weights.saturating_add(weights);
+        gpu_kv = gpu_kv.saturating_add(kv);
+        let total = weights.saturating_add(kv).saturating_add(compute);
+        if total
+            >= busiest
+                .0
+                .saturating_add(busiest.1)
+                .saturating_add(busiest.2)
+        {
+            busiest = (weights, kv, compute);
+        }
     }
-    .max(expert_copies);
-    let host_weights = (b.weights - gpu_weights).saturating_add(cpu_embeddings);
+    let host_weights = b
+        .weights
+        .saturating_sub(gpu_weights)
+        .saturating_add(cpu_embeddings);
     let host = host_weights
-        .saturating_add(b.kv_cache - gpu_kv)
+        .saturating_add(b.kv_cache.saturating_sub(gpu_kv))
         .saturating_add(if output_on_gpu { 0 } else { phases.output });
     // Per generated token the CPU reads its layers' active weights (a MoE layer reads
     // the experts the router picks) and their KV cache, and the output layer if it
     // stayed there; only one row of the input embeddings.
-    let ratio = |bytes: u64, num: u64, den: u64| {
-        u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1))).unwrap_or(bytes)
-    };
-    let cpu_layers = repeating - per(repeating);
+    let cpu_layers = repeating - ratio(repeating, on_gpu, n);
     let read = ratio(cpu_layers, pc.active, pc.total)
-        .saturating_add(b.kv_cache - gpu_kv)
+        .saturating_add(b.kv_cache - ratio(b.kv_cache, on_gpu, n))
         .saturating_add(if output_on_gpu { 0 } else { output })
         .saturating_add(experts.read_per_token);
-    b.weights = gpu_weights;
-    b.kv_cache = gpu_kv;
-    b.activations = gpu_compute;
+    (b.weights, b.kv_cache, b.activations) = busiest;
     Host {
         bytes: host,
         weights: host_weights,
@@ -1346,6 +1444,20 @@ pub fn previous_step_cache(a: &Architecture, w: &Workload) -> u64 {
 /// Estimates `w` for `model`.
 pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateError> {
     validate(w)?;
+    // llama.cpp splits the model by layers over every GPU (`--split-mode layer`), never
+    // each layer: it deals the whole model itself ([`ggml_offload`]).
+    let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
+    let layered;
+    let w = if ggml && w.tp > 1 {
+        layered = Workload {
+            tp: 1,
+            pp: w.tp.saturating_mul(w.pp.max(1)),
+            ..w.clone()
+        };
+        &layered
+    } else {
+        w
+    };
     let (arch, pc) = match model {
         ModelInput::Arch { arch, total_params } => {
             let mut pc = arch.param_count();
@@ -1373,8 +1485,13 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     };
     let (states, trainable) = model_states(&pc, arch, w)?;
     let (param_shards, grad_shards, optim_shards) = w.shards();
-    // Tensor and pipeline parallelism split the layers' weights across GPUs.
-    let model_split = u64::from(w.tp.max(1)) * u64::from(w.pp.max(1));
+    // Tensor and pipeline parallelism split the layers' weights across GPUs; llama.cpp
+    // deals its layers itself.
+    let model_split = if ggml && arch.is_some() {
+        1
+    } else {
+        u64::from(w.tp.max(1)) * u64::from(w.pp.max(1))
+    };
     let optimizer = states
         .optimizer
         .div_ceil(model_split)
@@ -1393,7 +1510,6 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     let mut host = Host::default();
     let mut projector = None;
     if let Some(a) = arch {
-        let ggml = w.engine == Engine::Ggml && w.mode == Mode::Inference;
         b.activations = match w.mode {
             Mode::Train => {
                 training_activations(a, w, if w.grads_persist { 0 } else { b.gradients })
@@ -1420,7 +1536,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         } else {
             kv_cache(a, w)
         }
-        .div_ceil(u64::from(w.pp.max(1)));
+        .div_ceil(if ggml { 1 } else { u64::from(w.pp.max(1)) });
         if ggml {
             host = ggml_offload(a, &pc, w, &mut b);
             // The projector stays on the GPU whatever `-ngl` leaves there.
@@ -1472,6 +1588,88 @@ mod tests {
             arch: Box::new(model(id).unwrap().arch.clone()),
             total_params: None,
         }
+    }
+
+    /// llama.cpp deals layers and the output among GPUs as `upper_bound` over equal
+    /// shares does: the first GPUs take the odd layer, the last the output.
+    #[test]
+    fn ggml_deals_layers_among_gpus() {
+        let cases: &[(u64, u64, &[u64])] = &[
+            (81, 1, &[0, 81]),
+            (81, 2, &[0, 41, 81]),
+            (25, 2, &[0, 13, 25]),
+            (25, 3, &[0, 9, 17, 25]),
+            (3, 4, &[0, 1, 2, 3, 3]),
+            (0, 2, &[0, 0, 0]),
+        ];
+        for &(items, devices, want) in cases {
+            assert_eq!(
+                ggml_device_starts(items, devices),
+                want,
+                "{items} / {devices}"
+            );
+        }
+    }
+
+    /// Two GPUs: each holds its layers' weights and KV, the last one the output; as a
+    /// pipeline every GPU keeps four copies of its inputs; no NCCL; the tensor degree
+    /// asked of llama.cpp is the same layer split.
+    #[test]
+    fn ggml_splits_layers_and_pipelines_inputs() {
+        let a = model("qwen2.5-0.5b").unwrap().arch.clone();
+        let m = preset("qwen2.5-0.5b");
+        let w = |gpus: u32, gpu_layers: Option<u32>, cpu_moe: u32| Workload {
+            seq: 32_768,
+            attention: Attention::Sdpa,
+            engine: crate::workload::Engine::Ggml,
+            weights: WeightFormat::parse("Q4_0").unwrap(),
+            gpus,
+            tp: 1,
+            pp: gpus,
+            gpu_layers,
+            cpu_moe,
+            ..Workload::default()
+        };
+        let one = estimate(&m, &w(1, None, 0)).unwrap();
+        let two = estimate(&m, &w(2, None, 0)).unwrap();
+        let p = ggml_phases(&a, &w(2, None, 0));
+        // 24 layers and the output over two GPUs: 13 layers, then 11 and the output.
+        assert_eq!(two.breakdown.kv_cache, one.breakdown.kv_cache * 11 / 24);
+        let output = ggml_output_bytes(&one.params, Some(&a), w(1, None, 0).weights);
+        let layers = one.breakdown.weights - output;
+        assert_eq!(two.breakdown.weights, layers - layers * 13 / 24 + output);
+        // Each GPU keeps four copies of the hidden states it receives and of the mask
+        // beside its layers' largest phase; one GPU has the mask once.
+        assert_eq!(p.hidden, 512 * 896 * 4);
+        assert_eq!(p.mask, 32_768 * 512 * 4);
+        assert_eq!(one.breakdown.activations, p.layers);
+        assert_eq!(
+            two.breakdown.activations,
+            4 * (p.hidden + p.mask) + (p.layers - p.mask).max(p.output)
+        );
+        assert!(ggml_pipeline(&a, &w(2, None, 0)) && !ggml_pipeline(&a, &w(1, None, 0)));
+        // llama.cpp has no NCCL in its layer split.
+        assert_eq!(two.breakdown.overhead, one.breakdown.overhead);
+        // A tensor degree asked of llama.cpp is the same split.
+        let tp = Workload {
+            tp: 2,
+            pp: 1,
+            ..w(2, None, 0)
+        };
+        assert_eq!(estimate(&m, &tp).unwrap(), two);
+        // Not every layer on the GPUs: no pipeline, no copies; the host keeps the rest.
+        let partial = estimate(&m, &w(2, Some(20), 0)).unwrap();
+        assert!(!ggml_pipeline(&a, &w(2, Some(20), 0)));
+        assert_eq!(partial.breakdown.kv_cache, one.breakdown.kv_cache * 10 / 24);
+        assert!(partial.breakdown.activations <= p.layers.max(output + p.output));
+        assert!(partial.host_bytes > 0);
+        // The host holds what the GPUs do not, whatever the number of GPUs.
+        let single_partial = estimate(&m, &w(1, Some(20), 0)).unwrap();
+        assert_eq!(
+            partial.host_weights_bytes,
+            single_partial.host_weights_bytes
+        );
+        assert_eq!(two.host_weights_bytes, one.host_weights_bytes);
     }
 
     #[test]

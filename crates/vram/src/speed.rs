@@ -52,10 +52,16 @@ pub fn speed(a: &Architecture, w: &Workload, est: &Estimate, gpu: &Gpu) -> Optio
     let linear = 2.0 * est.params.active as f64 * s * b;
     let attention = 2.0 * s * s * b * a.q_width() as f64 * f64::from(a.layers);
     let prefill_flops = (linear + attention) / tp;
-    let ttft_seconds = prefill_flops / (gpu.fp16_tflops * 1e12);
-    // One decoding step reads the active weights once and the whole KV cache.
+    // Pipeline stages work on different micro-batches of a long prompt at once
+    // (llama.cpp's copies of each stage's inputs exist for that): at best they divide
+    // the prefill among them.
+    let stages = f64::from(w.pp.max(1));
+    let ttft_seconds = prefill_flops / stages / (gpu.fp16_tflops * 1e12);
+    // One decoding step reads the active weights once and the whole KV cache. Pipeline
+    // stages (llama.cpp's layer split among them) run one after another for a
+    // sequence: a step reads every stage's share, taken here as the busiest GPU's.
     let bytes_per_step =
-        est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64;
+        (est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64) * stages;
     // Layers run one after another: the CPU's share of a step adds to the GPU's.
     let host_bytes_per_step = est.host_read_per_token as f64;
     let step = bytes_per_step / (gpu.bandwidth_gbs * 1e9)
@@ -100,6 +106,42 @@ mod tests {
             ..w
         };
         assert!(speed(&a, &train, &e, g).is_none());
+    }
+
+    /// Pipeline stages (vLLM's `--pp`, llama.cpp's layer split) run one after another
+    /// for a sequence: two of them generate no faster than one GPU reading everything,
+    /// while tensor parallelism reads half on each at once. A long prompt's
+    /// micro-batches overlap, so the prefill's bound halves either way.
+    #[test]
+    fn pipeline_stages_add_their_reads() {
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let m = ModelInput::Arch {
+            arch: Box::new(a.clone()),
+            total_params: None,
+        };
+        let g = gpu("h100-sxm").unwrap();
+        let hint = |gpus: u32, tp: u32, pp: u32| {
+            let w = Workload {
+                seq: 4096,
+                gpus,
+                tp,
+                pp,
+                ..Workload::default()
+            };
+            speed(&a, &w, &estimate(&m, &w).unwrap(), g).unwrap()
+        };
+        let (one, tp2, pp2) = (hint(1, 1, 1), hint(2, 2, 1), hint(2, 1, 2));
+        let near = |x: f64, y: f64| (x / y - 1.0).abs() < 0.01;
+        assert!(
+            near(pp2.bytes_per_step, one.bytes_per_step),
+            "{pp2:?} vs {one:?}"
+        );
+        assert!(
+            near(tp2.bytes_per_step * 2.0, one.bytes_per_step),
+            "{tp2:?}"
+        );
+        assert!(near(pp2.ttft_seconds * 2.0, one.ttft_seconds));
+        assert!(near(tp2.ttft_seconds * 2.0, one.ttft_seconds));
     }
 
     /// Qwen3-30B-A3B in Q4_K_M on an RTX 4090 through ggml, 4096 tokens: its speed

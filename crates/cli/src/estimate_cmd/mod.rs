@@ -92,6 +92,9 @@ pub fn run(args: &Args) -> Result<String, String> {
             "--ram-bandwidth solo tiene sentido con --runtime llama.cpp u ollama, que dejan capas o expertos en la RAM".into(),
         );
     }
+    if s.layer_split() && (s.tp.is_some_and(|t| t > 1) || s.pp > 1) {
+        return Err("llama.cpp y Ollama reparten capas enteras entre las GPU (--split-mode layer, su modo por defecto): --tp y --pp no se aplican; basta con --gpus".into());
+    }
     if s.serve {
         if s.task.is_training() {
             return Err("--serve solo tiene sentido con --mode inference".into());

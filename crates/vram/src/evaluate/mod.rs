@@ -718,6 +718,44 @@ fn fit_layers(input: &ModelInput, w: &Workload, target: u64) -> Option<(Option<u
     solve::max_gpu_layers(input, &rest, target).map(|l| (Some(l), cpu_moe))
 }
 
+/// llama.cpp or Ollama on several GPUs: the layers on the first and last GPU and the
+/// pipeline's extra copies ([`crate::estimate::ggml_offload`]'s placement).
+fn layer_split(a: &crate::Architecture, s: &Settings, w: &Workload) -> Option<Note> {
+    use crate::estimate::{GGML_SCHED_COPIES, ggml_device_starts, ggml_devices, ggml_phases};
+    let gpus = ggml_devices(w);
+    if w.engine != crate::workload::Engine::Ggml
+        || w.mode != crate::workload::Mode::Inference
+        || gpus < 2
+    {
+        return None;
+    }
+    let n = u64::from(a.layers);
+    let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
+    let starts = ggml_device_starts(ngl, gpus);
+    let layers = |d: usize| {
+        let on_gpu = ngl.min(n);
+        let count = starts[d + 1].min(on_gpu) - starts[d].min(on_gpu);
+        u32::try_from(count).unwrap_or(u32::MAX)
+    };
+    let last = starts.len().saturating_sub(2);
+    let pipeline = crate::estimate::ggml_pipeline(a, w).then(|| {
+        let p = ggml_phases(a, w);
+        (GGML_SCHED_COPIES - 1).saturating_mul(p.hidden.saturating_add(p.mask))
+    });
+    Some(Note::LayerSplit {
+        runtime: if s.runtime == Runtime::Ollama {
+            "Ollama"
+        } else {
+            "llama.cpp"
+        },
+        gpus: u32::try_from(gpus).unwrap_or(u32::MAX),
+        first: layers(0),
+        last: layers(last),
+        output: ngl > n,
+        pipeline,
+    })
+}
+
 /// vLLM's refusal of a tensor-parallel degree that does not divide the attention heads
 /// ([`Verdict::TpRefused`]).
 fn tp_refused(model: &Model, s: &Settings, w: &Workload) -> Option<Verdict> {
@@ -1014,6 +1052,11 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         if root > 0 {
             notes.push(Note::FsdpUnsharded { root, layer });
         }
+    }
+    if let Some(a) = model.arch()
+        && let Some(note) = layer_split(a, s, w)
+    {
+        notes.push(note);
     }
     let communication = crate::estimate::communication_bytes(w);
     if communication > 0 {

@@ -160,6 +160,20 @@ pub enum Note {
     TpHeads { heads: u32, tp: u32 },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
+    /// llama.cpp or Ollama on several GPUs: how they deal the layers, and what running
+    /// them as a pipeline adds to each GPU.
+    LayerSplit {
+        runtime: &'static str,
+        gpus: u32,
+        /// Layers on the first GPU and on the last (which also holds the output layer
+        /// when every layer is on the GPUs).
+        first: u32,
+        last: u32,
+        /// Whether the output layer is on the last GPU too.
+        output: bool,
+        /// As a pipeline: what the extra copies of each GPU's inputs add beyond one.
+        pipeline: Option<u64>,
+    },
     /// The CUDA context came from the GPU family's default.
     CudaContext {
         bytes: u64,
@@ -568,6 +582,30 @@ impl Note {
             Note::TpHeads { heads, tp } => format!(
                 "Paralelismo tensorial: {heads} cabezas de atención no se reparten entre {tp} GPU, y vLLM se niega a arrancar si no son divisibles; usa un número de GPU que divida {heads}."
             ),
+            Note::LayerSplit {
+                runtime,
+                gpus,
+                first,
+                last,
+                output,
+                pipeline,
+            } => {
+                let flag = if cli { " (--split-mode layer)" } else { "" };
+                let pipe = match pipeline {
+                    Some(extra) => format!(
+                        " Con todas las capas en las GPU trabajan en cadena: cada GPU guarda {} copias de las entradas de cada micro-lote (los estados ocultos que recibe y la máscara de atención) para que varios micro-lotes avancen a la vez; son {} más por GPU que con una sola, y crecen con el contexto por el micro-lote.",
+                        crate::estimate::GGML_SCHED_COPIES,
+                        ByteSize(*extra).binary()
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "Varias GPU en {runtime}: reparte capas enteras entre las {gpus} GPU{flag}, sin paralelismo tensorial ni NCCL (la primera lleva {}; la última, {}{}); las cifras son las de la GPU más cargada.{pipe} Al generar, cada token atraviesa las GPU una tras otra, así que la velocidad es la de una sola GPU que leyera todo el modelo.",
+                    crate::units::counted(u64::from(*first), "capa", "capas"),
+                    crate::units::counted(u64::from(*last), "capa", "capas"),
+                    if *output { " y la de salida" } else { "" },
+                )
+            }
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -771,6 +809,14 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::LayerSplit {
+                runtime: "llama.cpp",
+                gpus: 2,
+                first: 41,
+                last: 39,
+                output: true,
+                pipeline: Some(200 << 20),
+            },
             Note::BeyondTrainedContext {
                 asked: 1 << 20,
                 trained: 131_072,

@@ -522,6 +522,12 @@ impl Settings {
     }
 
     /// The tensor-parallel degree in effect.
+    /// Whether the runtime splits the model over its GPUs by whole layers (llama.cpp
+    /// and Ollama in inference) instead of tensor parallelism.
+    pub fn layer_split(&self) -> bool {
+        matches!(self.runtime, Runtime::LlamaCpp | Runtime::Ollama) && !self.task.is_training()
+    }
+
     pub fn tp(&self) -> u32 {
         self.tp.unwrap_or(if self.task.is_training() {
             1
@@ -562,8 +568,14 @@ impl Settings {
             // ZeRO-3 outside DeepSpeed is PyTorch's FSDP (Trainer through accelerate,
             // torchtune, torchrun scripts).
             fsdp: training && self.zero >= 3 && self.runtime != Runtime::Deepspeed,
-            tp: self.tp(),
-            pp: self.pp,
+            // llama.cpp and Ollama deal whole layers among the GPUs (`--split-mode
+            // layer`, their default): a pipeline over every GPU.
+            tp: if self.layer_split() { 1 } else { self.tp() },
+            pp: if self.layer_split() {
+                self.gpus
+            } else {
+                self.pp
+            },
             cpu_offload: training && self.cpu_offload,
             cuda_context: self.cuda_context.or(self
                 .gpu

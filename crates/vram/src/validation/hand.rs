@@ -43,6 +43,7 @@ fn arithmetic(
         runtime: "—",
         training: false,
         weights: None,
+        weights_only: false,
     }
 }
 
@@ -93,6 +94,7 @@ pub(super) fn cases() -> Vec<Case> {
             runtime: "—",
             training: false,
             weights: None,
+            weights_only: false,
         });
     }
 
@@ -146,6 +148,7 @@ pub(super) fn cases() -> Vec<Case> {
             runtime: "—",
             training: true,
             weights: None,
+            weights_only: false,
         });
     }
 
@@ -172,6 +175,7 @@ pub(super) fn cases() -> Vec<Case> {
         runtime: "transformers",
         training: false,
         weights: Some(est.saturating_sub(hf_context())),
+        weights_only: false,
     });
     let train = Workload {
         mode: Mode::Train,
@@ -194,6 +198,7 @@ pub(super) fn cases() -> Vec<Case> {
         runtime: "transformers",
         training: true,
         weights: trained.as_ref().map(|e| e.breakdown.weights),
+        weights_only: false,
     });
 
     // KV caches.
@@ -274,6 +279,7 @@ pub(super) fn cases() -> Vec<Case> {
             runtime: "—",
             training: false,
             weights: None,
+            weights_only: false,
         });
     }
     out

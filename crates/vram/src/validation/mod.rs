@@ -44,6 +44,9 @@ pub struct Case {
     /// exact arithmetic, so the band measures the error on the rest. `None` for counts
     /// of tokens, which already measure what the weights leave.
     pub weights: Option<u64>,
+    /// The figure is weights alone (a model buffer): exact arithmetic that says nothing
+    /// of the memory beyond the weights, so it stays out of the error band.
+    pub weights_only: bool,
 }
 
 impl Case {
@@ -96,7 +99,13 @@ pub struct Stats {
 pub fn stats(cases: &[&Case]) -> Stats {
     let mut abs: Vec<f64> = cases.iter().map(|c| c.error_percent().abs()).collect();
     abs.sort_by(f64::total_cmp);
-    let mut safe: Vec<f64> = cases.iter().map(|c| c.safe_error()).collect();
+    // The band is the error on the memory beyond the weights: figures of weights alone
+    // do not measure it.
+    let mut safe: Vec<f64> = cases
+        .iter()
+        .filter(|c| !c.weights_only)
+        .map(|c| c.safe_error())
+        .collect();
     safe.sort_by(f64::total_cmp);
     let at = |v: &[f64], q: usize| {
         v.get((v.len().saturating_sub(1)) * q / 100)

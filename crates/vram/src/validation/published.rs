@@ -25,6 +25,11 @@
 //!   copied for the GPU to compute the logits (ggml's op offload): the mechanism was
 //!   read off this log's 137.79 MiB (102.54 of q6_K head, 31.25 of f32 logits, 4 of
 //!   hidden states) and then in ggml's scheduler.
+//! - llama.cpp on two GPUs (Qwen2 0.5B Q4_0, two RTX 4090, `n_ctx` 32768, no flash
+//!   attention): the second GPU's model, KV and compute buffers, with "pipeline
+//!   parallelism enabled (n_copies=4)". The layer split and the pipeline's copies of
+//!   each GPU's inputs were read in llama.cpp's and ggml's source before this log was
+//!   computed.
 //! - llama.cpp with MoE experts kept in CPU RAM (`-ot …ffn.*=CPU`, what `--n-cpu-moe`
 //!   does for the expert tensors): Qwen3-235B-A22B in Q8_0 (with `--no-mmap`, so the
 //!   CPU buffer is the resident bytes) and in Q6_K; the GPU's model, KV and compute
@@ -145,6 +150,7 @@ const LLAMACPP_A100: &str = "registro de llama-server b7342 con Qwen3-Coder-30B-
 const LLAMACPP_NGL: &str = "registro de llama-cpp-python con mistral-7b-instruct-v0.1.Q4_K_M.gguf, n_gpu_layers 20, n_ctx 768, flash attention, en una RTX 4060 Laptop (apéndice B de «A GPU-Accelerated RAG-Based Telegram Assistant…», G. Tel-Zur, EduHPC 2025)";
 const LLAMACPP_235B_Q8: &str = "registro de llama-sweep-bench b5192 con Qwen3-235B-A22B-Q8_0.gguf en una RTX A6000: --no-mmap, -fa, -c 32768, -ngl 99 y las FFN de las capas 13 a 93 en la CPU (-ot blk\\.1[3-9]\\.ffn.*=CPU y siguientes), micro-lote 512 (ubergarm, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
 const LLAMACPP_235B_Q6: &str = "registro de llama-sweep-bench b5269 con Qwen3-235B-A22B-128K-Q6_K en una RTX 3090: -fa, -c 16384, caché KV q8_0, -ngl 99 y las FFN de las capas 5 a 93 en la CPU (-ot blk\\.(5|6|7|8|9)\\.ffn.*=CPU y siguientes), micro-lote 512 (AesSedai, github.com/ikawrakow/ik_llama.cpp/discussions/357)";
+const LLAMACPP_2GPU: &str = "registro de carga de llama.cpp (java-llama.cpp, 2024) con qwen2-0_5b-instruct-q4_0.gguf (Qwen2 0.5B, la misma arquitectura que Qwen2.5 0.5B) en dos RTX 4090: n_ctx 32768 para 4 ranuras, n_ubatch 512, sin flash attention, «pipeline parallelism enabled (n_copies=4)»; la segunda GPU: «CUDA1 buffer size = 226.06 MiB», «CUDA1 KV buffer size = 176.00 MiB», «CUDA1 compute buffer size = 1166.02 MiB» (documentación de Nixiesearch, github.com/nixiesearch/nixiesearch, docs/docs/deployment/distributed/gpu.md)";
 const LLAMACPP_MMPROJ: &str = "registro de llama.cpp con el mmproj F16 de gemma-3-4b-it (ggml-org/gemma-3-4b-it-GGUF) en CUDA y flash attention activada (comentario en ggml-org/llama.cpp#22790): «load_hparams: model size: 811.79 MiB», «alloc_compute_meta: CUDA0 compute buffer size = 121.25 MiB»";
 const OLLAMA_PROJECTOR: &str = "ollama/ollama#9791: registro del planificador de Ollama con gemma3 12B (marzo de 2025), «projector.weights=\"814.6 MiB\"»: los tensores de la torre de visión del blob";
 const TORCHTUNE_70B: &str = "README de torchtune (pytorch/torchtune, commit 30b8519, septiembre de 2024): pico de memoria por GPU de lora_finetune_distributed con 70B_lora.yaml (FSDP en 8 A100, LoRA de rango 16 en q, k y v, checkpointing, lote 2 empaquetado a 2048, torch.compile)";
@@ -838,6 +844,41 @@ const SPECS: &[Spec] = &[
         published: mib_h(13_779),
         unit: Unit::Binary,
     },
+    // Two GPUs: llama.cpp deals the layers (13 and 11, the output on the second) and
+    // runs them as a pipeline; the second GPU is the busier one.
+    Spec {
+        id: "llamacpp-qwen2-05b-2gpu-weights",
+        what: "Qwen2 0.5B Q4_0 en llama.cpp con dos GPU: pesos de la segunda (11 capas y la de salida)",
+        source: LLAMACPP_2GPU,
+        runtime: "llama.cpp",
+        model: "qwen2.5-0.5b",
+        args: "--runtime llama.cpp --dtype Q4_0 --seq 32768 --attention sdpa --gpus 2",
+        measure: Measure::Weights,
+        published: mib_h(22_606),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen2-05b-2gpu-kv",
+        what: "Qwen2 0.5B en llama.cpp con dos GPU, n_ctx 32768: caché KV de la segunda (11 de 24 capas)",
+        source: LLAMACPP_2GPU,
+        runtime: "llama.cpp",
+        model: "qwen2.5-0.5b",
+        args: "--runtime llama.cpp --dtype Q4_0 --seq 32768 --attention sdpa --gpus 2",
+        measure: Measure::KvBytes,
+        published: mib(176),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen2-05b-2gpu-compute",
+        what: "Qwen2 0.5B en llama.cpp con dos GPU en cadena (4 copias de las entradas), sin flash attention: búfer de cómputo de la segunda",
+        source: LLAMACPP_2GPU,
+        runtime: "llama.cpp",
+        model: "qwen2.5-0.5b",
+        args: "--runtime llama.cpp --dtype Q4_0 --seq 32768 --attention sdpa --gpus 2",
+        measure: Measure::Activations,
+        published: mib_h(116_602),
+        unit: Unit::Binary,
+    },
     // The vision projector of Gemma 3 (`--mmproj`), which Ollama loads for gemma3.
     Spec {
         id: "llamacpp-gemma3-4b-mmproj-weights",
@@ -1361,6 +1402,10 @@ pub(super) fn cases() -> Vec<Case> {
                 runtime: spec.runtime,
                 training: settings.task.is_training(),
                 weights,
+                weights_only: matches!(
+                    spec.measure,
+                    Measure::Weights | Measure::HostWeights | Measure::ProjectorWeights
+                ),
             }
         })
         .collect()
