@@ -162,7 +162,23 @@ pub fn ggml_log(g: &GgmlMemory) -> GgmlLog {
         .collect();
     devices.sort_unstable();
     devices.dedup();
+    // The busiest GPU: its weights, KV cache and compute buffer add up to the most.
+    let on = |device: &str, purpose: &str| {
+        g.buffers
+            .iter()
+            .filter(|b| b.device == device && b.purpose == purpose)
+            .fold(0u64, |acc, b| acc.saturating_add(b.bytes))
+    };
+    let busiest_gpu = (devices.len() > 1)
+        .then(|| {
+            devices
+                .iter()
+                .map(|d| (on(d, "weights"), on(d, "kv-cache"), on(d, "compute")))
+                .max_by_key(|(w, k, c)| w.saturating_add(*k).saturating_add(*c))
+        })
+        .flatten();
     GgmlLog {
+        busiest_gpu,
         gpu_weights: sum(false, "weights"),
         gpu_kv: sum(false, "kv-cache"),
         gpu_compute: sum(false, "compute"),
@@ -177,6 +193,7 @@ pub fn ggml_log(g: &GgmlMemory) -> GgmlLog {
         kv_type: g.kv_type.as_deref().and_then(GgmlLog::kv_type_of),
         layers_on_gpu: g.layers_on_gpu,
         layers_total: g.layers_total,
+        output_on_gpu: g.output_on_gpu,
         format: g
             .file_type
             .as_deref()
@@ -191,15 +208,25 @@ pub fn ggml(g: &GgmlMemory) -> Option<Reconciliation> {
     let (preset, model) = catalog_model(g.model.as_deref()?)?;
     let log = ggml_log(g);
     log.n_ctx?;
-    let s = vram::reconcile::ggml_settings(&log);
     // A forged `n_ctx` of 10^18 is refused here, not estimated.
-    let e = vram::evaluate(&model, &s).ok()?;
-    let terms = vram::reconcile::ggml(&e, &log);
+    let e = vram::reconcile::ggml_evaluate(&model, &log).ok()?;
+    let s = vram::reconcile::ggml_settings(&log);
+    let mut terms = vram::reconcile::ggml(&e, &log);
+    if let Some(split) = vram::reconcile::ggml_split_evaluate(&model, &log) {
+        terms.extend(vram::reconcile::ggml_busiest(&split, &log));
+    }
     if terms.is_empty() {
         return None;
     }
     let layers = match s.gpu_layers {
+        // Builds before December 2025 left the output layer on the CPU with `-ngl`.
+        Some(n) if n != vram::settings::GPU_LAYERS_ALL && !e.workload.ngl_output_first => {
+            format!(
+                "-ngl {n} de llama.cpp anterior a diciembre de 2025, con la capa de salida en la CPU"
+            )
+        }
         Some(n) if n != vram::settings::GPU_LAYERS_ALL => format!("-ngl {n}"),
+        _ if log.gpu_devices > 1 => format!("todas las capas en {} GPU", log.gpu_devices),
         _ => "todas las capas en la GPU".to_owned(),
     };
     let fa = if s.attention == vram::workload::Attention::Flash {
@@ -273,6 +300,58 @@ llama_context:      CUDA0 compute buffer size =   137.79 MiB
         );
         assert_eq!(r.rows[1].logged, r.rows[1].estimated, "{:?}", r.rows[1]);
         assert_eq!(r.rows[2].difference, "0,0 %", "{:?}", r.rows[2]);
+    }
+
+    /// The buffers of a published two-GPU load log (Qwen2 0.5B Q4_0 on two RTX 4090,
+    /// Nixiesearch's GPU docs, the validation case `llamacpp-qwen2-05b-2gpu-*`) under a
+    /// Qwen2.5 0.5B name, the same architecture the catalog holds.
+    const TWO_GPU_LOG: &str = "\
+llama_model_loader: - kv   2:                               general.name str              = Qwen2.5 0.5B Instruct
+llm_load_print_meta: model ftype      = Q4_0
+llm_load_tensors: offloading 24 repeating layers to GPU
+llm_load_tensors: offloading non-repeating layers to GPU
+llm_load_tensors: offloaded 25/25 layers to GPU
+llm_load_tensors:        CPU buffer size =   137.94 MiB
+llm_load_tensors:      CUDA0 buffer size =   104.91 MiB
+llm_load_tensors:      CUDA1 buffer size =   226.06 MiB
+llama_new_context_with_model: n_ctx      = 32768
+llama_new_context_with_model: n_batch    = 2048
+llama_new_context_with_model: n_ubatch   = 512
+llama_new_context_with_model: flash_attn = 0
+llama_kv_cache_init:      CUDA0 KV buffer size =   208.00 MiB
+llama_kv_cache_init:      CUDA1 KV buffer size =   176.00 MiB
+llama_new_context_with_model: KV self size  =  384.00 MiB, K (f16):  192.00 MiB, V (f16):  192.00 MiB
+llama_new_context_with_model: pipeline parallelism enabled (n_copies=4)
+llama_new_context_with_model:      CUDA0 compute buffer size =  1166.01 MiB
+llama_new_context_with_model:      CUDA1 compute buffer size =  1166.02 MiB
+llama_new_context_with_model:  CUDA_Host compute buffer size =   257.77 MiB
+";
+
+    #[test]
+    fn a_two_gpu_log_compares_the_busiest_gpu() {
+        let v = crate::explain::explain(TWO_GPU_LOG);
+        let r = v.reconciliation.expect("reconciled");
+        assert!(r.title.contains("todas las capas en 2 GPU"), "{}", r.title);
+        let names: Vec<&str> = r.rows.iter().map(|row| row.name.as_str()).collect();
+        assert!(
+            names.ends_with(&[
+                "Pesos en la GPU más cargada",
+                "Caché KV en la GPU más cargada",
+                "Búfer de cómputo de la GPU más cargada",
+            ]),
+            "{names:?}"
+        );
+        let row = |name: &str| r.rows.iter().find(|row| row.name == name).unwrap();
+        let kv = row("Caché KV en la GPU más cargada");
+        assert_eq!(kv.logged, kv.estimated, "{kv:?}");
+        let compute = row("Búfer de cómputo de la GPU más cargada");
+        assert_eq!(compute.difference, "-0,3 %", "{compute:?}");
+        assert!(
+            compute
+                .why
+                .as_deref()
+                .is_some_and(|w| w.contains("cuatro copias"))
+        );
     }
 
     #[test]

@@ -66,6 +66,10 @@ impl Outcome {
 
     /// "Lote máximo: 4 (1 con margen) · contexto máximo: …", or why nothing fits.
     pub fn limits(&self) -> String {
+        // Where vLLM refuses to start, the verdict says why; no limit applies.
+        if self.eval.verdict.is_some_and(|v| !v.starts()) {
+            return String::new();
+        }
         match (self.eval.max_batch, self.eval.max_seq) {
             (Some(b), Some(s)) => format!(
                 "Lote máximo: {} · contexto máximo: {}.",

@@ -76,6 +76,7 @@ pub fn explain(text: &str) -> Explanation {
                 g.n_ctx = g.n_ctx.or(facts.n_ctx);
                 g.layers_on_gpu = g.layers_on_gpu.or(facts.layers_on_gpu);
                 g.layers_total = g.layers_total.or(facts.layers_total);
+                g.output_on_gpu = g.output_on_gpu.or(facts.output_on_gpu);
                 g.file_type = g.file_type.take().or_else(|| facts.file_type.clone());
                 g.model = g.model.take().or_else(|| facts.model.clone());
                 g.n_ubatch = g.n_ubatch.or(facts.n_ubatch);
@@ -430,6 +431,13 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
             }
         }
     }
+    g.output_on_gpu = if t.find(0, end, b"offloading output layer to gpu").is_some() {
+        Some(true)
+    } else if t.find(0, end, b"repeating layers to gpu").is_some() {
+        Some(false)
+    } else {
+        None
+    };
     if let Some((on, e)) = int_after(b"offloaded ")
         && t.at(e) == Some(b'/')
         && let Some((total, _)) = t.int_after(e + 1, end)

@@ -277,6 +277,11 @@ pub struct GgmlMemory {
     /// "offloaded 33/33 layers to GPU".
     pub layers_on_gpu: Option<u64>,
     pub layers_total: Option<u64>,
+    /// "offloading output layer to GPU" was printed (`Some(true)`), or only
+    /// "offloading N repeating layers to GPU" (`Some(false)`): where the output layer
+    /// went. Builds since December 2025 offload it first and always print it.
+    #[serde(default)]
+    pub output_on_gpu: Option<bool>,
     /// "file type = Q4_K - Medium" / "model ftype = …".
     pub file_type: Option<String>,
     /// "general.name str = …".

@@ -529,7 +529,11 @@ fn validation_table() -> String {
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} … {}</td></tr>",
             escape(runtime_label(runtime)),
-            s.cases,
+            if s.band_cases < s.cases {
+                format!("{} ({} en la banda)", s.cases, s.band_cases)
+            } else {
+                s.cases.to_string()
+            },
             percent(s.median_abs, false),
             percent(s.worst_abs, false),
             percent(s.p10, true),
@@ -571,7 +575,11 @@ fn residual_chart(cases: &[vram::validation::Case]) -> String {
             (x(st.p90) - x(st.p10)).max(1.0),
             10.0
         ));
-        for c in cases.iter().filter(|c: &&Case| c.runtime == *runtime) {
+        // Figures of weights alone are not part of the band (memory beyond the weights).
+        for c in cases
+            .iter()
+            .filter(|c: &&Case| c.runtime == *runtime && !c.weights_only)
+        {
             svg.push_str(&format!(
                 "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"2.5\"><title>{}: {}</title></circle>",
                 x(c.safe_error()),
@@ -596,7 +604,8 @@ fn residual_chart(cases: &[vram::validation::Case]) -> String {
     svg.push_str(
         "</svg><figcaption>Error de cada caso por motor (puntos) y su banda P10–P90 \
          (rectángulo). A la izquierda del 0, la ejecución necesitó más memoria o tuvo menos \
-         tokens de lo calculado; en memoria se mide sobre lo que no son pesos.</figcaption></figure>\n",
+         tokens de lo calculado; en memoria se mide sobre lo que no son pesos, y las cifras de \
+         pesos solos no entran.</figcaption></figure>\n",
     );
     svg
 }
@@ -692,10 +701,13 @@ mod tests {
             "{}",
             v.html
         );
-        // The residual chart: a dot per case.
-        let cases = vram::validation::cases().len();
+        // The residual chart: a dot per case of a band (figures of weights alone are
+        // in the table, not in the bands).
+        let cases = vram::validation::cases();
+        let banded = cases.iter().filter(|c| !c.weights_only).count();
         assert!(v.html.contains("<svg"), "{}", v.html);
-        assert_eq!(v.html.matches("<circle").count(), cases);
+        assert_eq!(v.html.matches("<circle").count(), banded);
+        assert!(v.html.contains(" en la banda)"), "{}", v.html);
     }
 
     #[test]

@@ -91,6 +91,11 @@ pub struct Estimate {
     /// stay in RAM (`--n-cpu-moe`).
     #[serde(default)]
     pub host_read_per_token: u64,
+    /// llama.cpp: bytes all its GPUs read for each generated token (their layers'
+    /// active weights, the output layer and their KV cache), which run one after
+    /// another; 0 for other engines, whose reads follow from the breakdown.
+    #[serde(default)]
+    pub gpu_read_per_token: u64,
     /// llama.cpp and Ollama with `--mmproj`: the vision projector's weights and image
     /// compute buffer, already in the breakdown's weights and activations.
     #[serde(default)]
@@ -1164,8 +1169,8 @@ pub struct CpuExperts {
 /// See [`CpuExperts`]; nothing for dense models or without `--n-cpu-moe`.
 pub fn ggml_cpu_experts(a: &Architecture, pc: &ParamCount, w: &Workload) -> CpuExperts {
     let n = a.layers;
-    let on_gpu = w.gpu_layers.map_or(n, |g| g.min(n));
-    cpu_experts_in(a, pc, w, n - on_gpu..n)
+    let (on_gpu, _) = ggml_placement(n, w);
+    cpu_experts_in(a, pc, w, n - on_gpu.min(n)..n)
 }
 
 /// [`ggml_cpu_experts`] among the layers `layers` only (one GPU's share).
@@ -1229,6 +1234,21 @@ pub fn ggml_device_starts(items: u64, devices: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Where `-ngl` puts a model's `layers` repeating layers and its output: how many of
+/// the last layers are on the GPU, and whether the output layer is. Since December 2025
+/// (PR 18148, "offload output layer to GPU first") llama.cpp offloads the output first
+/// and then the last `k − 1` layers (`i_gpu_start = n_layer + 1 - n_gpu_layers` in
+/// `llama_model::load_tensors`, src/llama-model.cpp); before it, the last `k` layers, and
+/// the output only when `k` passed the layer count. `None` puts everything there.
+pub fn ggml_placement(layers: u32, w: &Workload) -> (u32, bool) {
+    match w.gpu_layers {
+        None => (layers, true),
+        Some(k) if k > layers => (layers, true),
+        Some(k) if w.ngl_output_first => (k.saturating_sub(1), k >= 1),
+        Some(k) => (k, false),
+    }
+}
+
 /// Whether llama.cpp runs its GPUs as a pipeline with [`GGML_SCHED_COPIES`] copies of
 /// the inputs: several GPUs, every layer and the output on them, and no tensor
 /// overrides such as `--n-cpu-moe` (`pipeline_parallel` in the `llama_context`
@@ -1254,9 +1274,10 @@ pub fn ggml_pipeline(a: &Architecture, w: &Workload) -> bool {
 /// token.
 fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdown) -> Host {
     let n = u64::from(a.layers.max(1));
-    let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
-    let on_gpu = ngl.min(n);
-    let output_on_gpu = ngl > n;
+    let (blocks, output_on_gpu) = ggml_placement(a.layers.max(1), w);
+    let on_gpu = u64::from(blocks);
+    // The offloaded items in llama.cpp's order: the GPU layers, then the output.
+    let items = on_gpu + u64::from(output_on_gpu);
     let first_gpu_layer = n - on_gpu;
     let output = ggml_output_bytes(pc, Some(a), w.weights).min(b.weights);
     // A tied table left in RAM as the output is the input table itself (one mapping
@@ -1270,6 +1291,22 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let ratio = |bytes: u64, num: u64, den: u64| {
         u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1))).unwrap_or(bytes)
     };
+    let layer = |l: u64| u32::try_from(l).unwrap_or(u32::MAX);
+    // Routed experts are counted layer by layer (a MoE's first layers may be dense);
+    // the rest of the repeating weights is the same in every layer.
+    let scale = stored_scale(a, pc, w);
+    let experts_in = |from: u64, to: u64| {
+        (layer(from)..layer(to))
+            .map(|l| layer_experts(a, w, l, scale).bytes)
+            .fold(0u64, u64::saturating_add)
+    };
+    // Stored experts that outweigh the formula's repeating weights (a file whose other
+    // tensors the architecture does not describe) are spread with the rest instead.
+    let (uniform, layered) = match repeating.checked_sub(experts_in(0, n)) {
+        Some(rest) => (rest, true),
+        None => (repeating, false),
+    };
+    let experts_in = |from: u64, to: u64| if layered { experts_in(from, to) } else { 0 };
     let experts = ggml_cpu_experts(a, pc, w);
     let phases = ggml_phases(a, w);
     let op_offload = ggml_op_offload(w);
@@ -1285,26 +1322,31 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let pipeline = ggml_pipeline(a, w);
     let inputs = GGML_SCHED_COPIES.saturating_mul(phases.hidden.saturating_add(phases.mask));
     let transient = phases.layers - phases.mask;
+    let active = |bytes: u64| ratio(bytes, pc.active, pc.total);
     let devices = ggml_devices(w);
-    let starts = ggml_device_starts(ngl, devices);
-    let (mut gpu_weights, mut gpu_kv) = (0u64, 0u64);
+    let starts = ggml_device_starts(items, devices);
+    let (mut gpu_weights, mut gpu_kv, mut gpu_read) = (0u64, 0u64, 0u64);
     let mut busiest = (0u64, 0u64, 0u64);
     for (d, pair) in starts.windows(2).enumerate() {
         let (from, to) = (pair[0].min(on_gpu), pair[1].min(on_gpu));
-        let layers = to - from;
-        let has_output = output_on_gpu && pair[1] > on_gpu;
+        let has_output = output_on_gpu && pair[0] <= on_gpu && on_gpu < pair[1];
         let first = d == 0;
-        if layers == 0 && !has_output && !first {
+        if to == from && !has_output && !first {
             continue;
         }
-        let range = |l: u64| u32::try_from(first_gpu_layer + l).unwrap_or(u32::MAX);
-        let own_experts = cpu_experts_in(a, pc, w, range(from)..range(to));
         // Shares by cumulative bounds, so the GPUs' shares add up to the whole.
-        let span = |bytes: u64| ratio(bytes, to, on_gpu) - ratio(bytes, from, on_gpu);
-        let weights = span(ratio(repeating, on_gpu, n))
-            .saturating_add(if has_output { output } else { 0 })
-            .saturating_sub(own_experts.bytes);
-        let kv = span(ratio(b.kv_cache, on_gpu, n));
+        let span = |bytes: u64| {
+            ratio(bytes, first_gpu_layer + to, n) - ratio(bytes, first_gpu_layer + from, n)
+        };
+        let (lo, hi) = (first_gpu_layer + from, first_gpu_layer + to);
+        let own_cpu_experts = cpu_experts_in(a, pc, w, layer(lo)..layer(hi));
+        let own_output = if has_output { output } else { 0 };
+        let weights = span(uniform)
+            .saturating_add(experts_in(lo, hi))
+            .saturating_add(own_output)
+            .saturating_sub(own_cpu_experts.bytes);
+        let layers_weights = weights.saturating_sub(own_output);
+        let kv = span(b.kv_cache);
         let compute = if pipeline {
             inputs.saturating_add(if has_output {
                 transient.max(phases.output)
@@ -1327,6 +1369,10 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         .max(if first { expert_copies } else { 0 });
         gpu_weights = gpu_weights.saturating_add(weights);
         gpu_kv = gpu_kv.saturating_add(kv);
+        gpu_read = gpu_read
+            .saturating_add(active(layers_weights))
+            .saturating_add(own_output)
+            .saturating_add(kv);
         let total = weights.saturating_add(kv).saturating_add(compute);
         if total
             >= busiest
@@ -1347,9 +1393,11 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     // Per generated token the CPU reads its layers' active weights (a MoE layer reads
     // the experts the router picks) and their KV cache, and the output layer if it
     // stayed there; only one row of the input embeddings.
-    let cpu_layers = repeating - ratio(repeating, on_gpu, n);
-    let read = ratio(cpu_layers, pc.active, pc.total)
-        .saturating_add(b.kv_cache - ratio(b.kv_cache, on_gpu, n))
+    let cpu_layers = repeating
+        .saturating_sub(ratio(uniform, on_gpu, n))
+        .saturating_sub(experts_in(first_gpu_layer, n));
+    let read = active(cpu_layers)
+        .saturating_add(b.kv_cache.saturating_sub(gpu_kv))
         .saturating_add(if output_on_gpu { 0 } else { output })
         .saturating_add(experts.read_per_token);
     (b.weights, b.kv_cache, b.activations) = busiest;
@@ -1357,6 +1405,7 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         bytes: host,
         weights: host_weights,
         read_per_token: read,
+        gpu_read_per_token: gpu_read,
     }
 }
 
@@ -1367,6 +1416,7 @@ struct Host {
     bytes: u64,
     weights: u64,
     read_per_token: u64,
+    gpu_read_per_token: u64,
 }
 
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
@@ -1572,6 +1622,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         host_bytes: host.bytes,
         host_weights_bytes: host.weights,
         host_read_per_token: host.read_per_token,
+        gpu_read_per_token: host.gpu_read_per_token,
         projector,
     })
 }
@@ -1658,9 +1709,11 @@ mod tests {
         };
         assert_eq!(estimate(&m, &tp).unwrap(), two);
         // Not every layer on the GPUs: no pipeline, no copies; the host keeps the rest.
+        // `-ngl 20` is the output and 19 layers: 10 on the first GPU, 9 and the output
+        // (the busier) on the second.
         let partial = estimate(&m, &w(2, Some(20), 0)).unwrap();
         assert!(!ggml_pipeline(&a, &w(2, Some(20), 0)));
-        assert_eq!(partial.breakdown.kv_cache, one.breakdown.kv_cache * 10 / 24);
+        assert_eq!(partial.breakdown.kv_cache, one.breakdown.kv_cache * 9 / 24);
         assert!(partial.breakdown.activations <= p.layers.max(output + p.output));
         assert!(partial.host_bytes > 0);
         // The host holds what the GPUs do not, whatever the number of GPUs.
@@ -1670,6 +1723,72 @@ mod tests {
             single_partial.host_weights_bytes
         );
         assert_eq!(two.host_weights_bytes, one.host_weights_bytes);
+    }
+
+    /// `-ngl k` offloads the output and then k − 1 layers (llama.cpp since December
+    /// 2025); older builds offloaded k layers and the output only with all of them.
+    #[test]
+    fn ngl_counts_the_output_first() {
+        let w = |k: Option<u32>, first: bool| Workload {
+            gpu_layers: k,
+            ngl_output_first: first,
+            ..Workload::default()
+        };
+        let cases = [
+            (None, true, (32, true)),
+            (Some(33), true, (32, true)),
+            (Some(32), true, (31, true)),
+            (Some(1), true, (0, true)),
+            (Some(0), true, (0, false)),
+            (Some(32), false, (32, false)),
+            (Some(20), false, (20, false)),
+            (Some(33), false, (32, true)),
+        ];
+        for (k, first, want) in cases {
+            assert_eq!(ggml_placement(32, &w(k, first)), want, "{k:?} {first}");
+        }
+    }
+
+    /// More GPUs than items leave the last ones empty, and only the GPU with the
+    /// output item holds it; a MoE's dense first layers weigh what they weigh on
+    /// whichever GPU holds them, and the GPUs' weights add up to the whole.
+    #[test]
+    fn ggml_shares_follow_each_gpus_own_layers() {
+        let m = preset("deepseek-v2-lite");
+        let a = model("deepseek-v2-lite").unwrap().arch.clone();
+        let w = |gpus: u32, gpu_layers: Option<u32>| Workload {
+            seq: 4096,
+            engine: crate::workload::Engine::Ggml,
+            weights: WeightFormat::parse("Q4_K_M").unwrap(),
+            gpus,
+            tp: 1,
+            pp: gpus,
+            gpu_layers,
+            ..Workload::default()
+        };
+        let one = estimate(&m, &w(1, None)).unwrap();
+        // -ngl 3 on 8 GPUs: two layers and the output on the first three GPUs.
+        let many = estimate(&m, &w(8, Some(3))).unwrap();
+        let single = estimate(&m, &w(1, Some(3))).unwrap();
+        assert_eq!(many.host_weights_bytes, single.host_weights_bytes);
+        let output = ggml_output_bytes(&one.params, Some(&a), w(1, None).weights);
+        assert!(many.breakdown.weights >= output, "{:?}", many.breakdown);
+        // Two GPUs, every layer: the first holds the dense layer 0 and 13 MoE layers,
+        // the second 13 MoE layers and the output; together, the whole model.
+        let two = estimate(&m, &w(2, None)).unwrap();
+        assert_eq!(two.host_weights_bytes, one.host_weights_bytes);
+        let per_moe_layer = ggml_layer_experts(&a, &one.params, &w(1, None), 1).bytes;
+        assert!(per_moe_layer > 0);
+        assert_eq!(ggml_layer_experts(&a, &one.params, &w(1, None), 0).bytes, 0);
+        assert!(two.breakdown.weights < one.breakdown.weights);
+        // Several GPUs read, per generated token, what one GPU would.
+        let near = |x: u64, y: u64| x.abs_diff(y) <= 32;
+        assert!(
+            near(two.gpu_read_per_token, one.gpu_read_per_token),
+            "{} vs {}",
+            two.gpu_read_per_token,
+            one.gpu_read_per_token
+        );
     }
 
     #[test]
@@ -1858,17 +1977,18 @@ mod tests {
         // Mistral 7B v0.1's config has a 4096-token window, but its GGUF (architecture
         // `llama`) keeps the whole context: 32 768 cells × 128 KiB.
         assert_eq!(ggml("mistral-7b-v0.1", 1, None, 512).kv_cache, 32_768 << 17);
-        // With the output head on the CPU, a micro-batch of 32 or more copies it into
-        // the GPU's compute buffer; 31 tokens do not.
+        // With the output head on the CPU (`-ngl 0`; older builds also with `-ngl 20`), a
+        // micro-batch of 32 or more copies it into the GPU's compute buffer; 31 tokens
+        // do not.
         let a = model("mistral-7b-v0.1").unwrap().arch.clone();
         let head = ggml_output_bytes(
             &a.param_count(),
             Some(&a),
             WeightFormat::parse("Q4_K_M").unwrap(),
         );
-        let with = ggml("mistral-7b-v0.1", 1, Some(20), 256).activations;
+        let with = ggml("mistral-7b-v0.1", 1, Some(0), 256).activations;
         assert_eq!(with, head + 256 * 4 * (32_000 + 4096));
-        let without = ggml("mistral-7b-v0.1", 1, Some(20), 31).activations;
+        let without = ggml("mistral-7b-v0.1", 1, Some(0), 31).activations;
         assert!(without < head, "{without}");
     }
 
@@ -2045,9 +2165,10 @@ mod tests {
             run("qwen3-30b-a3b", None, 48, 512).breakdown.weights
         );
         // Layers `-ngl` left on the CPU already hold their experts there: with the
-        // last 40 layers on the GPU, `--n-cpu-moe 10` moves only layers 8 and 9.
-        let partial = run("qwen3-30b-a3b", Some(40), 0, 512);
-        let both = run("qwen3-30b-a3b", Some(40), 10, 512);
+        // output and the last 40 layers on the GPU (`-ngl 41`), `--n-cpu-moe 10` moves
+        // only layers 8 and 9.
+        let partial = run("qwen3-30b-a3b", Some(41), 0, 512);
+        let both = run("qwen3-30b-a3b", Some(41), 10, 512);
         let two = layer(8).bytes + layer(9).bytes;
         assert_eq!(partial.breakdown.weights - both.breakdown.weights, two);
         // A dense model has no experts to move.

@@ -16,7 +16,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::Breakdown;
-use crate::evaluate::{Evaluation, Note};
+use crate::estimate::EstimateError;
+use crate::evaluate::{Evaluation, Model, Note, evaluate};
 use crate::quant::WeightFormat;
 use crate::settings::{Runtime, Settings, Task};
 use crate::workload::{Attention, KvDtype};
@@ -154,6 +155,10 @@ pub struct GgmlLog {
     pub gpu_projector_compute: Option<u64>,
     /// How many GPU devices the buffers name ("CUDA0", "CUDA1"…).
     pub gpu_devices: u32,
+    /// With several GPUs, the busiest one's weights, KV cache and compute buffer (the
+    /// GPU whose three add up to the most).
+    #[serde(default)]
+    pub busiest_gpu: Option<(u64, u64, u64)>,
     /// The model buffers in RAM ("CPU", "CPU_Mapped").
     pub host_weights: Option<u64>,
     pub n_ctx: Option<u64>,
@@ -167,6 +172,10 @@ pub struct GgmlLog {
     /// "offloaded N/M layers": N (M counts the output layer).
     pub layers_on_gpu: Option<u64>,
     pub layers_total: Option<u64>,
+    /// Whether the log printed "offloading output layer to GPU" (`None`: it printed
+    /// neither that nor the repeating layers' line).
+    #[serde(default)]
+    pub output_on_gpu: Option<bool>,
     pub format: Option<WeightFormat>,
 }
 
@@ -189,6 +198,97 @@ impl GgmlLog {
         let d = device.to_ascii_lowercase();
         d.starts_with("cpu") || d.ends_with("_host")
     }
+}
+
+/// Evaluates `model` as the llama.cpp run of `log` ([`ggml_settings`]). A partial
+/// offload whose log says nothing of the output layer (neither "offloading output layer
+/// to GPU" nor the repeating layers' line survived the paste) may come from a build of
+/// either `-ngl` ([`crate::estimate::ggml_placement`]): the one whose GPU weights match
+/// the log's model buffers is kept.
+pub fn ggml_evaluate(model: &Model, log: &GgmlLog) -> Result<Evaluation, EstimateError> {
+    let s = ggml_settings(log);
+    let e = evaluate(model, &s)?;
+    let partial = matches!(
+        (log.layers_on_gpu, log.layers_total),
+        (Some(on), Some(total)) if on < total
+    );
+    let logged = log.gpu_weights.filter(|_| log.format.is_some());
+    let (true, None, Some(logged)) = (partial, log.output_on_gpu, logged) else {
+        return Ok(e);
+    };
+    let older = Settings {
+        ngl_output_first: false,
+        ..s
+    };
+    let f = evaluate(model, &older)?;
+    let off = |e: &Evaluation| e.estimate.breakdown.weights.abs_diff(logged);
+    Ok(if off(&f) < off(&e) { f } else { e })
+}
+
+/// A log of several GPUs evaluated with its GPUs, for [`ggml_busiest`]: llama.cpp
+/// deals the layers among them (`estimate::ggml_device_starts`) and, with every layer
+/// there, pipelines them. `None` for one GPU.
+pub fn ggml_split_evaluate(model: &Model, log: &GgmlLog) -> Option<Evaluation> {
+    if log.gpu_devices < 2 {
+        return None;
+    }
+    let mut s = ggml_settings(log);
+    s.gpus = log.gpu_devices;
+    let e = evaluate(model, &s).ok()?;
+    // Older builds' partial offload ([`ggml_evaluate`]'s choice) holds here too.
+    let older = ggml_evaluate(model, log).ok()?;
+    if older.workload.ngl_output_first != s.ngl_output_first {
+        s.ngl_output_first = older.workload.ngl_output_first;
+        return evaluate(model, &s).ok();
+    }
+    Some(e)
+}
+
+/// The busiest GPU of a several-GPU log against the busiest GPU of
+/// [`ggml_split_evaluate`]'s estimate: what each GPU must hold.
+pub fn ggml_busiest(split: &Evaluation, log: &GgmlLog) -> Vec<Term> {
+    let Some((weights, kv, compute)) = log.busiest_gpu else {
+        return Vec::new();
+    };
+    let partial = matches!(
+        (log.layers_on_gpu, log.layers_total),
+        (Some(on), Some(total)) if on < total
+    );
+    let projector = split.estimate.projector.unwrap_or_default();
+    let b = &split.estimate.breakdown;
+    let mut out = Vec::new();
+    if log.format.is_some() {
+        out.push(Term {
+            name: "Pesos en la GPU más cargada",
+            unit: Unit::Bytes,
+            logged: weights,
+            estimated: b.weights.saturating_sub(projector.weights),
+            why: None,
+        });
+    }
+    out.push(Term {
+        name: "Caché KV en la GPU más cargada",
+        unit: Unit::Bytes,
+        logged: kv,
+        estimated: b.kv_cache,
+        why: None,
+    });
+    if log.format.is_some() || !partial {
+        out.push(Term {
+            name: "Búfer de cómputo de la GPU más cargada",
+            unit: Unit::Bytes,
+            logged: compute,
+            estimated: b.activations.saturating_sub(projector.compute),
+            why: split
+                .notes
+                .iter()
+                .any(|n| matches!(n, Note::LayerSplit { pipeline: Some(_), .. }))
+                .then_some(
+                "en cadena, cada GPU guarda cuatro copias de sus entradas (estados ocultos y máscara de atención)",
+            ),
+        });
+    }
+    out
 }
 
 /// vramlab's settings for the run a llama.cpp log describes: its context split over its
@@ -234,7 +334,9 @@ pub fn ggml_settings(log: &GgmlLog) -> Settings {
         s.format = f;
     }
     // "offloaded 20/33": -ngl 20; "33/33": every layer and the output. The log says
-    // where they went, so nothing is left to the estimate's own fitting.
+    // where they went, so nothing is left to the estimate's own fitting. A partial
+    // offload that left the output on the CPU is an older build's `-ngl`.
+    s.ngl_output_first = log.output_on_gpu.unwrap_or(true);
     if let (Some(on), Some(total)) = (log.layers_on_gpu, log.layers_total) {
         s.gpu_layers = Some(if on < total {
             u32::try_from(on).unwrap_or(crate::settings::GPU_LAYERS_ALL)
@@ -311,8 +413,8 @@ pub fn ggml(e: &Evaluation, log: &GgmlLog) -> Vec<Term> {
         b.kv_cache,
         None,
     );
-    // Every GPU reserves its own compute buffer for its part of the graph; vramlab
-    // sizes the one of a single GPU.
+    // Every GPU reserves its own compute buffer for its part of the graph: the busiest
+    // GPU's is compared apart ([`ggml_busiest`]).
     if !several {
         term(
             "Búfer de cómputo de la GPU",
@@ -420,7 +522,12 @@ mod tests {
             arch: Box::new(catalog::model("mistral-7b-v0.1").unwrap().arch.clone()),
             total_params: None,
         });
-        let e = evaluate(&model, &s).unwrap();
+        // The pasted excerpt has no "offloading … to GPU" lines: today's `-ngl 20`
+        // (the output and 19 layers) and an older build's (20 layers, the output on
+        // the CPU) are both tried, and the log's model buffer picks the older one.
+        assert!(s.ngl_output_first);
+        let e = ggml_evaluate(&model, &log).unwrap();
+        assert!(!e.workload.ngl_output_first);
         let terms = ggml(&e, &log);
         let names: Vec<&str> = terms.iter().map(|t| t.name).collect();
         assert_eq!(
@@ -434,6 +541,27 @@ mod tests {
         for t in &terms {
             assert!(t.error_percent().unwrap().abs() < 0.1, "{t:?}");
         }
+        // A log that says it ("offloading 20 repeating layers to GPU" alone) is taken
+        // at its word; one that printed the output line is today's placement.
+        let older = GgmlLog {
+            output_on_gpu: Some(false),
+            ..log
+        };
+        assert!(!ggml_settings(&older).ngl_output_first);
+        let newer = GgmlLog {
+            output_on_gpu: Some(true),
+            ..log
+        };
+        assert!(
+            ggml_evaluate(&model, &newer)
+                .unwrap()
+                .workload
+                .ngl_output_first
+        );
+        assert_eq!(
+            evaluate(&model, &ggml_settings(&older)).unwrap(),
+            ggml_evaluate(&model, &older).unwrap()
+        );
     }
 
     /// A llama-server log of Gemma 2 2B (build 7445, `-c 8192`, `-np` left at auto:

@@ -149,8 +149,15 @@ pub fn smallest_gpu(model: &ModelInput, w: &Workload) -> Option<&'static Gpu> {
 }
 
 /// The fewest GPUs of `capacity` bytes that hold the workload: ZeRO-3 sharding for
-/// training, tensor parallelism for inference. Tries powers of two up to 1024.
+/// training; for inference tensor parallelism over as many of them as split the
+/// attention heads evenly (vLLM refuses otherwise) and pipeline stages for the rest
+/// (llama.cpp deals whole layers, which `estimate` handles). Tries powers of two up to
+/// 1024.
 pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u32> {
+    let heads = match model {
+        ModelInput::Arch { arch, .. } => arch.heads,
+        ModelInput::Params(_) => 0,
+    };
     (0..=10).map(|p| 1u32 << p).find(|&n| {
         let split = match w.mode {
             crate::workload::Mode::Train => Workload {
@@ -160,15 +167,22 @@ pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u3
                 pp: 1,
                 ..w.clone()
             },
-            crate::workload::Mode::Inference => Workload {
-                gpus: n,
-                tp: n,
-                pp: 1,
-                ..w.clone()
-            },
+            crate::workload::Mode::Inference => {
+                let tp = if heads > 0 { gcd(n, heads) } else { n };
+                Workload {
+                    gpus: n,
+                    tp,
+                    pp: n / tp,
+                    ..w.clone()
+                }
+            }
         };
         fits(model, &split, capacity)
     })
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 
 #[cfg(test)]
@@ -239,6 +253,52 @@ mod tests {
             fewest_gpus(&llama(), &Workload::default(), 80 * ByteSize::GIB),
             Some(1)
         );
+    }
+
+    /// Tensor degrees must split the heads: Qwen2.5-7B's 28 heads take tensor
+    /// parallelism over 4 of 8 GPUs and two pipeline stages, which hold more per GPU
+    /// than an even 8-way split would.
+    #[test]
+    fn fewest_gpus_split_the_heads() {
+        assert_eq!(
+            (gcd(8, 28), gcd(4, 28), gcd(1, 28), gcd(16, 32)),
+            (4, 4, 1, 16)
+        );
+        let m = ModelInput::Arch {
+            arch: Box::new(model("qwen2.5-7b").unwrap().arch.clone()),
+            total_params: None,
+        };
+        let w = Workload {
+            seq: 1024,
+            ..Workload::default()
+        };
+        let cap = 3 * ByteSize::GIB;
+        let n = fewest_gpus(&m, &w, cap).unwrap();
+        assert!(n >= 8, "{n}");
+        let at = |tp: u32, pp: u32| {
+            fits(
+                &m,
+                &Workload {
+                    gpus: n,
+                    tp,
+                    pp,
+                    ..w.clone()
+                },
+                cap,
+            )
+        };
+        let tp = gcd(n, 28);
+        assert!(at(tp, n / tp), "{n}");
+        assert!(!fits(
+            &m,
+            &Workload {
+                gpus: n / 2,
+                tp: gcd(n / 2, 28),
+                pp: n / 2 / gcd(n / 2, 28),
+                ..w.clone()
+            },
+            cap
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::arch::Architecture;
 use crate::catalog::Gpu;
 use crate::estimate::Estimate;
-use crate::workload::{Mode, Workload};
+use crate::workload::{Engine, Mode, Workload};
 
 /// Peak bandwidth, in GB/s, of the RAM the CPU reads llama.cpp's offloaded layers from
 /// when the reader does not say (`Workload::ram_gbs`): a desktop's dual-channel
@@ -52,16 +52,25 @@ pub fn speed(a: &Architecture, w: &Workload, est: &Estimate, gpu: &Gpu) -> Optio
     let linear = 2.0 * est.params.active as f64 * s * b;
     let attention = 2.0 * s * s * b * a.q_width() as f64 * f64::from(a.layers);
     let prefill_flops = (linear + attention) / tp;
-    // Pipeline stages work on different micro-batches of a long prompt at once
-    // (llama.cpp's copies of each stage's inputs exist for that): at best they divide
-    // the prefill among them.
-    let stages = f64::from(w.pp.max(1));
-    let ttft_seconds = prefill_flops / stages / (gpu.fp16_tflops * 1e12);
+    // llama.cpp's pipeline works on several micro-batches of a long prompt at once
+    // (the copies of each GPU's inputs exist for that): at best its GPUs divide the
+    // prefill among them, up to one micro-batch each.
+    let overlap = if w.engine == Engine::Ggml && crate::estimate::ggml_pipeline(a, w) {
+        let ubatches = w.seq.div_ceil(w.ubatch.max(1)).max(1);
+        crate::estimate::ggml_devices(w).min(ubatches) as f64
+    } else {
+        1.0
+    };
+    let ttft_seconds = prefill_flops / overlap / (gpu.fp16_tflops * 1e12);
     // One decoding step reads the active weights once and the whole KV cache. Pipeline
-    // stages (llama.cpp's layer split among them) run one after another for a
-    // sequence: a step reads every stage's share, taken here as the busiest GPU's.
-    let bytes_per_step =
-        (est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64) * stages;
+    // stages run one after another for a sequence: a step reads every stage's share
+    // (llama.cpp sums its GPUs' own; other engines split evenly among `pp` stages).
+    let bytes_per_step = if est.gpu_read_per_token > 0 {
+        est.gpu_read_per_token as f64
+    } else {
+        (est.breakdown.weights as f64 * active_ratio + est.breakdown.kv_cache as f64)
+            * f64::from(w.pp.max(1))
+    };
     // Layers run one after another: the CPU's share of a step adds to the GPU's.
     let host_bytes_per_step = est.host_read_per_token as f64;
     let step = bytes_per_step / (gpu.bandwidth_gbs * 1e9)
@@ -108,10 +117,9 @@ mod tests {
         assert!(speed(&a, &train, &e, g).is_none());
     }
 
-    /// Pipeline stages (vLLM's `--pp`, llama.cpp's layer split) run one after another
-    /// for a sequence: two of them generate no faster than one GPU reading everything,
-    /// while tensor parallelism reads half on each at once. A long prompt's
-    /// micro-batches overlap, so the prefill's bound halves either way.
+    /// Pipeline stages (vLLM's `--pp`) run one after another for a sequence: two of
+    /// them generate no faster than one GPU reading everything, while tensor
+    /// parallelism reads half on each at once and halves the prefill's bound.
     #[test]
     fn pipeline_stages_add_their_reads() {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
@@ -140,7 +148,7 @@ mod tests {
             near(tp2.bytes_per_step * 2.0, one.bytes_per_step),
             "{tp2:?}"
         );
-        assert!(near(pp2.ttft_seconds * 2.0, one.ttft_seconds));
+        assert!(near(pp2.ttft_seconds, one.ttft_seconds));
         assert!(near(tp2.ttft_seconds * 2.0, one.ttft_seconds));
     }
 

@@ -232,10 +232,16 @@ pub struct Workload {
     /// stream, and the layer inputs that checkpointing keeps, are fp32 too.
     #[serde(default)]
     pub kbit_fp32: bool,
-    /// ggml only: the last this-many layers live on the GPU (`-ngl`); `None` or more
-    /// than the layers puts every layer and the output there.
+    /// ggml only: `-ngl`, how many layers live on the GPU (`estimate::ggml_placement`
+    /// says which); `None` or more than the layers puts every layer and the output
+    /// there.
     #[serde(default)]
     pub gpu_layers: Option<u32>,
+    /// ggml only: `-ngl` counts the output layer first, as llama.cpp does since
+    /// December 2025 (PR 18148); false for earlier builds, which offloaded the last
+    /// `-ngl` repeating layers and the output only with every layer.
+    #[serde(default = "yes")]
+    pub ngl_output_first: bool,
     /// ggml only: the micro-batch its compute buffer is reserved for (`n_ubatch`).
     #[serde(default = "default_ubatch")]
     pub ubatch: u64,
@@ -266,6 +272,10 @@ pub struct Workload {
 
 fn default_ram_gbs() -> u32 {
     crate::speed::DEFAULT_RAM_GBS
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_ubatch() -> u64 {
@@ -306,6 +316,7 @@ impl Default for Workload {
             gpu_layers: None,
             ubatch: default_ubatch(),
             shared_slots: 0,
+            ngl_output_first: true,
             blas_workspace: 0,
             cpu_moe: 0,
             mmproj: false,

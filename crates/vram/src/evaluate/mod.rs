@@ -195,41 +195,62 @@ pub struct CpuMoeFit {
 /// verdict names it, since «cabe» then means the GPU's part fits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CpuSplit {
-    /// Layers on the GPU when some stay on the CPU; `None` when every layer is there.
+    /// `-ngl` when some layer stays on the CPU.
     pub gpu_layers: Option<u32>,
+    /// Repeating layers on the GPU (the last ones), and whether the output layer is
+    /// there too (`estimate::ggml_placement`).
+    pub layers_on_gpu: u32,
+    pub output_on_gpu: bool,
     /// The model's layers.
     pub layers: u32,
     /// First layers whose routed experts stay in RAM (`--n-cpu-moe`; at least
-    /// `layers` means every layer's).
+    /// `layers` means every layer's); 0 when none do (a dense model, or only dense
+    /// layers among them).
     pub cpu_moe: u32,
     /// What CPU RAM holds: the layers and experts left there, their KV cache, the
     /// input embeddings and the output's compute buffer when the output stays too.
     pub host_bytes: u64,
+    /// Several GPUs share the GPU part.
+    pub several_gpus: bool,
 }
 
 impl CpuSplit {
-    /// The split for a ggml workload `w` on a model of `layers` layers, or `None` when
-    /// the whole model (all but the input embeddings) is on the GPU.
-    fn of(w: &Workload, layers: u32, host_bytes: u64) -> Option<CpuSplit> {
+    /// The split for a ggml workload `w` on `a`, or `None` when the whole model (all
+    /// but the input embeddings) is on the GPU.
+    fn of(a: &crate::Architecture, w: &Workload, est: &Estimate) -> Option<CpuSplit> {
         if w.engine != crate::workload::Engine::Ggml || w.mode != crate::workload::Mode::Inference {
             return None;
         }
-        let gpu_layers = w.gpu_layers.filter(|&g| g <= layers);
-        (gpu_layers.is_some() || w.cpu_moe > 0).then_some(CpuSplit {
-            gpu_layers,
+        let layers = a.layers;
+        let (on_gpu, output) = crate::estimate::ggml_placement(layers, w);
+        let experts = crate::estimate::ggml_cpu_experts(a, &est.params, w);
+        let cpu_moe = if experts.layers > 0 { w.cpu_moe } else { 0 };
+        (on_gpu < layers || !output || cpu_moe > 0).then_some(CpuSplit {
+            gpu_layers: w.gpu_layers.filter(|_| on_gpu < layers || !output),
+            layers_on_gpu: on_gpu,
+            output_on_gpu: output,
             layers,
-            cpu_moe: w.cpu_moe,
-            host_bytes,
+            cpu_moe,
+            host_bytes: est.host_bytes,
+            several_gpus: crate::estimate::ggml_devices(w) > 1,
         })
     }
 
-    /// " con parte en la CPU (42 de 80 capas en la GPU; la RAM guarda 20,35 GiB)".
+    /// " con parte en la CPU (42 de 80 capas y la de salida en la GPU; la RAM guarda
+    /// 20,35 GiB)".
     fn text(self) -> String {
         let n = self.layers;
-        let layers = self.gpu_layers.map(|g| match g {
-            g if g >= n => "la capa de salida en la CPU".to_owned(),
-            g => format!("{g} de {n} capas en la GPU"),
-        });
+        let gpu = if self.several_gpus {
+            "las GPU"
+        } else {
+            "la GPU"
+        };
+        let layers = match (self.layers_on_gpu, self.output_on_gpu) {
+            (g, true) if g < n => Some(format!("{g} de {n} capas y la de salida en {gpu}")),
+            (g, false) if g < n => Some(format!("{g} de {n} capas en {gpu}")),
+            (_, false) => Some("solo la capa de salida queda en la CPU".to_owned()),
+            _ => None,
+        };
         let experts = match self.cpu_moe {
             0 => None,
             m if m >= n => Some("los expertos de todas las capas en la RAM".to_owned()),
@@ -271,7 +292,7 @@ pub struct Evaluation {
     /// weights of the model whole on the GPU, what a list of GPUs it fits compares.
     pub whole: Option<(u64, u64)>,
     /// The fewest GPUs of this capacity that hold it (ZeRO-3 for training, tensor
-    /// parallelism for inference).
+    /// parallelism for inference, llama.cpp's layer split).
     pub min_gpus: Option<u32>,
     /// llama.cpp/Ollama with layers or experts in CPU RAM.
     pub cpu_split: Option<CpuSplit>,
@@ -405,10 +426,10 @@ impl Evaluation {
                     Surface::Cli => {
                         format!("Usa --tp {choices} (con --gpus múltiplo de ese número).")
                     }
-                    Surface::Web => format!("Usa {choices} GPU por réplica."),
+                    Surface::Web => format!("Usa un número de GPU que divida {heads}: {choices}."),
                 };
                 format!(
-                    "vLLM no arrancaría{target}: sus {heads} cabezas de atención no se reparten por igual entre {tp} GPU, y el paralelismo tensorial lo exige antes de cargar nada. {how}"
+                    "vLLM no arrancaría{target}: sus {heads} cabezas de atención no se reparten por igual entre {tp} GPU, y vLLM lo comprueba antes de cargar nada. {how}"
                 )
             }
             Verdict::GraphsDoNotFit {
@@ -435,6 +456,10 @@ impl Evaluation {
         })
     }
 }
+
+/// The share of one GPU's free memory under which Ollama's scheduler keeps a model on
+/// that GPU alone (`bestSingleGPUFit` in server/sched.go).
+pub const OLLAMA_ONE_GPU_PERCENT: u128 = 80;
 
 /// Limits that hold even at the band's unfavourable end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -503,6 +528,28 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             est = estimate(input, &w)?;
         }
     }
+    // Ollama loads a model on one GPU when its estimate takes at most 80 % of that
+    // GPU's free memory (`bestSingleGPUFit` in server/sched.go), unless
+    // OLLAMA_SCHED_SPREAD is set; only larger models are split among the GPUs.
+    let mut one_gpu = None;
+    if s.runtime == Runtime::Ollama
+        && !s.task.is_training()
+        && w.pp > 1
+        && let Some(c) = capacity
+    {
+        let single = Workload {
+            gpus: 1,
+            tp: 1,
+            pp: 1,
+            ..w.clone()
+        };
+        let alone = estimate(input, &single)?;
+        if u128::from(alone.per_gpu_bytes) * 100 <= u128::from(c) * OLLAMA_ONE_GPU_PERCENT {
+            one_gpu = Some(Note::OllamaOneGpu { gpus: w.pp });
+            w = single;
+            est = alone;
+        }
+    }
     // The smallest GPU and the GPU count are for the model whole, before any layer
     // moves to the CPU to fit this one.
     let whole = w.clone();
@@ -538,10 +585,12 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             layers: model.arch().map_or(0, |a| a.layers),
             cpu_moe,
             llama_cpp: s.runtime == Runtime::LlamaCpp,
+            output_first: w.ngl_output_first,
         });
     }
     let arch = model.arch();
     let mut notes = notes(model, s, &w, &est);
+    notes.extend(one_gpu);
     notes.extend(placed);
     if let Some(opened) = opened {
         notes.push(Note::OpenedContext {
@@ -679,7 +728,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         whole: whole_bytes,
         opened,
         min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &whole, c)),
-        cpu_split: arch.and_then(|a| CpuSplit::of(&w, a.layers, est.host_bytes)),
+        cpu_split: arch.and_then(|a| CpuSplit::of(a, &w, &est)),
         speed: match (arch, s.gpu) {
             (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
             _ => None,
@@ -723,24 +772,29 @@ fn fit_layers(input: &ModelInput, w: &Workload, target: u64) -> Option<(Option<u
 fn layer_split(a: &crate::Architecture, s: &Settings, w: &Workload) -> Option<Note> {
     use crate::estimate::{GGML_SCHED_COPIES, ggml_device_starts, ggml_devices, ggml_phases};
     let gpus = ggml_devices(w);
+    let (on_gpu, output) = crate::estimate::ggml_placement(a.layers, w);
     if w.engine != crate::workload::Engine::Ggml
         || w.mode != crate::workload::Mode::Inference
         || gpus < 2
+        || on_gpu == 0
     {
         return None;
     }
-    let n = u64::from(a.layers);
-    let ngl = w.gpu_layers.map_or(n + 1, |g| u64::from(g).min(n + 1));
-    let starts = ggml_device_starts(ngl, gpus);
+    let on_gpu = u64::from(on_gpu);
+    let starts = ggml_device_starts(on_gpu + u64::from(output), gpus);
     let layers = |d: usize| {
-        let on_gpu = ngl.min(n);
         let count = starts[d + 1].min(on_gpu) - starts[d].min(on_gpu);
         u32::try_from(count).unwrap_or(u32::MAX)
     };
-    let last = starts.len().saturating_sub(2);
+    // The last GPU that holds anything (more GPUs than layers leave some empty).
+    let last = starts.windows(2).rposition(|p| p[1] > p[0]).unwrap_or(0);
+    // One GPU keeps the mask once; each GPU of the pipeline keeps four copies of it
+    // and of the hidden states it receives.
     let pipeline = crate::estimate::ggml_pipeline(a, w).then(|| {
         let p = ggml_phases(a, w);
-        (GGML_SCHED_COPIES - 1).saturating_mul(p.hidden.saturating_add(p.mask))
+        GGML_SCHED_COPIES
+            .saturating_mul(p.hidden.saturating_add(p.mask))
+            .saturating_sub(p.mask)
     });
     Some(Note::LayerSplit {
         runtime: if s.runtime == Runtime::Ollama {
@@ -751,7 +805,7 @@ fn layer_split(a: &crate::Architecture, s: &Settings, w: &Workload) -> Option<No
         gpus: u32::try_from(gpus).unwrap_or(u32::MAX),
         first: layers(0),
         last: layers(last),
-        output: ngl > n,
+        output,
         pipeline,
     })
 }
@@ -939,7 +993,8 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if let (crate::workload::Engine::Ggml, Some(a)) = (w.engine, model.arch()) {
         notes.push(Note::Ggml {
             runtime,
-            layers_on_gpu: w.gpu_layers.map_or(a.layers + 1, |g| g.min(a.layers + 1)),
+            ngl: w.gpu_layers.map_or(a.layers + 1, |g| g.min(a.layers + 1)),
+            placement: crate::estimate::ggml_placement(a.layers, w),
             layers: a.layers,
             host: est.host_bytes,
             cells: crate::estimate::ggml_kv_cells(w),

@@ -63,6 +63,8 @@ pub enum Note {
         cpu_moe: u32,
         /// llama.cpp itself, whose flags can say the same (Ollama's cannot).
         llama_cpp: bool,
+        /// `-ngl` counts the output layer first (`estimate::ggml_placement`).
+        output_first: bool,
     },
     /// An automatic context (`--seq auto`): the one the runtime opens, and why.
     OpenedContext {
@@ -111,7 +113,10 @@ pub enum Note {
     Ggml {
         runtime: &'static str,
         /// `-ngl`: layers + 1 means all of them and the output.
-        layers_on_gpu: u32,
+        ngl: u32,
+        /// Repeating layers on the GPU and whether the output layer is there
+        /// (`estimate::ggml_placement`).
+        placement: (u32, bool),
         layers: u32,
         /// Bytes in CPU RAM.
         host: u64,
@@ -160,6 +165,8 @@ pub enum Note {
     TpHeads { heads: u32, tp: u32 },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
+    /// Ollama keeps a model that takes at most 80 % of one GPU on that GPU alone.
+    OllamaOneGpu { gpus: u32 },
     /// llama.cpp or Ollama on several GPUs: how they deal the layers, and what running
     /// them as a pipeline adds to each GPU.
     LayerSplit {
@@ -344,7 +351,8 @@ impl Note {
             ),
             Note::Ggml {
                 runtime,
-                layers_on_gpu,
+                ngl,
+                placement: (on_gpu, output),
                 layers,
                 host,
                 cells,
@@ -370,7 +378,8 @@ impl Note {
                 } else {
                     "sin flash attention, en múltiplos de 32"
                 };
-                let cpu = if layers_on_gpu > layers {
+                let all = on_gpu >= layers && *output;
+                let cpu = if all {
                     if *embeddings_on_cpu > 0 {
                         format!(
                             " La tabla de embeddings de entrada ({}) se queda en la RAM de la CPU.",
@@ -381,9 +390,11 @@ impl Note {
                     }
                 } else {
                     format!(
-                        " En la GPU van {layers_on_gpu} de {layers} capas{}; la RAM de la CPU guarda {} (el resto de las capas, su caché KV y los embeddings), y cada capa que se queda allí hace la generación más lenta, porque la CPU lee su memoria mucho más despacio que la GPU la suya.",
-                        if cli { format!(" (-ngl {layers_on_gpu})") } else { String::new() },
-                        ByteSize(*host).binary()
+                        " En la GPU van {on_gpu} de {layers} capas{}{}; la RAM de la CPU guarda {} (el resto de las capas{}, su caché KV y los embeddings), y cada capa que se queda allí hace la generación más lenta, porque la CPU lee su memoria mucho más despacio que la GPU la suya.",
+                        if *output { " y la de salida" } else { "" },
+                        if cli { format!(" (-ngl {ngl})") } else { String::new() },
+                        ByteSize(*host).binary(),
+                        if *output { "" } else { ", la de salida" },
                     )
                 };
                 let fa = if cli { "--attention flash" } else { "la atención FlashAttention" };
@@ -392,7 +403,7 @@ impl Note {
                     group_digits(*cells),
                     ByteSize(*compute).binary(),
                     crate::units::counted(*ubatch, "token", "tokens"),
-                    if layers_on_gpu > layers {
+                    if *output {
                         "con sus logits en FP32"
                     } else if *ubatch >= crate::estimate::GGML_OP_OFFLOAD_MIN_BATCH {
                         "(la capa de salida vive en la CPU, pero con micro-lotes de 32 tokens o más llama.cpp copia su matriz a la GPU y calcula allí los logits)"
@@ -411,6 +422,7 @@ impl Note {
                 layers,
                 cpu_moe,
                 llama_cpp,
+                output_first,
             } => {
                 let layers = *layers;
                 let experts = match *cpu_moe {
@@ -419,8 +431,13 @@ impl Note {
                     1 => Some("los expertos de 1 capa".to_owned()),
                     n => Some(format!("los expertos de {n} capas")),
                 };
-                // `-ngl g` up to the layer count leaves the output layer on the CPU too.
+                // `-ngl g` offloads the output first and then g − 1 layers; older
+                // builds offloaded g layers and the output only with every layer.
                 let whole = match *gpu_layers {
+                    Some(0) => Some(format!("las {layers} capas y la de salida")),
+                    Some(g) if g <= layers && *output_first => {
+                        Some(format!("{} de {layers} capas", layers - g + 1))
+                    }
                     Some(g) if g < layers => {
                         Some(format!("{} de {layers} capas y la de salida", layers - g))
                     }
@@ -590,22 +607,33 @@ impl Note {
                 output,
                 pipeline,
             } => {
-                let flag = if cli { " (--split-mode layer)" } else { "" };
+                let flag = if cli && *runtime == "llama.cpp" {
+                    " (--split-mode layer)"
+                } else {
+                    ""
+                };
                 let pipe = match pipeline {
                     Some(extra) => format!(
-                        " Con todas las capas en las GPU trabajan en cadena: cada GPU guarda {} copias de las entradas de cada micro-lote (los estados ocultos que recibe y la máscara de atención) para que varios micro-lotes avancen a la vez; son {} más por GPU que con una sola, y crecen con el contexto por el micro-lote.",
-                        crate::estimate::GGML_SCHED_COPIES,
+                        " Con todas las capas en las GPU trabajan en cadena: cada GPU guarda por {} sus entradas (los estados ocultos que recibe y la máscara de atención), una copia por micro-lote en curso, y eso le suma {} frente a una sola GPU; crece con el contexto y con el micro-lote.",
+                        match crate::estimate::GGML_SCHED_COPIES {
+                            4 => "cuadruplicado".to_owned(),
+                            n => format!("{n} veces"),
+                        },
                         ByteSize(*extra).binary()
                     ),
                     None => String::new(),
                 };
                 format!(
-                    "Varias GPU en {runtime}: reparte capas enteras entre las {gpus} GPU{flag}, sin paralelismo tensorial ni NCCL (la primera lleva {}; la última, {}{}); las cifras son las de la GPU más cargada.{pipe} Al generar, cada token atraviesa las GPU una tras otra, así que la velocidad es la de una sola GPU que leyera todo el modelo.",
+                    "Varias GPU: {runtime} reparte capas enteras entre las {gpus} GPU{flag}, sin paralelismo tensorial ni NCCL (la primera lleva {}; la última, {}{}); las cifras son las de la GPU más cargada.{pipe} Al generar, cada token atraviesa las GPU una tras otra, así que la velocidad es la de una sola GPU que leyera todo el modelo.",
                     crate::units::counted(u64::from(*first), "capa", "capas"),
                     crate::units::counted(u64::from(*last), "capa", "capas"),
                     if *output { " y la de salida" } else { "" },
                 )
             }
+            Note::OllamaOneGpu { gpus } => format!(
+                "Una sola GPU: aunque hay {gpus}, Ollama carga el modelo en una porque su cálculo no pasa del {} % de la memoria libre de esa GPU (bestSingleGPUFit en server/sched.go); solo reparte entre varias los modelos más grandes, o todos con OLLAMA_SCHED_SPREAD=1.",
+                crate::evaluate::OLLAMA_ONE_GPU_PERCENT
+            ),
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -809,6 +837,7 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::OllamaOneGpu { gpus: 2 },
             Note::LayerSplit {
                 runtime: "llama.cpp",
                 gpus: 2,
@@ -837,7 +866,8 @@ mod tests {
             },
             Note::Ggml {
                 runtime: "llama.cpp",
-                layers_on_gpu: 20,
+                ngl: 20,
+                placement: (19, true),
                 layers: 32,
                 host: 2 << 30,
                 cells: 4096,
@@ -861,18 +891,21 @@ mod tests {
                 layers: 64,
                 cpu_moe: 0,
                 llama_cpp: true,
+                output_first: true,
             },
             Note::FittedLayers {
                 gpu_layers: None,
                 layers: 48,
                 cpu_moe: 12,
                 llama_cpp: false,
+                output_first: true,
             },
             Note::FittedLayers {
                 gpu_layers: Some(20),
                 layers: 48,
                 cpu_moe: u32::MAX,
                 llama_cpp: true,
+                output_first: true,
             },
             Note::OpenedContext {
                 opened: Opened::Ollama {

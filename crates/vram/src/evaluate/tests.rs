@@ -153,7 +153,7 @@ fn contexts_past_the_model_and_uneven_tensor_parallelism_are_said() {
     assert!(cli.contains("Usa --tp 2 o 4"), "{cli}");
     let web = e.verdict_text(None, Surface::Web).unwrap();
     assert!(
-        web.contains("Usa 2 o 4 GPU por réplica.") && !web.contains("--"),
+        web.contains("Usa un número de GPU que divida 32: 2 o 4.") && !web.contains("--"),
         "{web}"
     );
     assert!(!e.notes.iter().any(|n| matches!(n, Note::TpHeads { .. })));
@@ -819,7 +819,7 @@ fn a_verdict_with_layers_in_ram_names_the_split() {
                 (Field::Runtime, "ollama"),
                 (Field::GpuLayers, "32"),
             ],
-            Some(" con parte en la CPU (la capa de salida en la CPU; la RAM guarda "),
+            Some(" con parte en la CPU (31 de 32 capas y la de salida en la GPU; la RAM guarda "),
         ),
         (
             "llama-3.1-8b",
@@ -828,7 +828,7 @@ fn a_verdict_with_layers_in_ram_names_the_split() {
                 (Field::Runtime, "llama.cpp"),
                 (Field::GpuLayers, "10"),
             ],
-            Some(" con parte en la CPU (10 de 32 capas en la GPU; la RAM guarda "),
+            Some(" con parte en la CPU (9 de 32 capas y la de salida en la GPU; la RAM guarda "),
         ),
         (
             "qwen3-30b-a3b",
@@ -848,7 +848,7 @@ fn a_verdict_with_layers_in_ram_names_the_split() {
             ],
             None,
         ),
-        // Full fine-tuning never splits with the CPU this way.
+        // Transformers never splits with the CPU this way.
         ("llama-3.1-8b", &[(Field::Gpu, "rtx-3060")], None),
     ];
     for (model, fields, words) in cases {
@@ -871,4 +871,75 @@ fn a_verdict_with_layers_in_ram_names_the_split() {
             }
         }
     }
+}
+
+/// llama.cpp on several GPUs says how it deals the layers; Ollama keeps a model that
+/// takes at most 80 % of one GPU on that GPU alone, and splits a larger one.
+#[test]
+fn several_gpus_in_llama_cpp_and_ollama() {
+    let run = |runtime: &str, model: &str| {
+        evaluate(
+            &preset(model),
+            &settings(&[
+                (Field::Gpu, "rtx-3090"),
+                (Field::Gpus, "2"),
+                (Field::Runtime, runtime),
+                (Field::Format, "Q4_K_M"),
+                (Field::Attention, "flash"),
+                (Field::Seq, "8192"),
+            ]),
+        )
+        .unwrap()
+    };
+    let split = run("llama.cpp", "llama-3.1-70b");
+    assert_eq!((split.workload.tp, split.workload.pp), (1, 2));
+    assert!(
+        split.notes.iter().any(|n| matches!(
+            n,
+            Note::LayerSplit {
+                gpus: 2,
+                first: 41,
+                last: 39,
+                output: true,
+                pipeline: Some(_),
+                ..
+            }
+        )),
+        "{:?}",
+        split.notes
+    );
+    assert!(
+        !split
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::Communication { .. }))
+    );
+    // A small model: Ollama loads it on one of the two GPUs; llama.cpp splits it.
+    let small = run("ollama", "llama-3.1-8b");
+    assert_eq!(small.workload.pp, 1);
+    assert_eq!(small.estimate.gpus, 1);
+    assert!(
+        small
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::OllamaOneGpu { gpus: 2 }))
+    );
+    assert!(
+        !small
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::LayerSplit { .. }))
+    );
+    let shared = run("llama.cpp", "llama-3.1-8b");
+    assert_eq!(shared.workload.pp, 2);
+    assert!(shared.estimate.per_gpu_bytes < small.estimate.per_gpu_bytes);
+    // A large one: Ollama splits it as llama.cpp does.
+    let large = run("ollama", "llama-3.1-70b");
+    assert_eq!(large.workload.pp, 2);
+    assert!(
+        !large
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::OllamaOneGpu { .. }))
+    );
 }

@@ -467,7 +467,7 @@ impl Field {
                 "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP)."
             }
             Field::GpuLayers => {
-                "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» sube también la capa de salida. «auto», lo que llama.cpp y Ollama hacen si no se lo pides (-ngl -1), es su ajuste automático (fit): todas si dejan 1 GiB libre; si no, las que quepan dejando ese margen (en un MoE, primero los expertos a la CPU)."
+                "Cuántas capas sube llama.cpp a la GPU (-ngl, --n-gpu-layers): desde diciembre de 2025 la primera es la de salida y después las últimas del modelo (-ngl 20 son la de salida y 19 más); las demás y su caché KV se quedan en la RAM de la CPU, y la generación va más lenta. «todas» las sube todas. «auto», lo que llama.cpp y Ollama hacen si no se lo pides (-ngl -1), es su ajuste automático (fit): todas si dejan 1 GiB libre; si no, las que quepan dejando ese margen (en un MoE, primero los expertos a la CPU)."
             }
             Field::CpuMoe => {
                 "Modelos MoE en llama.cpp (--n-cpu-moe N): los expertos de las primeras N capas se quedan en la RAM de la CPU y el resto de cada capa (atención, caché KV, expertos compartidos) en la GPU; «todas» es --cpu-moe. Libera mucha memoria de la GPU a cambio de leer esos expertos desde la RAM en cada token."
@@ -482,7 +482,7 @@ impl Field {
                 "Tokens que llama.cpp procesa de una vez al leer el prompt (-ub, --ubatch-size; 512 por defecto): su búfer de cómputo crece con él. llama.cpp no lo deja pasar de -b (--batch-size, 2048 por defecto) ni del contexto: para un -ub mayor que 2048, sube también -b."
             }
             Field::Tp => {
-                "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar."
+                "En cuántas GPU se parte cada capa; «auto» usa todas en inferencia y ninguna al entrenar. llama.cpp y Ollama no parten capas: reparten capas enteras entre las GPU."
             }
             Field::Pp => "En cuántas etapas se reparten las capas.",
             Field::CpuOffload => {

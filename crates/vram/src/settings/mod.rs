@@ -126,6 +126,9 @@ pub struct Settings {
     /// stream per sequence; `None` leaves it to the runtime (llama-server's `-np auto`,
     /// four slots over one pool, when the batch is 1). Not a vocabulary setting.
     pub slots: Option<u32>,
+    /// llama.cpp's `-ngl` counts the output layer first (builds since December 2025,
+    /// PR 18148); false for a pasted log of an older build. Not a vocabulary setting.
+    pub ngl_output_first: bool,
 }
 
 /// The prompt (or training sequence) a runtime without a context of its own gets.
@@ -273,6 +276,7 @@ impl Settings {
             ram_gbs: crate::speed::DEFAULT_RAM_GBS,
             mmproj: runtime == Runtime::Ollama,
             slots: None,
+            ngl_output_first: true,
         }
     }
 
@@ -521,13 +525,13 @@ impl Settings {
             )
     }
 
-    /// The tensor-parallel degree in effect.
     /// Whether the runtime splits the model over its GPUs by whole layers (llama.cpp
     /// and Ollama in inference) instead of tensor parallelism.
     pub fn layer_split(&self) -> bool {
         matches!(self.runtime, Runtime::LlamaCpp | Runtime::Ollama) && !self.task.is_training()
     }
 
+    /// The tensor-parallel degree in effect.
     pub fn tp(&self) -> u32 {
         self.tp.unwrap_or(if self.task.is_training() {
             1
@@ -592,6 +596,7 @@ impl Settings {
                 && self.runtime == Runtime::Transformers
                 && (self.zero < 3 || self.gpus <= 1),
             gpu_layers: self.gpu_layers,
+            ngl_output_first: self.ngl_output_first,
             ubatch: u64::from(self.ubatch),
             // llama-server leaves `-np` at `auto`: four slots over one pool. A batch is
             // `-np N`, separate streams; Ollama always passes `-np`.

@@ -359,6 +359,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             cuda_graphs: CUDA_GRAPHS[b.8].value,
             mmproj: b.9,
             slots: None,
+            ngl_output_first: true,
             cpu_moe: c.10,
             ram_gbs: c.11,
         })

@@ -82,6 +82,8 @@ pub fn cases() -> Vec<Case> {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Stats {
     pub cases: usize,
+    /// The cases the band is made of: all but figures of weights alone.
+    pub band_cases: usize,
     /// Median of |error|, percent.
     pub median_abs: f64,
     /// Largest |error|, percent.
@@ -114,6 +116,7 @@ pub fn stats(cases: &[&Case]) -> Stats {
     };
     Stats {
         cases: cases.len(),
+        band_cases: safe.len(),
         median_abs: at(&abs, 50),
         worst_abs: abs.last().copied().unwrap_or(0.0),
         p10: at(&safe, 10),

@@ -1334,9 +1334,14 @@ fn flags(args: &str) -> HashMap<&str, &str> {
 
 fn settings(spec: &Spec) -> Settings {
     let given = flags(spec.args);
-    let (s, _) = Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |f| {
+    let (mut s, _) = Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |f| {
         given.get(f.field.cli()).map(|v| (*v).to_owned())
     });
+    // The partial-offload log is a 2025 build's, whose `-ngl 20` kept the output layer
+    // on the CPU (before llama.cpp PR 18148 offloaded it first).
+    if spec.source == LLAMACPP_NGL {
+        s.ngl_output_first = false;
+    }
     s
 }
 
