@@ -169,7 +169,14 @@ pub fn ggml_log(g: &GgmlMemory) -> GgmlLog {
             .filter(|b| b.device == device && b.purpose == purpose)
             .fold(0u64, |acc, b| acc.saturating_add(b.bytes))
     };
-    let busiest_gpu = (devices.len() > 1)
+    // Only a load that reserved every buffer on every GPU (an out-of-memory log stops
+    // half-way) has a busiest GPU to compare.
+    let complete = devices.iter().all(|d| {
+        ["weights", "kv-cache", "compute"]
+            .iter()
+            .all(|p| on(d, p) > 0)
+    });
+    let busiest_gpu = (devices.len() > 1 && complete)
         .then(|| {
             devices
                 .iter()

@@ -208,10 +208,13 @@ fn result(o: &Outcome) -> String {
         );
     }
     out.push_str(&chart(o));
-    // The list of GPUs is for the model whole, before `-ngl auto` moved layers.
+    // The list of GPUs is for the model whole, before `-ngl auto` moved layers; none
+    // where vLLM refuses the layout.
     let (whole, weights) = o.eval.whole.unwrap_or((per_gpu, est.breakdown.weights));
     let high = o.eval.band.map_or(whole, |b| b.high_bytes(whole, weights));
-    out.push_str(&gpu_table(whole, high));
+    if !matches!(o.eval.verdict, Some(vram::Verdict::TpRefused { .. })) {
+        out.push_str(&gpu_table(whole, high, o.eval.whole.is_some()));
+    }
     out.push_str(r#"<table class="calc-table est-table"><caption>Desglose</caption><thead><tr><th scope="col">Categoría</th><th scope="col">GiB</th><th scope="col">GB</th></tr></thead><tbody>"#);
     for (v, (name, class)) in est.breakdown.parts().into_iter().zip(categories()) {
         let _ = write!(
@@ -256,11 +259,11 @@ fn verdict(o: &Outcome) -> String {
     };
     if let Some(l) = o.eval.max_gpu_layers {
         limits.push_str(&if l.all() {
-            format!(" Caben en la GPU las {} capas y la de salida.", l.layers)
+            format!(" Cabrían en la GPU las {} capas y la de salida.", l.layers)
         } else {
             format!(
-                " Capas que caben en la GPU, sin dejar margen: {} de {}.",
-                l.fit, l.layers
+                " Capas que caben en la GPU, sin dejar margen: {}.",
+                l.placed_text()
             )
         });
     }
@@ -574,7 +577,7 @@ fn chart(o: &Outcome) -> String {
 
 /// Every catalog GPU and whether the workload fits on it: with room when the error
 /// band's high end (`high`) fits, at the limit when only the estimate does.
-fn gpu_table(per_gpu: u64, high: u64) -> String {
+fn gpu_table(per_gpu: u64, high: u64, whole_model: bool) -> String {
     let state = |usable: u64| {
         if high <= usable {
             ("fits", "Cabe con margen")
@@ -591,7 +594,13 @@ fn gpu_table(per_gpu: u64, high: u64) -> String {
             .count()
     };
     let mut out = format!(
-        r#"<details class="est-gpus"><summary>¿En qué GPU cabe? Con margen en {} de {}, al límite en {}</summary><table class="calc-table"><thead><tr><th scope="col">GPU</th><th scope="col">Memoria</th><th scope="col">¿Cabe?</th></tr></thead><tbody>"#,
+        r#"<details class="est-gpus"><summary>¿En qué GPU cabe{}? Con margen en {} de {}, al límite en {}</summary><table class="calc-table"><thead><tr><th scope="col">GPU</th><th scope="col">Memoria</th><th scope="col">¿Cabe?</th></tr></thead><tbody>"#,
+        // Where the fit moved layers to the CPU, the list is for the model whole.
+        if whole_model {
+            " con todas las capas en la GPU"
+        } else {
+            ""
+        },
         count("fits"),
         gpus.len(),
         count("tight")

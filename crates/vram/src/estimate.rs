@@ -78,7 +78,8 @@ pub struct Estimate {
     /// Optimizer bytes per GPU that ZeRO-Offload keeps in CPU RAM instead.
     pub offloaded_optimizer: u64,
     /// llama.cpp: what lives in CPU RAM instead of the GPU (the input embeddings, the
-    /// layers and their KV cache left off the GPU, the output's compute buffer).
+    /// layers and their KV cache left off the GPU, the output's compute buffer, the
+    /// graph's inputs in pinned memory).
     #[serde(default)]
     pub host_bytes: u64,
     /// llama.cpp: the weights among `host_bytes` (the input embeddings, the layers left
@@ -1326,6 +1327,7 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let devices = ggml_devices(w);
     let starts = ggml_device_starts(items, devices);
     let (mut gpu_weights, mut gpu_kv, mut gpu_read) = (0u64, 0u64, 0u64);
+    let mut gpu_total = 0u64;
     let mut busiest = (0u64, 0u64, 0u64);
     for (d, pair) in starts.windows(2).enumerate() {
         let (from, to) = (pair[0].min(on_gpu), pair[1].min(on_gpu));
@@ -1374,6 +1376,7 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
             .saturating_add(own_output)
             .saturating_add(kv);
         let total = weights.saturating_add(kv).saturating_add(compute);
+        gpu_total = gpu_total.saturating_add(total);
         if total
             >= busiest
                 .0
@@ -1387,9 +1390,19 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         .weights
         .saturating_sub(gpu_weights)
         .saturating_add(cpu_embeddings);
+    // The graph's inputs live on the CPU (`ggml_backend_sched_backend_id_from_cur`
+    // keeps tensors flagged as inputs on the last backend, the CPU, whose buffer is
+    // the first GPU's pinned host memory: the "CUDA_Host compute buffer"): the
+    // attention mask, once or, as a pipeline, once per copy, and the input
+    // embeddings' rows for a micro-batch.
+    let copies = if pipeline { GGML_SCHED_COPIES } else { 1 };
+    let host_inputs = copies
+        .saturating_mul(phases.mask)
+        .saturating_add(phases.hidden);
     let host = host_weights
         .saturating_add(b.kv_cache.saturating_sub(gpu_kv))
-        .saturating_add(if output_on_gpu { 0 } else { phases.output });
+        .saturating_add(if output_on_gpu { 0 } else { phases.output })
+        .saturating_add(host_inputs);
     // Per generated token the CPU reads its layers' active weights (a MoE layer reads
     // the experts the router picks) and their KV cache, and the output layer if it
     // stayed there; only one row of the input embeddings.
@@ -1406,6 +1419,7 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
         weights: host_weights,
         read_per_token: read,
         gpu_read_per_token: gpu_read,
+        gpu_total,
     }
 }
 
@@ -1417,6 +1431,8 @@ struct Host {
     weights: u64,
     read_per_token: u64,
     gpu_read_per_token: u64,
+    /// Weights, KV and compute buffers of every GPU together.
+    gpu_total: u64,
 }
 
 /// KV cache bytes: 2 (K and V) × layers × kv_heads × head_dim × bytes × tokens ×
@@ -1616,7 +1632,14 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         trainable_params: trainable,
         breakdown: b,
         per_gpu_bytes: per_gpu,
-        total_bytes: mul(&[per_gpu, u64::from(w.gpus)]),
+        // llama.cpp's GPUs differ by a layer and the output: their own sum.
+        total_bytes: if ggml && host.gpu_total > 0 && w.gpus > 1 {
+            host.gpu_total
+                .saturating_add(projector.map_or(0, |p| p.weights.saturating_add(p.compute)))
+                .saturating_add(mul(&[b.overhead, u64::from(w.gpus)]))
+        } else {
+            mul(&[per_gpu, u64::from(w.gpus)])
+        },
         gpus: w.gpus,
         offloaded_optimizer: if w.cpu_offload { optimizer } else { 0 },
         host_bytes: host.bytes,
@@ -1699,8 +1722,10 @@ mod tests {
             4 * (p.hidden + p.mask) + (p.layers - p.mask).max(p.output)
         );
         assert!(ggml_pipeline(&a, &w(2, None, 0)) && !ggml_pipeline(&a, &w(1, None, 0)));
-        // llama.cpp has no NCCL in its layer split.
+        // llama.cpp has no NCCL in its layer split; the total is the GPUs' own sum,
+        // less than twice the busier one.
         assert_eq!(two.breakdown.overhead, one.breakdown.overhead);
+        assert!(two.total_bytes < 2 * two.per_gpu_bytes && two.total_bytes > one.per_gpu_bytes);
         // A tensor degree asked of llama.cpp is the same split.
         let tp = Workload {
             tp: 2,
@@ -1716,6 +1741,14 @@ mod tests {
         assert_eq!(partial.breakdown.kv_cache, one.breakdown.kv_cache * 9 / 24);
         assert!(partial.breakdown.activations <= p.layers.max(output + p.output));
         assert!(partial.host_bytes > 0);
+        // The pinned host buffer holds the graph's inputs: the f32 mask (four copies
+        // as a pipeline) and a micro-batch of input embeddings. The published log has
+        // "CUDA_Host compute buffer size = 257.77 MiB" (4 × 64 + 1.75 and small
+        // inputs); a one-GPU log (Ollama #6926, 8192 cells, 4096 wide) has 24.01
+        // MiB (16 + 8).
+        let inputs = |e: &Estimate| e.host_bytes - e.host_weights_bytes;
+        assert_eq!(inputs(&two), 4 * (32_768 * 512 * 4) + 512 * 896 * 4);
+        assert_eq!(inputs(&one), 32_768 * 512 * 4 + 512 * 896 * 4);
         // The host holds what the GPUs do not, whatever the number of GPUs.
         let single_partial = estimate(&m, &w(1, Some(20), 0)).unwrap();
         assert_eq!(
@@ -1925,7 +1958,7 @@ mod tests {
             "{}",
             mib(e.breakdown.weights)
         );
-        assert_eq!(mib(e.host_bytes), 461.43);
+        assert_eq!(mib(e.host_weights_bytes), 461.43);
         // Gemma 3 1B Q4_K_M (llama-cli b5050): the 1152-wide rows of q, k, v, gate and
         // up fall back to Q5_0 (Q8_0 where boosted), the table to Q8_0: "CUDA0 model
         // buffer size = 762.54 MiB", "CPU_Mapped model buffer size = 306.00 MiB".
@@ -1948,7 +1981,7 @@ mod tests {
             "{}",
             mib(e.breakdown.weights)
         );
-        assert_eq!(mib(e.host_bytes), 306.0);
+        assert_eq!(mib(e.host_weights_bytes), 306.0);
     }
 
     #[test]

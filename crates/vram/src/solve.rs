@@ -151,14 +151,15 @@ pub fn smallest_gpu(model: &ModelInput, w: &Workload) -> Option<&'static Gpu> {
 /// The fewest GPUs of `capacity` bytes that hold the workload: ZeRO-3 sharding for
 /// training; for inference tensor parallelism over as many of them as split the
 /// attention heads evenly (vLLM refuses otherwise) and pipeline stages for the rest
-/// (llama.cpp deals whole layers, which `estimate` handles). Tries powers of two up to
-/// 1024.
+/// (llama.cpp deals whole layers, which `estimate` handles). Any count up to 1024: the
+/// first power of two that holds it, then the fewest above the previous one (memory
+/// per GPU falls as GPUs are added).
 pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u32> {
     let heads = match model {
         ModelInput::Arch { arch, .. } => arch.heads,
         ModelInput::Params(_) => 0,
     };
-    (0..=10).map(|p| 1u32 << p).find(|&n| {
+    let holds = |n: u32| {
         let split = match w.mode {
             crate::workload::Mode::Train => Workload {
                 gpus: n,
@@ -178,7 +179,19 @@ pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u3
             }
         };
         fits(model, &split, capacity)
-    })
+    };
+    let upper = (0..=10).map(|p| 1u32 << p).find(|&n| holds(n))?;
+    // The fewest in (upper / 2, upper]: `hi` always holds, `lo` never does.
+    let (mut lo, mut hi) = (upper / 2, upper);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 fn gcd(a: u32, b: u32) -> u32 {
@@ -289,6 +302,9 @@ mod tests {
         };
         let tp = gcd(n, 28);
         assert!(at(tp, n / tp), "{n}");
+        // Any count, not only powers of two: one fewer does not hold it.
+        let fewer = n - 1;
+        assert!(!at(gcd(fewer, 28), fewer / gcd(fewer, 28)) || fewer == 0);
         assert!(!fits(
             &m,
             &Workload {

@@ -193,13 +193,14 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     if let Some(l) = e.max_gpu_layers {
         text.push_str(&if l.all() {
             format!(
-                "Capas en la GPU: caben todas ({} y la de salida; -ngl {})\n",
+                "Capas en la GPU: cabrían todas ({} y la de salida; -ngl {})\n",
                 l.layers, l.fit
             )
         } else {
             format!(
-                "Capas que caben en la GPU, sin dejar margen: {} de {} (-ngl {})\n",
-                l.fit, l.layers, l.fit
+                "Capas que caben en la GPU, sin dejar margen: {} (-ngl {})\n",
+                l.placed_text(),
+                l.fit
             )
         });
     }
@@ -216,9 +217,11 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
         ));
     }
     if let Some(n) = e.min_gpus.filter(|&n| n > 1) {
-        text.push_str(&format!(
-            "GPU de esa capacidad necesarias como mínimo: {n}\n"
-        ));
+        let like = match (s.gpu_memory, s.gpu) {
+            (None, Some(g)) => format!("como la {}", g.name),
+            _ => format!("de {}", ByteSize(e.capacity.unwrap_or(0)).binary()),
+        };
+        text.push_str(&format!("GPU {like} necesarias como mínimo: {n}\n"));
     }
     if let Some(h) = &e.speed {
         text.push_str(&format!(

@@ -167,16 +167,31 @@ impl Verdict {
 /// How many of a model's layers llama.cpp can put on the GPU (`-ngl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LayerFit {
-    /// The most that fit; `layers + 1` means every layer and the output.
+    /// The most that fit (`-ngl`); `layers + 1` means every layer and the output.
     pub fit: u32,
     /// The model's layers.
     pub layers: u32,
+    /// `-ngl` counts the output layer first (`estimate::ggml_placement`).
+    pub output_first: bool,
 }
 
 impl LayerFit {
     /// Every layer and the output fit.
     pub fn all(self) -> bool {
         self.fit > self.layers
+    }
+
+    /// What `fit` puts on the GPU, in words: "41 de 80 y la de salida", "solo la de
+    /// salida", "ninguna", or an older build's "42 de 80".
+    pub fn placed_text(self) -> String {
+        let n = self.layers;
+        match self.fit {
+            0 => "ninguna".to_owned(),
+            k if k > n => format!("todas ({n} y la de salida)"),
+            1 if self.output_first => "solo la de salida".to_owned(),
+            k if self.output_first => format!("{} de {n} y la de salida", k - 1),
+            k => format!("{k} de {n}"),
+        }
     }
 }
 
@@ -246,6 +261,8 @@ impl CpuSplit {
             "la GPU"
         };
         let layers = match (self.layers_on_gpu, self.output_on_gpu) {
+            (0, true) => Some(format!("solo la capa de salida en {gpu}")),
+            (0, false) => Some(format!("ninguna capa en {gpu}")),
             (g, true) if g < n => Some(format!("{g} de {n} capas y la de salida en {gpu}")),
             (g, false) if g < n => Some(format!("{g} de {n} capas en {gpu}")),
             (_, false) => Some("solo la capa de salida queda en la CPU".to_owned()),
@@ -423,9 +440,9 @@ impl Evaluation {
                     None => below.to_string(),
                 };
                 let how = match surface {
-                    Surface::Cli => {
-                        format!("Usa --tp {choices} (con --gpus múltiplo de ese número).")
-                    }
+                    Surface::Cli => format!(
+                        "Usa --tp {choices} (con --gpus múltiplo de ese número), o reparte por capas con --tp 1 --pp {tp}."
+                    ),
                     Surface::Web => format!("Usa un número de GPU que divida {heads}: {choices}."),
                 };
                 format!(
@@ -707,6 +724,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             Some(LayerFit {
                 fit: solve::max_gpu_layers(input, &whole, c)?,
                 layers: arch?.layers,
+                output_first: whole.ngl_output_first,
             })
         }),
         // Recommended where it fits even at the band's high end, as «cabe con margen».
@@ -724,13 +742,16 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                     layers: arch?.layers,
                 })
             }),
-        smallest_gpu: solve::smallest_gpu(input, &whole),
+        // A layout vLLM refuses runs nowhere: no GPU list, count or speed for it.
+        smallest_gpu: solve::smallest_gpu(input, &whole).filter(|_| refused.is_none()),
         whole: whole_bytes,
         opened,
-        min_gpus: capacity.and_then(|c| solve::fewest_gpus(input, &whole, c)),
+        min_gpus: capacity
+            .filter(|_| refused.is_none())
+            .and_then(|c| solve::fewest_gpus(input, &whole, c)),
         cpu_split: arch.and_then(|a| CpuSplit::of(a, &w, &est)),
         speed: match (arch, s.gpu) {
-            (Some(a), Some(g)) => speed::speed(a, &w, &est, g),
+            (Some(a), Some(g)) if refused.is_none() => speed::speed(a, &w, &est, g),
             _ => None,
         },
         notes,

@@ -392,7 +392,11 @@ impl Note {
                     format!(
                         " En la GPU van {on_gpu} de {layers} capas{}{}; la RAM de la CPU guarda {} (el resto de las capas{}, su caché KV y los embeddings), y cada capa que se queda allí hace la generación más lenta, porque la CPU lee su memoria mucho más despacio que la GPU la suya.",
                         if *output { " y la de salida" } else { "" },
-                        if cli { format!(" (-ngl {ngl})") } else { String::new() },
+                        match (cli, *runtime) {
+                            (false, _) => String::new(),
+                            (true, "Ollama") => format!(" (num_gpu {ngl})"),
+                            (true, _) => format!(" (-ngl {ngl})"),
+                        },
                         ByteSize(*host).binary(),
                         if *output { "" } else { ", la de salida" },
                     )
@@ -624,10 +628,16 @@ impl Note {
                     None => String::new(),
                 };
                 format!(
-                    "Varias GPU: {runtime} reparte capas enteras entre las {gpus} GPU{flag}, sin paralelismo tensorial ni NCCL (la primera lleva {}; la última, {}{}); las cifras son las de la GPU más cargada.{pipe} Al generar, cada token atraviesa las GPU una tras otra, así que la velocidad es la de una sola GPU que leyera todo el modelo.",
+                    "Varias GPU: {runtime} reparte capas enteras entre las {gpus} GPU{flag}, sin paralelismo tensorial ni NCCL (la primera lleva {}; la última, {}); las cifras son las de la GPU más cargada.{pipe} Al generar, cada token atraviesa las GPU una tras otra, así que la velocidad es la de una sola GPU que leyera todo el modelo.",
                     crate::units::counted(u64::from(*first), "capa", "capas"),
-                    crate::units::counted(u64::from(*last), "capa", "capas"),
-                    if *output { " y la de salida" } else { "" },
+                    match (*last, *output) {
+                        (0, true) => "solo la de salida".to_owned(),
+                        (l, true) => format!(
+                            "{} y la de salida",
+                            crate::units::counted(u64::from(l), "capa", "capas")
+                        ),
+                        (l, false) => crate::units::counted(u64::from(l), "capa", "capas"),
+                    },
                 )
             }
             Note::OllamaOneGpu { gpus } => format!(

@@ -150,7 +150,11 @@ fn contexts_past_the_model_and_uneven_tensor_parallelism_are_said() {
     assert!(!e.verdict.unwrap().fits() && !e.verdict.unwrap().starts());
     assert_eq!(e.max_batch, None);
     let cli = e.verdict_text(None, Surface::Cli).unwrap();
-    assert!(cli.contains("Usa --tp 2 o 4"), "{cli}");
+    assert!(
+        cli.contains("Usa --tp 2 o 4") && cli.contains("--tp 1 --pp 3"),
+        "{cli}"
+    );
+    assert_eq!((e.smallest_gpu, e.min_gpus, e.speed), (None, None, None));
     let web = e.verdict_text(None, Surface::Web).unwrap();
     assert!(
         web.contains("Usa un número de GPU que divida 32: 2 o 4.") && !web.contains("--"),
@@ -942,4 +946,24 @@ fn several_gpus_in_llama_cpp_and_ollama() {
             .iter()
             .any(|n| matches!(n, Note::OllamaOneGpu { .. }))
     );
+}
+
+/// The layers that fit, in words, as `-ngl` places them today and in older builds.
+#[test]
+fn layers_that_fit_are_said_as_placed() {
+    let fit = |fit, output_first| LayerFit {
+        fit,
+        layers: 80,
+        output_first,
+    };
+    let cases = [
+        (fit(81, true), "todas (80 y la de salida)"),
+        (fit(42, true), "41 de 80 y la de salida"),
+        (fit(1, true), "solo la de salida"),
+        (fit(0, true), "ninguna"),
+        (fit(42, false), "42 de 80"),
+    ];
+    for (f, want) in cases {
+        assert_eq!(f.placed_text(), want, "{f:?}");
+    }
 }

@@ -461,7 +461,7 @@ impl Field {
             Field::LoraRank => "El rango r de los adaptadores LoRA.",
             Field::KvDtype => "Cómo se guarda la caché KV en inferencia.",
             Field::Gpus => {
-                "Cuántas GPU iguales: la inferencia reparte con paralelismo tensorial y el entrenamiento con ZeRO o FSDP."
+                "Cuántas GPU iguales: la inferencia reparte con paralelismo tensorial (llama.cpp y Ollama, capas enteras) y el entrenamiento con ZeRO o FSDP."
             }
             Field::Zero => {
                 "Etapa de ZeRO al entrenar en varias GPU: 0 (copia entera en cada una), 1, 2 o 3 (FSDP)."

@@ -329,7 +329,7 @@ pub fn Estimator(
                 {text_field(inputs, Field::Ubatch)}
                 {text_field(inputs, Field::RamBandwidth)}
             </div>
-            <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM) y el entrenamiento con ZeRO o FSDP."</p>
+            <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM; llama.cpp y Ollama reparten capas enteras) y el entrenamiento con ZeRO o FSDP."</p>
             {import_panel::view(panel)}
             <output aria-live="polite" aria-busy=move || pending.get().to_string()
                 inner_html=move || answer.get()></output>
