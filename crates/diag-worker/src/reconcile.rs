@@ -70,7 +70,11 @@ fn rows(terms: &[Term]) -> Vec<ReconcileRow> {
                     if p == 0.0 {
                         "0,0 %".to_owned()
                     } else {
-                        format!("{} %", format!("{p:+.1}").replace('.', ","))
+                        // The typographic minus, as the estimator's notes write it.
+                        format!(
+                            "{} %",
+                            format!("{p:+.1}").replace('.', ",").replace('-', "−")
+                        )
                     }
                 }),
                 why: t.why.map(str::to_owned),
@@ -352,7 +356,7 @@ llama_new_context_with_model:  CUDA_Host compute buffer size =   257.77 MiB
         let kv = row("Caché KV en la GPU más cargada");
         assert_eq!(kv.logged, kv.estimated, "{kv:?}");
         let compute = row("Búfer de cómputo de la GPU más cargada");
-        assert_eq!(compute.difference, "-0,3 %", "{compute:?}");
+        assert_eq!(compute.difference, "−0,3 %", "{compute:?}");
         assert!(
             compute
                 .why

@@ -101,7 +101,7 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
             if unified {
                 "sí"
             } else {
-                "no: una por secuencia"
+                "no (una por secuencia)"
             }
             .to_owned(),
         ));

@@ -79,7 +79,7 @@ impl Kind {
             Kind::VllmProfile => "vLLM: reparto de la memoria al arrancar",
             Kind::VllmStartup => "vLLM: no hay libre lo que pide gpu_memory_utilization",
             Kind::GgmlReport => "llama.cpp / Ollama: reparto de la memoria al cargar",
-            Kind::GgmlOom => "llama.cpp / Ollama: la GPU no tiene sitio para un búfer",
+            Kind::GgmlOom => "llama.cpp / Ollama: sin memoria en la GPU para un búfer",
             Kind::OllamaOffload => "Ollama: su cálculo de memoria y las capas que puso en la GPU",
             Kind::HostOom => "Se agotó la RAM del equipo, no la de la GPU",
             Kind::XlaOom => "JAX / XLA sin memoria en la GPU",

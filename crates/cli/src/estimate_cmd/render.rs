@@ -206,7 +206,7 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     }
     if let Some(m) = e.min_cpu_moe.filter(|m| m.fit > 0) {
         text.push_str(&format!(
-            "Capas con expertos en la CPU para que quepa: {} de {} (--n-cpu-moe {})\n",
+            "Capas con expertos en la CPU para que quepa aun en el extremo alto de la banda: {} de {} (--n-cpu-moe {})\n",
             m.fit, m.layers, m.fit
         ));
     }

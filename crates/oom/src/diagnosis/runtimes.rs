@@ -18,6 +18,27 @@ const FIX_KV: &str = "Baja el contexto (-c / --ctx-size; Ollama: num_ctx u OLLAM
 const FIX_COMPUTE: &str = "Baja el micro-lote (-ub 256 o 128) y el lote (-b), activa flash attention (-fa) o deja \
      una capa menos en la GPU para hacer sitio al búfer de cómputo.";
 
+/// [`FIX_COMPUTE`] for what the log says: without the flash attention it already has,
+/// and, when several GPUs ran as a pipeline, why the micro-batch weighs on each.
+fn fix_compute(g: Option<&crate::model::GgmlMemory>) -> String {
+    let flash = g.and_then(|g| g.flash_attn) == Some(true);
+    let mut fix = if flash {
+        "Baja el micro-lote (-ub 256 o 128) y el lote (-b), o deja una capa menos en la GPU \
+         para hacer sitio al búfer de cómputo."
+            .to_owned()
+    } else {
+        FIX_COMPUTE.to_owned()
+    };
+    if let Some(n) = g.and_then(|g| g.n_copies).filter(|&n| n > 1) {
+        fix.push_str(&format!(
+            " Con varias GPU en cadena, cada una guarda {n} copias de las entradas de cada \
+             micro-lote (la máscara de atención crece con el contexto por -ub): bajar -ub \
+             también las reduce."
+        ));
+    }
+    fix
+}
+
 fn lower_first(s: &str) -> String {
     let mut c = s.chars();
     c.next()
@@ -39,7 +60,10 @@ pub(super) fn ggml_report(d: &Decoded, r: &mut Ranking) {
         CauseId::GgmlBuffer,
         "Cómo repartió llama.cpp la memoria al cargar",
         why,
-        format!("Para que ocupe menos: {FIX_WEIGHTS} Para la caché: {FIX_KV} Para el cómputo: {FIX_COMPUTE}"),
+        format!(
+            "Para que ocupe menos: {FIX_WEIGHTS} Para la caché: {FIX_KV} Para el cómputo: {}",
+            fix_compute(d.ggml_memory.as_ref())
+        ),
         GUIDE_ESTIMATOR,
     );
 }
@@ -177,7 +201,7 @@ pub(super) fn ggml(d: &Decoded, r: &mut Ranking) {
     let (what, fix) = match d.buffer.as_deref() {
         Some("weights") => ("los pesos del modelo", FIX_WEIGHTS.to_owned()),
         Some("kv-cache") => ("la caché KV", FIX_KV.to_owned()),
-        Some("compute") => ("el búfer de cómputo", FIX_COMPUTE.to_owned()),
+        Some("compute") => ("el búfer de cómputo", fix_compute(d.ggml_memory.as_ref())),
         _ => (
             "un búfer (pesos, caché KV o cómputo)",
             format!("Según lo que estuviera cargando: {FIX_WEIGHTS} Para la caché: {FIX_KV}"),
@@ -445,6 +469,38 @@ mod tests {
             e.diagnosis[0].explanation
         );
         assert!(e.diagnosis[0].fix.contains("-ngl"));
+    }
+
+    /// A load report's advice for the compute buffer leaves out the flash attention the
+    /// log already has, and names the pipeline's copies when several GPUs ran one.
+    #[test]
+    fn compute_advice_follows_the_log() {
+        let log = |flash: u8| {
+            format!(
+                "llama_new_context_with_model: n_ctx      = 32768\n\
+                 llama_new_context_with_model: n_ubatch   = 512\n\
+                 llama_new_context_with_model: flash_attn = {flash}\n\
+                 llama_new_context_with_model: pipeline parallelism enabled (n_copies=4)\n\
+                 llama_new_context_with_model:      CUDA0 compute buffer size =  1166.01 MiB\n\
+                 llama_new_context_with_model:      CUDA1 compute buffer size =  1166.02 MiB\n"
+            )
+        };
+        let fix = |flash| {
+            let e = explain(&log(flash));
+            let d = e
+                .diagnosis
+                .iter()
+                .find(|d| d.id == CauseId::GgmlBuffer)
+                .expect("report")
+                .clone();
+            d.fix
+        };
+        let (off, on) = (fix(0), fix(1));
+        assert!(off.contains("activa flash attention (-fa)"), "{off}");
+        assert!(!on.contains("activa flash attention"), "{on}");
+        for f in [&off, &on] {
+            assert!(f.contains("4 copias de las entradas"), "{f}");
+        }
     }
 
     #[test]
