@@ -532,15 +532,32 @@ fn chart(o: &Outcome) -> String {
         .saturating_add(o.eval.workload.new_tokens);
     if in_range(now_seq) {
         let (x, y) = (x_of(now_seq), y_of(now_bytes).max(y1));
-        let (anchor, dx) = anchor_at(x, (x0 + x1) / 2.0, 6.0);
+        let (mut anchor, mut dx) = anchor_at(x, (x0 + x1) / 2.0, 6.0);
+        // Below the point; where that would cover the capacity's label at the left
+        // («GPU: 23,69 GiB», about 6 px a character), to the point's right instead.
+        let text = format!("Ahora: {}", tokens_short(now_seq));
+        let width = |t: &str| 6.0 * t.chars().count() as f64;
+        let cap_label_end = x0 + 4.0 + width(&format!("GPU: {}", ByteSize(cap).binary()));
+        let label_y = y + 12.0;
+        let left_edge = if anchor == "end" {
+            x + dx - width(&text)
+        } else {
+            x + dx
+        };
+        if cap > 0
+            && (label_y - (y_of(cap) + 11.0)).abs() < 12.0
+            && left_edge < cap_label_end
+            && x + 6.0 + width(&text) <= x1
+        {
+            (anchor, dx) = ("start", 6.0);
+        }
         let _ = write!(
             out,
-            r#"<circle class="est-chart-now" cx="{}" cy="{}" r="4.5" data-tokens="{now_seq}"></circle><text class="axis est-chart-now-label" x="{}" y="{}" text-anchor="{anchor}">Ahora: {}</text>"#,
+            r#"<circle class="est-chart-now" cx="{}" cy="{}" r="4.5" data-tokens="{now_seq}"></circle><text class="axis est-chart-now-label" x="{}" y="{}" text-anchor="{anchor}">{text}</text>"#,
             fixed(x, 1),
             fixed(y, 1),
             fixed(x + dx, 1),
-            fixed(y + 12.0, 1),
-            tokens_short(now_seq)
+            fixed(label_y, 1),
         );
     }
     for (i, &(s, _, _)) in curve.iter().enumerate() {
