@@ -340,7 +340,11 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
         n_ctx_train: int_after(b"n_ctx_train~=")
             .or_else(|| int_after(b"n_ctx_train~("))
             .map(|(n, _)| n),
-        n_copies: int_after(b"(n_copies=").map(|(n, _)| n),
+        // "pipeline parallelism enabled (n_copies=4)"; 2026 builds print it only when
+        // verbose, and end the reserve with "sched_reserve: … sched copies = 4".
+        n_copies: int_after(b"(n_copies=")
+            .or_else(|| int_after(b"sched copies~="))
+            .map(|(n, _)| n),
         n_slots: int_after(b"n_slots~=").map(|(n, _)| n),
         n_ctx_slot: int_after(b"n_ctx_slot~=").map(|(n, _)| n),
         n_seq_max: int_after(b"n_seq_max~=").map(|(n, _)| n),

@@ -496,6 +496,18 @@ mod tests {
             d.fix
         };
         let (off, on) = (fix(0), fix(1));
+        // A 2026 build names the copies only at the end of its reserve.
+        let quiet = log(1).replace(
+            "llama_new_context_with_model: pipeline parallelism enabled (n_copies=4)\n",
+            "",
+        ) + "sched_reserve: reserve took 12.34 ms, sched copies = 4\n";
+        let e = explain(&quiet);
+        let d = e
+            .diagnosis
+            .iter()
+            .find(|d| d.id == CauseId::GgmlBuffer)
+            .expect("report");
+        assert!(d.fix.contains("4 copias de las entradas"), "{}", d.fix);
         assert!(off.contains("activa flash attention (-fa)"), "{off}");
         assert!(!on.contains("activa flash attention"), "{on}");
         for f in [&off, &on] {
