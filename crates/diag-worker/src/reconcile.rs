@@ -223,7 +223,7 @@ pub fn ggml(g: &GgmlMemory) -> Option<Reconciliation> {
     let e = vram::reconcile::ggml_evaluate(&model, &log).ok()?;
     let s = vram::reconcile::ggml_settings(&log);
     let mut terms = vram::reconcile::ggml(&e, &log);
-    if let Some(split) = vram::reconcile::ggml_split_evaluate(&model, &log) {
+    if let Some(split) = vram::reconcile::ggml_split_evaluate(&model, &log, &e) {
         terms.extend(vram::reconcile::ggml_busiest(&split, &log));
     }
     if terms.is_empty() {

@@ -1250,6 +1250,35 @@ pub fn ggml_placement(layers: u32, w: &Workload) -> (u32, bool) {
     }
 }
 
+/// One GPU's part of llama.cpp's layer split ([`ggml_device_starts`]): its layers among
+/// the `on_gpu` the GPUs hold (`from..to`, counted from the first of them) and whether
+/// it holds the output layer, the last item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuShare {
+    pub from: u64,
+    pub to: u64,
+    pub output: bool,
+}
+
+impl GpuShare {
+    pub fn layers(self) -> u64 {
+        self.to - self.from
+    }
+}
+
+/// Each of `devices` GPUs' share of `on_gpu` layers and, with `output`, the output
+/// layer.
+pub fn ggml_gpu_shares(on_gpu: u64, output: bool, devices: u64) -> Vec<GpuShare> {
+    ggml_device_starts(on_gpu + u64::from(output), devices)
+        .windows(2)
+        .map(|p| GpuShare {
+            from: p[0].min(on_gpu),
+            to: p[1].min(on_gpu),
+            output: output && p[0] <= on_gpu && on_gpu < p[1],
+        })
+        .collect()
+}
+
 /// Whether llama.cpp runs its GPUs as a pipeline with [`GGML_SCHED_COPIES`] copies of
 /// the inputs: several GPUs, every layer and the output on them, and no tensor
 /// overrides such as `--n-cpu-moe` (`pipeline_parallel` in the `llama_context`
@@ -1277,8 +1306,6 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let n = u64::from(a.layers.max(1));
     let (blocks, output_on_gpu) = ggml_placement(a.layers.max(1), w);
     let on_gpu = u64::from(blocks);
-    // The offloaded items in llama.cpp's order: the GPU layers, then the output.
-    let items = on_gpu + u64::from(output_on_gpu);
     let first_gpu_layer = n - on_gpu;
     let output = ggml_output_bytes(pc, Some(a), w.weights).min(b.weights);
     // A tied table left in RAM as the output is the input table itself (one mapping
@@ -1325,13 +1352,14 @@ fn ggml_offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut Breakdo
     let transient = phases.layers - phases.mask;
     let active = |bytes: u64| ratio(bytes, pc.active, pc.total);
     let devices = ggml_devices(w);
-    let starts = ggml_device_starts(items, devices);
     let (mut gpu_weights, mut gpu_kv, mut gpu_read) = (0u64, 0u64, 0u64);
     let mut gpu_total = 0u64;
     let mut busiest = (0u64, 0u64, 0u64);
-    for (d, pair) in starts.windows(2).enumerate() {
-        let (from, to) = (pair[0].min(on_gpu), pair[1].min(on_gpu));
-        let has_output = output_on_gpu && pair[0] <= on_gpu && on_gpu < pair[1];
+    for (d, share) in ggml_gpu_shares(on_gpu, output_on_gpu, devices)
+        .into_iter()
+        .enumerate()
+    {
+        let (from, to, has_output) = (share.from, share.to, share.output);
         let first = d == 0;
         if to == from && !has_output && !first {
             continue;

@@ -226,22 +226,17 @@ pub fn ggml_evaluate(model: &Model, log: &GgmlLog) -> Result<Evaluation, Estimat
 }
 
 /// A log of several GPUs evaluated with its GPUs, for [`ggml_busiest`]: llama.cpp
-/// deals the layers among them (`estimate::ggml_device_starts`) and, with every layer
-/// there, pipelines them. `None` for one GPU.
-pub fn ggml_split_evaluate(model: &Model, log: &GgmlLog) -> Option<Evaluation> {
+/// deals the layers among them (`estimate::ggml_gpu_shares`) and, with every layer
+/// there, pipelines them. `whole` is [`ggml_evaluate`]'s, whose reading of `-ngl` holds
+/// here too. `None` for one GPU.
+pub fn ggml_split_evaluate(model: &Model, log: &GgmlLog, whole: &Evaluation) -> Option<Evaluation> {
     if log.gpu_devices < 2 {
         return None;
     }
     let mut s = ggml_settings(log);
     s.gpus = log.gpu_devices;
-    let e = evaluate(model, &s).ok()?;
-    // Older builds' partial offload ([`ggml_evaluate`]'s choice) holds here too.
-    let older = ggml_evaluate(model, log).ok()?;
-    if older.workload.ngl_output_first != s.ngl_output_first {
-        s.ngl_output_first = older.workload.ngl_output_first;
-        return evaluate(model, &s).ok();
-    }
-    Some(e)
+    s.ngl_output_first = whole.workload.ngl_output_first;
+    evaluate(model, &s).ok()
 }
 
 /// The busiest GPU of a several-GPU log against the busiest GPU of

@@ -791,7 +791,7 @@ fn fit_layers(input: &ModelInput, w: &Workload, target: u64) -> Option<(Option<u
 /// llama.cpp or Ollama on several GPUs: the layers on the first and last GPU and the
 /// pipeline's extra copies ([`crate::estimate::ggml_offload`]'s placement).
 fn layer_split(a: &crate::Architecture, s: &Settings, w: &Workload) -> Option<Note> {
-    use crate::estimate::{GGML_SCHED_COPIES, ggml_device_starts, ggml_devices, ggml_phases};
+    use crate::estimate::{GGML_SCHED_COPIES, ggml_devices, ggml_gpu_shares, ggml_phases};
     let gpus = ggml_devices(w);
     let (on_gpu, output) = crate::estimate::ggml_placement(a.layers, w);
     if w.engine != crate::workload::Engine::Ggml
@@ -801,14 +801,13 @@ fn layer_split(a: &crate::Architecture, s: &Settings, w: &Workload) -> Option<No
     {
         return None;
     }
-    let on_gpu = u64::from(on_gpu);
-    let starts = ggml_device_starts(on_gpu + u64::from(output), gpus);
-    let layers = |d: usize| {
-        let count = starts[d + 1].min(on_gpu) - starts[d].min(on_gpu);
-        u32::try_from(count).unwrap_or(u32::MAX)
-    };
+    let shares = ggml_gpu_shares(u64::from(on_gpu), output, gpus);
+    let layers = |d: usize| u32::try_from(shares[d].layers()).unwrap_or(u32::MAX);
     // The last GPU that holds anything (more GPUs than layers leave some empty).
-    let last = starts.windows(2).rposition(|p| p[1] > p[0]).unwrap_or(0);
+    let last = shares
+        .iter()
+        .rposition(|s| s.layers() > 0 || s.output)
+        .unwrap_or(0);
     // One GPU keeps the mask once; each GPU of the pipeline keeps four copies of it
     // and of the hidden states it receives.
     let pipeline = crate::estimate::ggml_pipeline(a, w).then(|| {
