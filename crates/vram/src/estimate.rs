@@ -101,6 +101,10 @@ pub struct Estimate {
     /// compute buffer, already in the breakdown's weights and activations.
     #[serde(default)]
     pub projector: Option<crate::mmproj::Projector>,
+    /// Training on several GPUs: DDP's or DeepSpeed's gradient buffers and ZeRO-3's
+    /// gathered module, already in the breakdown's gradients and activations.
+    #[serde(default)]
+    pub grad_sync: GradSync,
 }
 
 /// Why a workload cannot be estimated. `Display` is Spanish.
@@ -845,6 +849,91 @@ pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
     };
     let layer = linear_bytes.saturating_add(mul(&[rest, c])) / u64::from(w.tp.max(1));
     (root, layer)
+}
+
+/// What keeping data-parallel GPUs' gradients in step adds to each GPU, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GradSync {
+    /// Buffers kept for the whole run, counted with the gradients: PyTorch DDP's
+    /// buckets, a second copy of every gradient, or DeepSpeed's reduce bucket.
+    pub buckets: u64,
+    /// DeepSpeed ZeRO-3: the largest module gathered whole, with its whole gradient
+    /// when it trains, while backward works on it; counted with the activations.
+    pub gathered: u64,
+    /// Parameters of that module (0 when nothing is gathered).
+    pub module_params: u64,
+}
+
+/// The largest set of parameters one module owns by itself (PyTorch's
+/// `parameters(recurse=False)`): the token embeddings, an untied output head, or the
+/// widest linear of a layer. What DeepSpeed's ZeRO-3 gathers at once.
+pub fn largest_module_params(a: &Architecture) -> u64 {
+    let h = u64::from(a.hidden);
+    let mlp = match a.moe {
+        None => u64::from(a.intermediate),
+        Some(m) => u64::from(m.expert_intermediate),
+    };
+    let linear = h.saturating_mul(mlp.max(u64::from(a.q_width())));
+    (u64::from(a.vocab).saturating_mul(h)).max(linear)
+}
+
+/// The buffers data-parallel training uses to reduce gradients, per GPU, given the
+/// gradient bytes each GPU keeps.
+///
+/// - PyTorch DDP (ZeRO stage 0 outside DeepSpeed, more than one data-parallel rank):
+///   its `Reducer` allocates bucket tensors covering every parameter that trains and
+///   copies each gradient into them for the all-reduce, unless DDP is built with
+///   `gradient_as_bucket_view=True` ("the saved memory size will be equal to the total
+///   gradients size", DDP's docs; pytorch/pytorch#41954). accelerate's
+///   `DistributedDataParallelKwargs` and therefore `Trainer` leave it `False`, as does
+///   Lightning's `DDPStrategy` (litgpt): the buckets are a second copy of the gradients.
+/// - DeepSpeed ZeRO (stages 1–3): gradients go through a contiguous bucket of
+///   `reduce_bucket_size` elements in the model's 16-bit type
+///   (`torch.empty(self.reduce_bucket_size, …)` in deepspeed/runtime/zero/stage3.py and
+///   stage_1_and_2.py, `contiguous_gradients` on by default), which `Trainer` and
+///   accelerate fill as hidden² for "auto" (`trainer_config_finalize` in
+///   transformers/integrations/deepspeed.py). One bucket: a second one only with
+///   `overlap_comm`, off by default below stage 3.
+/// - DeepSpeed ZeRO-3 gathers each module's parameters whole while it runs and, for a
+///   module that trains, produces its whole gradient before reducing it: DeepSpeed's
+///   own estimator charges `largest_layer_memory = 4 * largest_layer_params` (16-bit
+///   parameters and gradients, `estimate_zero3_model_states_mem_needs`). Not counted:
+///   what `stage3_max_live_parameters` (10⁹ by default) lets stay gathered beyond that
+///   module, such as the last layers kept between forward and backward.
+///
+/// FSDP has its own account ([`fsdp_unsharded`]); one GPU needs no buckets, except
+/// DeepSpeed's, which it allocates anyway.
+pub fn grad_sync(a: &Architecture, w: &Workload, gradients: u64) -> GradSync {
+    if w.mode != Mode::Train || w.fsdp {
+        return GradSync::default();
+    }
+    let split = u64::from(w.tp.max(1)) * u64::from(w.pp.max(1));
+    let dp = (u64::from(w.gpus.max(1)) / split).max(1);
+    let c = w.compute_dtype().bytes_for(1);
+    if !w.deepspeed {
+        return GradSync {
+            buckets: if w.zero == 0 && dp > 1 { gradients } else { 0 },
+            ..GradSync::default()
+        };
+    }
+    if w.zero == 0 {
+        return GradSync::default();
+    }
+    let h = u64::from(a.hidden);
+    let buckets = mul(&[h, h, c]);
+    if w.zero < 3 || dp <= 1 {
+        return GradSync {
+            buckets,
+            ..GradSync::default()
+        };
+    }
+    let module_params = largest_module_params(a);
+    let copies = if w.finetune == Finetune::Full { 2 } else { 1 };
+    GradSync {
+        buckets,
+        gathered: mul(&[module_params, c, copies]) / u64::from(w.tp.max(1)),
+        module_params,
+    }
 }
 
 /// Peak of the transient tensors during a prefill forward pass (no autograd).
@@ -1603,15 +1692,17 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     };
     let mut host = Host::default();
     let mut projector = None;
+    let mut sync = GradSync::default();
     if let Some(a) = arch {
+        sync = grad_sync(a, w, b.gradients);
         b.activations = match w.mode {
-            Mode::Train => {
-                training_activations(a, w, if w.grads_persist { 0 } else { b.gradients })
-            }
+            Mode::Train => training_activations(a, w, if w.deepspeed { 0 } else { b.gradients }),
             Mode::Inference if ggml => ggml_compute_buffer(a, w),
             Mode::Inference => prefill_activations(a, w),
         }
-        .saturating_add(w.blas_workspace);
+        .saturating_add(w.blas_workspace)
+        .saturating_add(sync.gathered);
+        b.gradients = b.gradients.saturating_add(sync.buckets);
         b.kv_cache = if ggml {
             ggml_kv_cache(a, w)
         } else if w.engine == Engine::AwqFused && w.mode == Mode::Inference {
@@ -1675,6 +1766,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         host_read_per_token: host.read_per_token,
         gpu_read_per_token: host.gpu_read_per_token,
         projector,
+        grad_sync: sync,
     })
 }
 
@@ -2358,6 +2450,79 @@ mod tests {
         );
     }
 
+    /// DDP copies every gradient into its buckets; DeepSpeed reduces through a bucket
+    /// of hidden² elements and, at ZeRO-3, gathers its largest module whole (with its
+    /// gradient when it trains); FSDP and one GPU add none of it.
+    #[test]
+    fn data_parallel_gradient_buffers() {
+        let m = preset("llama-3.1-8b");
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
+        let full = Workload {
+            mode: Mode::Train,
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            precision: Precision::Master,
+            seq: 1024,
+            grad_checkpointing: true,
+            ..Workload::default()
+        };
+        let one = estimate(&m, &full).unwrap();
+        assert_eq!(one.grad_sync, GradSync::default());
+        let ddp = estimate(
+            &m,
+            &Workload {
+                gpus: 2,
+                ..full.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(ddp.breakdown.gradients, 2 * one.breakdown.gradients);
+        assert_eq!(ddp.grad_sync.buckets, one.breakdown.gradients);
+        let fsdp = Workload {
+            gpus: 8,
+            zero: 3,
+            fsdp: true,
+            ..full.clone()
+        };
+        assert_eq!(estimate(&m, &fsdp).unwrap().grad_sync, GradSync::default());
+        let cases: &[(u8, u32, Finetune, u64)] = &[
+            // (stage, GPUs, fine-tune, gathered bytes)
+            (2, 8, Finetune::Full, 0),
+            (3, 1, Finetune::Full, 0),
+            (3, 8, Finetune::Full, 4 * vocab * h),
+            (3, 8, Finetune::Lora, 2 * vocab * h),
+        ];
+        for &(zero, gpus, finetune, gathered) in cases {
+            let w = Workload {
+                zero,
+                gpus,
+                finetune,
+                deepspeed: true,
+                ..full.clone()
+            };
+            let sync = estimate(&m, &w).unwrap().grad_sync;
+            assert_eq!(sync.buckets, 2 * h * h, "ZeRO-{zero} on {gpus}");
+            assert_eq!(
+                sync.gathered, gathered,
+                "ZeRO-{zero} on {gpus}, {finetune:?}"
+            );
+            let without = estimate(
+                &m,
+                &Workload {
+                    deepspeed: false,
+                    ..w.clone()
+                },
+            )
+            .unwrap();
+            let e = estimate(&m, &w).unwrap();
+            assert_eq!(
+                e.breakdown.gradients - without.breakdown.gradients,
+                2 * h * h
+            );
+        }
+        assert_eq!(largest_module_params(&a), vocab * h);
+    }
+
     #[test]
     fn gradients_freed_between_steps_do_not_meet_the_loss_peak() {
         let m = preset("qwen2.5-0.5b");
@@ -2372,7 +2537,7 @@ mod tests {
         let kept = estimate(
             &m,
             &Workload {
-                grads_persist: true,
+                deepspeed: true,
                 ..w
             },
         )

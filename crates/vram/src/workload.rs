@@ -217,11 +217,13 @@ pub struct Workload {
     /// The inference engine.
     #[serde(default)]
     pub engine: Engine,
-    /// Training: gradients keep their memory between steps (DeepSpeed's gradient
-    /// buffers) instead of being freed by `zero_grad(set_to_none=True)` and allocated
-    /// again during backward.
+    /// Training under DeepSpeed's engine instead of PyTorch's DDP or FSDP: gradients
+    /// keep their memory between steps (its gradient buffers) instead of being freed by
+    /// `zero_grad(set_to_none=True)` and allocated again during backward; ZeRO reduces
+    /// them through its own buckets and, at stage 3, gathers whole modules
+    /// (`estimate::grad_sync`).
     #[serde(default)]
-    pub grads_persist: bool,
+    pub deepspeed: bool,
     /// Training with Unsloth's fused LoRA, RMSNorm and RoPE kernels, which save less per
     /// layer than the modules they replace.
     #[serde(default)]
@@ -310,7 +312,7 @@ impl Default for Workload {
             stored_weights: None,
             stored_experts: Vec::new(),
             engine: Engine::Torch,
-            grads_persist: false,
+            deepspeed: false,
             fused_layers: false,
             kbit_fp32: false,
             gpu_layers: None,

@@ -1133,6 +1133,19 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     {
         notes.push(note);
     }
+    let sync = est.grad_sync;
+    if sync.buckets > 0 && !w.deepspeed {
+        notes.push(Note::DdpBuckets {
+            bytes: sync.buckets,
+        });
+    } else if sync.buckets > 0 {
+        notes.push(Note::DeepspeedBuffers {
+            bucket: sync.buckets,
+            gathered: sync.gathered,
+            module_params: sync.module_params,
+            trains: w.finetune == crate::workload::Finetune::Full,
+        });
+    }
     let communication = crate::estimate::communication_bytes(w);
     if communication > 0 {
         notes.push(Note::Communication {

@@ -165,6 +165,18 @@ pub enum Note {
     TpHeads { heads: u32, tp: u32 },
     /// NCCL's buffers for the tensor- and data-parallel groups, counted in the overhead.
     Communication { bytes: u64 },
+    /// PyTorch DDP's gradient buckets, a second copy of the gradients
+    /// (`estimate::grad_sync`).
+    DdpBuckets { bytes: u64 },
+    /// DeepSpeed ZeRO's reduce bucket and, at stage 3, the largest module gathered
+    /// whole (`estimate::grad_sync`).
+    DeepspeedBuffers {
+        bucket: u64,
+        gathered: u64,
+        module_params: u64,
+        /// The gathered module trains: its whole gradient is counted too.
+        trains: bool,
+    },
     /// Ollama keeps a model that takes at most 80 % of one GPU on that GPU alone.
     OllamaOneGpu { gpus: u32 },
     /// llama.cpp or Ollama on several GPUs: how they deal the layers, and what running
@@ -644,6 +656,30 @@ impl Note {
                 "Una sola GPU: aunque hay {gpus}, Ollama carga el modelo en una porque su cálculo no pasa del {} % de la memoria libre de esa GPU (bestSingleGPUFit en server/sched.go); solo reparte entre varias los modelos más grandes, o todos con OLLAMA_SCHED_SPREAD=1.",
                 crate::evaluate::OLLAMA_ONE_GPU_PERCENT
             ),
+            Note::DdpBuckets { bytes } => format!(
+                "DDP: además de sus gradientes, cada GPU guarda una copia en los buckets del all-reduce ({}), porque accelerate y Trainer crean DDP con gradient_as_bucket_view=False. Con DistributedDataParallelKwargs(gradient_as_bucket_view=True) en el Accelerator los gradientes pasan a ser vistas de esos buckets y la copia desaparece; ZeRO-2 o FSDP, además, los reparten entre las GPU.",
+                ByteSize(*bytes).binary()
+            ),
+            Note::DeepspeedBuffers {
+                bucket,
+                gathered,
+                module_params,
+                trains,
+            } => {
+                let mut text = format!(
+                    "DeepSpeed: los gradientes pasan por un búfer de reduce_bucket_size elementos (hidden², lo que pone «auto» en Trainer y accelerate): {}, contado con los gradientes.",
+                    ByteSize(*bucket).binary()
+                );
+                if *gathered > 0 {
+                    text.push_str(&format!(
+                        " ZeRO-3 reúne entero cada módulo mientras trabaja con él: el mayor ({} millones de parámetros, la tabla de embeddings o la cabeza en casi todos los modelos) ocupa {}{} en el paso hacia atrás, lo que el estimador de DeepSpeed llama largest_layer_memory. stage3_max_live_parameters (10⁹ por defecto) deja reunidos más módulos a la vez, que no se suman; bajarlo ahorra memoria a costa de velocidad.",
+                        group_digits(module_params.div_ceil(1_000_000)),
+                        ByteSize(*gathered).binary(),
+                        if *trains { " con su gradiente" } else { "" }
+                    ));
+                }
+                text
+            }
             Note::Communication { bytes } => format!(
                 "Comunicación entre GPU: NCCL reserva unos {} por GPU para los búferes de sus grupos (medido en A100 con NVLink, NVIDIA/nccl#964; en H100 usa más canales y algo más). Se cuentan en la sobrecarga.",
                 ByteSize(*bytes).binary()
@@ -847,6 +883,13 @@ mod tests {
             },
             Note::PagedOptimizer { bytes: 1 << 30 },
             Note::Communication { bytes: 544 << 20 },
+            Note::DdpBuckets { bytes: 2 << 30 },
+            Note::DeepspeedBuffers {
+                bucket: 32 << 20,
+                gathered: 2 << 30,
+                module_params: 525_336_576,
+                trains: true,
+            },
             Note::OllamaOneGpu { gpus: 2 },
             Note::LayerSplit {
                 runtime: "llama.cpp",

@@ -586,7 +586,7 @@ impl Settings {
                 .map(|g| crate::context::for_family(&g.family).bytes)),
             stored_weights: None,
             stored_experts: Vec::new(),
-            grads_persist: training && self.runtime == Runtime::Deepspeed,
+            deepspeed: training && self.runtime == Runtime::Deepspeed,
             fused_layers: training && self.runtime == Runtime::Unsloth,
             // TRL skips the k-bit preparation when the 4-bit base is sharded ("one
             // should never call peft_module_casting_to_bf16 or
