@@ -161,9 +161,11 @@ pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u3
     };
     let holds = |n: u32| {
         let split = match w.mode {
+            // ZeRO-3 is FSDP outside DeepSpeed, as the settings make it.
             crate::workload::Mode::Train => Workload {
                 gpus: n,
                 zero: 3,
+                fsdp: !w.deepspeed,
                 tp: 1,
                 pp: 1,
                 ..w.clone()
@@ -266,6 +268,44 @@ mod tests {
             fewest_gpus(&llama(), &Workload::default(), 80 * ByteSize::GIB),
             Some(1)
         );
+    }
+
+    /// Training spreads over ZeRO-3: FSDP, with its root unit whole on every GPU,
+    /// unless DeepSpeed trains.
+    #[test]
+    fn fewest_gpus_for_training_shards_as_the_runtime_does() {
+        let m = ModelInput::Arch {
+            arch: Box::new(model("llama-3.1-8b").unwrap().arch.clone()),
+            total_params: None,
+        };
+        let w = Workload {
+            mode: crate::workload::Mode::Train,
+            seq: 2048,
+            grad_checkpointing: true,
+            ..Workload::default()
+        };
+        let capacity = 24 * ByteSize::GIB;
+        for deepspeed in [false, true] {
+            let w = Workload {
+                deepspeed,
+                ..w.clone()
+            };
+            let n = fewest_gpus(&m, &w, capacity).unwrap();
+            let at = |gpus: u32| Workload {
+                gpus,
+                zero: 3,
+                fsdp: !deepspeed,
+                ..w.clone()
+            };
+            assert!(
+                fits(&m, &at(n), capacity),
+                "{n} GPUs, DeepSpeed {deepspeed}"
+            );
+            assert!(
+                !fits(&m, &at(n - 1), capacity),
+                "{n} GPUs, DeepSpeed {deepspeed}"
+            );
+        }
     }
 
     /// Tensor degrees must split the heads: Qwen2.5-7B's 28 heads take tensor
