@@ -873,7 +873,7 @@ pub fn largest_module_params(a: &Architecture) -> u64 {
         None => u64::from(a.intermediate),
         Some(m) => u64::from(m.expert_intermediate),
     };
-    let linear = h.saturating_mul(mlp.max(u64::from(a.q_width())));
+    let linear = h.saturating_mul(mlp.max(a.q_width()));
     (u64::from(a.vocab).saturating_mul(h)).max(linear)
 }
 
