@@ -864,6 +864,11 @@ pub struct GradSync {
     pub module_params: u64,
 }
 
+/// DeepSpeed's own default `reduce_bucket_size`, in elements (`reduce_bucket_size:
+/// int = Field(pp_int(5e8))` in deepspeed/runtime/zero/config.py), used where a config
+/// gives a number instead of Trainer's "auto".
+pub const DEEPSPEED_REDUCE_BUCKET: u64 = 500_000_000;
+
 /// The largest set of parameters one module owns by itself (PyTorch's
 /// `parameters(recurse=False)`): the token embeddings, an untied output head, or the
 /// widest linear of a layer. What DeepSpeed's ZeRO-3 gathers at once.

@@ -667,8 +667,9 @@ impl Note {
                 trains,
             } => {
                 let mut text = format!(
-                    "DeepSpeed: los gradientes pasan por un búfer de reduce_bucket_size elementos (hidden², lo que pone «auto» en Trainer y accelerate): {}, contado con los gradientes.",
-                    ByteSize(*bucket).binary()
+                    "DeepSpeed: los gradientes pasan por un búfer de reduce_bucket_size elementos (hidden², lo que pone «auto» en Trainer y accelerate): {}, contado con los gradientes. Sin «auto», el valor por defecto de DeepSpeed (5·10⁸ elementos) ocupa {}, y el doble con overlap_comm.",
+                    ByteSize(*bucket).binary(),
+                    ByteSize(crate::estimate::DEEPSPEED_REDUCE_BUCKET * 2).binary()
                 );
                 if *gathered > 0 {
                     text.push_str(&format!(
