@@ -75,7 +75,8 @@ pub struct Estimate {
     /// Summed over all GPUs.
     pub total_bytes: u64,
     pub gpus: u32,
-    /// Optimizer bytes per GPU that ZeRO-Offload keeps in CPU RAM instead.
+    /// Bytes per GPU that ZeRO-Offload keeps in CPU RAM instead: the optimizer states
+    /// and, under DeepSpeed, the gradient partitions ([`offloads_gradients`]).
     pub offloaded_optimizer: u64,
     /// llama.cpp: what lives in CPU RAM instead of the GPU (the input embeddings, the
     /// layers and their KV cache left off the GPU, the output's compute buffer, the
@@ -862,6 +863,16 @@ pub struct GradSync {
     pub gathered: u64,
     /// Parameters of that module (0 when nothing is gathered).
     pub module_params: u64,
+}
+
+/// Whether DeepSpeed's ZeRO-Offload keeps the gradient partitions in CPU RAM beside
+/// the optimizer states: with `offload_optimizer` its ZeRO optimizer works on the CPU
+/// (`self.device = … 'cpu'` in deepspeed/runtime/zero/stage_1_and_2.py, where gradients
+/// accumulate into CPU buffers, `async_accumulate_grad_in_cpu_via_gpu`; stage3.py
+/// allocates `grad_partitions_flat_buffer` on that device). The GPU keeps only the
+/// reduce bucket they pass through ([`grad_sync`]).
+pub fn offloads_gradients(w: &Workload) -> bool {
+    w.mode == Mode::Train && w.cpu_offload && w.deepspeed && w.zero >= 1
 }
 
 /// DeepSpeed's own default `reduce_bucket_size`, in elements (`reduce_bucket_size:
@@ -1684,6 +1695,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         .optimizer
         .div_ceil(model_split)
         .div_ceil(optim_shards);
+    let gradients = states.gradients.div_ceil(model_split).div_ceil(grad_shards);
     let root = arch.map_or(0, |a| fsdp_unsharded(a, w).0);
     let mut b = Breakdown {
         weights: states
@@ -1691,7 +1703,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             .div_ceil(model_split)
             .div_ceil(param_shards)
             .saturating_add(root),
-        gradients: states.gradients.div_ceil(model_split).div_ceil(grad_shards),
+        gradients: if offloads_gradients(w) { 0 } else { gradients },
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
@@ -1765,7 +1777,17 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             mul(&[per_gpu, u64::from(w.gpus)])
         },
         gpus: w.gpus,
-        offloaded_optimizer: if w.cpu_offload { optimizer } else { 0 },
+        offloaded_optimizer: match (w.cpu_offload, offloads_gradients(w)) {
+            // The CPU partitions are fp32 (`single_grad_partition`, the fp32 master's
+            // `.grad`), whatever type the GPU computed them in.
+            (true, true) => optimizer.saturating_add(
+                mul(&[trainable, 4])
+                    .div_ceil(model_split)
+                    .div_ceil(grad_shards),
+            ),
+            (true, false) => optimizer,
+            (false, _) => 0,
+        },
         host_bytes: host.bytes,
         host_weights_bytes: host.weights,
         host_read_per_token: host.read_per_token,
@@ -2550,6 +2572,40 @@ mod tests {
         .breakdown;
         assert_eq!(freed.gradients, kept.gradients);
         assert_eq!(kept.activations - freed.activations, kept.gradients);
+    }
+
+    /// DeepSpeed's ZeRO-Offload moves the gradient partitions with the optimizer;
+    /// elsewhere the gradients stay on the GPU.
+    #[test]
+    fn deepspeed_offload_moves_gradients_too() {
+        let w = Workload {
+            mode: Mode::Train,
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            precision: Precision::Master,
+            cpu_offload: true,
+            zero: 2,
+            gpus: 2,
+            ..Workload::default()
+        };
+        let m = preset("qwen2.5-0.5b");
+        let kept = estimate(&m, &w).unwrap();
+        let ds = estimate(
+            &m,
+            &Workload {
+                deepspeed: true,
+                ..w
+            },
+        )
+        .unwrap();
+        assert_eq!(kept.breakdown.optimizer, 0);
+        assert!(kept.breakdown.gradients > 0);
+        // Only the reduce bucket stays: hidden² 16-bit elements.
+        assert_eq!(ds.breakdown.gradients, 2 * 896 * 896);
+        // fp32 on the CPU: twice the 16-bit gradients the GPU would have kept.
+        assert_eq!(
+            ds.offloaded_optimizer,
+            kept.offloaded_optimizer + 2 * kept.breakdown.gradients
+        );
     }
 
     #[test]

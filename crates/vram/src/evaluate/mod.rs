@@ -1155,6 +1155,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if est.offloaded_optimizer > 0 {
         notes.push(Note::CpuOffload {
             bytes: est.offloaded_optimizer,
+            gradients: crate::estimate::offloads_gradients(w),
         });
     }
     if s.task.is_training() && w.pp > 1 && model.arch().is_some() {

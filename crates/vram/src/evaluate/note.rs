@@ -206,7 +206,11 @@ pub enum Note {
     /// Pipeline parallelism keeps `pp` micro-batches in flight in the first stage.
     Pipeline { pp: u32 },
     /// ZeRO-Offload moved these optimizer bytes per GPU to CPU RAM.
-    CpuOffload { bytes: u64 },
+    CpuOffload {
+        bytes: u64,
+        /// DeepSpeed: the gradient partitions are among those bytes.
+        gradients: bool,
+    },
     /// Only a parameter count is known.
     ParamsOnly,
     /// Inference uses a file's exact weight bytes.
@@ -771,9 +775,19 @@ impl Note {
                     format!("1/{pp}")
                 }
             ),
-            Note::CpuOffload { bytes } => format!(
-                "Con descarga a CPU, los estados del optimizador ({}) ocupan RAM del sistema por GPU, no VRAM.",
-                ByteSize(*bytes)
+            Note::CpuOffload { bytes, gradients } => format!(
+                "Con descarga a CPU, los estados del optimizador{} ocupan {} de RAM del sistema por GPU, no de VRAM.{}",
+                if *gradients {
+                    " y las particiones de los gradientes"
+                } else {
+                    ""
+                },
+                ByteSize(*bytes),
+                if *gradients {
+                    " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo queda el búfer por el que pasan."
+                } else {
+                    ""
+                }
             ),
             Note::ParamsOnly => if cli {
                 "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV (usa --model con un id del catálogo, un config.json o un .gguf)."
@@ -1056,7 +1070,14 @@ mod tests {
                 alive: 200 << 20,
             },
             Note::Pipeline { pp: 2 },
-            Note::CpuOffload { bytes: 1 << 30 },
+            Note::CpuOffload {
+                bytes: 1 << 30,
+                gradients: false,
+            },
+            Note::CpuOffload {
+                bytes: 1 << 30,
+                gradients: true,
+            },
             Note::ParamsOnly,
             Note::ExactWeights {
                 bytes: 1 << 30,

@@ -350,7 +350,7 @@ fn offload_and_paged_optimizers_are_noted() {
     assert!(
         e.notes
             .iter()
-            .any(|n| matches!(n, Note::CpuOffload { bytes } if *bytes > 0))
+            .any(|n| matches!(n, Note::CpuOffload { bytes, .. } if *bytes > 0))
     );
     let s = settings(&[
         (Field::Task, "qlora"),

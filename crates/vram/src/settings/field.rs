@@ -486,7 +486,7 @@ impl Field {
             }
             Field::Pp => "En cuántas etapas se reparten las capas.",
             Field::CpuOffload => {
-                "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU."
+                "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU; con DeepSpeed, también las particiones de los gradientes."
             }
             Field::Serve => {
                 "Planifica un servidor como vLLM: cuántos tokens de caché KV y cuántas secuencias a la vez caben."
