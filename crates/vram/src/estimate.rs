@@ -817,12 +817,13 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
 ///   next one (backward prefetch, on by default) may add a second, not counted.
 ///
 /// In the dtype FSDP computes in (its `param_dtype`; a 4-bit QLoRA base keeps its
-/// packed linears). Zero without FSDP or with one GPU. Not counted: a full
+/// packed linears). Zero without FSDP or with one GPU (unless the parameters live in RAM, `offload_params`). Not counted: a full
 /// fine-tune's unsharded gradient of that layer before its reduce-scatter, and tensor
 /// parallelism's split of the root (FSDP with TP is rare).
 pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
     let (param_shards, _, _) = w.shards();
-    if !w.fsdp || param_shards <= 1 || w.mode != Mode::Train {
+    // Offloaded parameters are gathered onto the GPU even when one GPU holds them all.
+    if !w.fsdp || param_shards <= 1 && !w.offload_params || w.mode != Mode::Train {
         return (0, 0);
     }
     let pc = a.param_count();
@@ -871,8 +872,11 @@ pub struct GradSync {
 /// accumulate into CPU buffers, `async_accumulate_grad_in_cpu_via_gpu`; stage3.py
 /// allocates `grad_partitions_flat_buffer` on that device). The GPU keeps only the
 /// reduce bucket they pass through ([`grad_sync`]).
+///
+/// FSDP's CPU offload moves the gradients too, but only with the parameters
+/// (`CPUOffload(offload_params=True)`: "gradients are offloaded to CPU as well").
 pub fn offloads_gradients(w: &Workload) -> bool {
-    w.mode == Mode::Train && w.cpu_offload && w.deepspeed && w.zero >= 1
+    w.mode == Mode::Train && w.cpu_offload && (w.deepspeed && w.zero >= 1 || w.offload_params)
 }
 
 /// DeepSpeed's own default `reduce_bucket_size`, in elements (`reduce_bucket_size:
@@ -937,7 +941,8 @@ pub fn grad_sync(a: &Architecture, w: &Workload, gradients: u64) -> GradSync {
     }
     let h = u64::from(a.hidden);
     let buckets = mul(&[h, h, c]);
-    if w.zero < 3 || dp <= 1 {
+    // With its parameters in RAM, ZeRO-3 gathers every module even on one GPU.
+    if w.zero < 3 || dp <= 1 && !w.offload_params {
         return GradSync {
             buckets,
             ..GradSync::default()
@@ -1697,12 +1702,10 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         .div_ceil(optim_shards);
     let gradients = states.gradients.div_ceil(model_split).div_ceil(grad_shards);
     let root = arch.map_or(0, |a| fsdp_unsharded(a, w).0);
+    let weights = states.weights.div_ceil(model_split).div_ceil(param_shards);
     let mut b = Breakdown {
-        weights: states
-            .weights
-            .div_ceil(model_split)
-            .div_ceil(param_shards)
-            .saturating_add(root),
+        // Offloaded, the shard lives in RAM: the GPU holds what ZeRO-3 gathers.
+        weights: if w.offload_params { 0 } else { weights }.saturating_add(root),
         gradients: if offloads_gradients(w) { 0 } else { gradients },
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
@@ -1780,11 +1783,13 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         offloaded_optimizer: match (w.cpu_offload, offloads_gradients(w)) {
             // The CPU partitions are fp32 (`single_grad_partition`, the fp32 master's
             // `.grad`), whatever type the GPU computed them in.
-            (true, true) => optimizer.saturating_add(
-                mul(&[trainable, 4])
-                    .div_ceil(model_split)
-                    .div_ceil(grad_shards),
-            ),
+            (true, true) => optimizer
+                .saturating_add(
+                    mul(&[trainable, 4])
+                        .div_ceil(model_split)
+                        .div_ceil(grad_shards),
+                )
+                .saturating_add(if w.offload_params { weights } else { 0 }),
             (true, false) => optimizer,
             (false, _) => 0,
         },
@@ -2605,6 +2610,74 @@ mod tests {
         assert_eq!(
             ds.offloaded_optimizer,
             kept.offloaded_optimizer + 2 * kept.breakdown.gradients
+        );
+    }
+
+    /// ZeRO-3 with its parameters in RAM: the GPU holds what it gathers to compute
+    /// (DeepSpeed's largest module with its gradient, even on one GPU; FSDP's root and
+    /// working layer) and nothing of the model's states; RAM holds them all.
+    #[test]
+    fn offloaded_parameters_leave_only_what_is_gathered() {
+        let m = preset("llama-3.1-8b");
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
+        let w = Workload {
+            mode: Mode::Train,
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            precision: Precision::Master,
+            seq: 1024,
+            grad_checkpointing: true,
+            zero: 3,
+            cpu_offload: true,
+            offload_params: true,
+            ..Workload::default()
+        };
+        let ds = estimate(
+            &m,
+            &Workload {
+                deepspeed: true,
+                ..w.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(ds.breakdown.weights, 0);
+        assert_eq!(ds.breakdown.optimizer, 0);
+        assert_eq!(ds.breakdown.gradients, 2 * h * h, "the reduce bucket alone");
+        assert_eq!(ds.grad_sync.gathered, 4 * vocab * h);
+        let fsdp = estimate(
+            &m,
+            &Workload {
+                fsdp: true,
+                gpus: 2,
+                ..w.clone()
+            },
+        )
+        .unwrap();
+        let (root, _) = fsdp_unsharded(
+            &a,
+            &Workload {
+                fsdp: true,
+                gpus: 2,
+                ..w.clone()
+            },
+        );
+        assert_eq!(fsdp.breakdown.weights, root);
+        assert_eq!(fsdp.breakdown.gradients, 0);
+        // RAM holds each GPU's shard of the weights, fp32 gradients and optimizer.
+        let kept = estimate(
+            &m,
+            &Workload {
+                fsdp: true,
+                gpus: 2,
+                cpu_offload: false,
+                offload_params: false,
+                ..w
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            fsdp.offloaded_optimizer,
+            kept.breakdown.optimizer + 2 * kept.breakdown.gradients + kept.breakdown.weights - root
         );
     }
 

@@ -204,6 +204,12 @@ pub struct Workload {
     pub pp: u32,
     /// ZeRO-Offload: optimizer states (and fp32 master weights) live in CPU memory.
     pub cpu_offload: bool,
+    /// ZeRO-3 with the parameter shards in CPU memory as well (DeepSpeed's
+    /// `offload_param`, FSDP's `CPUOffload(offload_params=True)`): the GPU only holds
+    /// what it gathers to compute ([`crate::estimate::grad_sync`],
+    /// [`crate::estimate::fsdp_unsharded`]).
+    #[serde(default)]
+    pub offload_params: bool,
     /// Overrides the CUDA context estimate, in bytes.
     pub cuda_context: Option<u64>,
     /// Exact bytes of the weights as a file stores them (a safetensors or GGUF
@@ -308,6 +314,7 @@ impl Default for Workload {
             tp: 1,
             pp: 1,
             cpu_offload: false,
+            offload_params: false,
             cuda_context: None,
             stored_weights: None,
             stored_experts: Vec::new(),

@@ -29,7 +29,11 @@ impl SettingsArgs {
 fn is_switch(f: Field) -> bool {
     matches!(
         f,
-        Field::Checkpointing | Field::CpuOffload | Field::Serve | Field::Mmproj
+        Field::Checkpointing
+            | Field::CpuOffload
+            | Field::OffloadParams
+            | Field::Serve
+            | Field::Mmproj
     )
 }
 
@@ -73,6 +77,7 @@ fn defaults(f: Field) -> String {
             | Field::Optimizer
             | Field::Checkpointing
             | Field::CpuOffload
+            | Field::OffloadParams
             | Field::Zero
     );
     let by_runtime = grouped(

@@ -1156,10 +1156,14 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         notes.push(Note::CpuOffload {
             bytes: est.offloaded_optimizer,
             gradients: crate::estimate::offloads_gradients(w),
+            params: w.offload_params,
         });
     }
     if s.task.is_training() && w.pp > 1 && model.arch().is_some() {
         notes.push(Note::Pipeline { pp: w.pp });
+    }
+    if s.task.is_training() && s.offload_params && s.zero < 3 {
+        notes.push(Note::OffloadParamsNeedZero3);
     }
     notes
 }

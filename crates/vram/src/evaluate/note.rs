@@ -205,11 +205,16 @@ pub enum Note {
     PagedOptimizer { bytes: u64 },
     /// Pipeline parallelism keeps `pp` micro-batches in flight in the first stage.
     Pipeline { pp: u32 },
+    /// Parameters in RAM were asked for without ZeRO-3, which alone can do it.
+    OffloadParamsNeedZero3,
     /// ZeRO-Offload moved these optimizer bytes per GPU to CPU RAM.
     CpuOffload {
         bytes: u64,
-        /// DeepSpeed: the gradient partitions are among those bytes.
+        /// The gradient partitions are among those bytes (DeepSpeed, or FSDP with its
+        /// parameters in RAM).
         gradients: bool,
+        /// So are the parameter shards (`offload_params`).
+        params: bool,
     },
     /// Only a parameter count is known.
     ParamsOnly,
@@ -593,7 +598,7 @@ impl Note {
                 )
             }
             Note::FsdpUnsharded { root, layer } => format!(
-                "FSDP: además de su parte de los pesos, cada GPU tiene entera la unidad raíz (embeddings, cabeza y norma final: {}), que FSDP no vuelve a repartir entre el paso hacia delante y el final del paso hacia atrás, y la capa que está procesando, reunida de todas las GPU ({}; si precarga la siguiente, habría otra igual, que no se suma). Con DeepSpeed (ZeRO-3) no se cuenta así: reúne los pesos por módulos, hasta stage3_max_live_parameters.",
+                "FSDP: además de su parte de los pesos (en la RAM si la descargas), cada GPU tiene entera la unidad raíz (embeddings, cabeza y norma final: {}), que FSDP no vuelve a repartir entre el paso hacia delante y el final del paso hacia atrás, y la capa que está procesando, reunida de todas las GPU ({}; si precarga la siguiente, habría otra igual, que no se suma). Con DeepSpeed (ZeRO-3) no se cuenta así: reúne los pesos por módulos, hasta stage3_max_live_parameters.",
                 ByteSize(*root).binary(),
                 ByteSize(*layer).binary()
             ),
@@ -767,6 +772,12 @@ impl Note {
                 "El optimizador paginado guarda sus estados ({}) en memoria unificada: se cuentan en la GPU, pero si falta memoria el controlador los desaloja a la RAM de la CPU en vez de dar OOM (más lento por el tráfico PCIe).",
                 ByteSize(*bytes)
             ),
+            Note::OffloadParamsNeedZero3 => if cli {
+                "Pesos en la CPU: solo ZeRO-3 (--zero 3, o FSDP) puede dejarlos en la RAM; con esta etapa se ignora."
+            } else {
+                "Pesos en la CPU: solo ZeRO-3 (o FSDP) puede dejarlos en la RAM; con esta etapa se ignora."
+            }
+            .to_owned(),
             Note::Pipeline { pp } => format!(
                 "Con paralelismo de tubería (calendario 1F1B), la primera etapa guarda {pp} microlotes en vuelo por {} de las capas: las activaciones por GPU son las de todo el modelo para un microlote.",
                 if *pp == 2 {
@@ -775,16 +786,25 @@ impl Note {
                     format!("1/{pp}")
                 }
             ),
-            Note::CpuOffload { bytes, gradients } => format!(
-                "Con descarga a CPU, los estados del optimizador{} ocupan {} de RAM del sistema por GPU, no de VRAM.{}",
-                if *gradients {
-                    " y las particiones de los gradientes"
+            Note::CpuOffload {
+                bytes,
+                gradients,
+                params,
+            } => format!(
+                "Con descarga a CPU, {} ocupan {} de RAM del sistema por GPU, no de VRAM.{}{}",
+                match (params, gradients) {
+                    (true, _) => "los pesos, los estados del optimizador y los gradientes",
+                    (false, true) => "los estados del optimizador y las particiones de los gradientes",
+                    (false, false) => "los estados del optimizador",
+                },
+                ByteSize(*bytes),
+                if *gradients && !*params {
+                    " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo queda el búfer por el que pasan."
                 } else {
                     ""
                 },
-                ByteSize(*bytes),
-                if *gradients {
-                    " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo queda el búfer por el que pasan."
+                if *params {
+                    " La GPU reúne cada módulo solo mientras trabaja con él, y cada paso cruza el PCIe con todos los pesos dos veces: es lento."
                 } else {
                     ""
                 }
@@ -1070,13 +1090,21 @@ mod tests {
                 alive: 200 << 20,
             },
             Note::Pipeline { pp: 2 },
+            Note::OffloadParamsNeedZero3,
             Note::CpuOffload {
                 bytes: 1 << 30,
                 gradients: false,
+                params: false,
             },
             Note::CpuOffload {
                 bytes: 1 << 30,
                 gradients: true,
+                params: false,
+            },
+            Note::CpuOffload {
+                bytes: 1 << 30,
+                gradients: true,
+                params: true,
             },
             Note::ParamsOnly,
             Note::ExactWeights {

@@ -337,6 +337,37 @@ fn exact_weights_replace_the_formula_in_inference_only() {
     );
 }
 
+/// Parameters in RAM take the optimizer with them, and only ZeRO-3 can do it.
+#[test]
+fn offloaded_parameters_need_zero3() {
+    let s = settings(&[
+        (Field::Task, "full"),
+        (Field::Runtime, "deepspeed"),
+        (Field::OffloadParams, "true"),
+        (Field::Zero, "3"),
+    ]);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert!(e.workload.cpu_offload && e.workload.offload_params);
+    assert_eq!(e.estimate.breakdown.weights, 0);
+    assert!(e.notes.iter().any(|n| matches!(
+        n,
+        Note::CpuOffload {
+            params: true,
+            gradients: true,
+            ..
+        }
+    )));
+    let s = settings(&[
+        (Field::Task, "full"),
+        (Field::OffloadParams, "true"),
+        (Field::Zero, "2"),
+    ]);
+    let e = evaluate(&preset("llama-3.1-8b"), &s).unwrap();
+    assert!(!e.workload.offload_params && !e.workload.cpu_offload);
+    assert!(e.estimate.breakdown.weights > 0);
+    assert!(e.notes.contains(&Note::OffloadParamsNeedZero3));
+}
+
 #[test]
 fn offload_and_paged_optimizers_are_noted() {
     let s = settings(&[

@@ -47,6 +47,7 @@ pub enum Field {
     Tp,
     Pp,
     CpuOffload,
+    OffloadParams,
     Serve,
     Utilization,
     BatchedTokens,
@@ -251,6 +252,13 @@ pub const FIELDS: &[Spec] = &[
         false,
     ),
     spec(
+        Field::OffloadParams,
+        "pesos-cpu",
+        "Pesos en la CPU (ZeRO-3)",
+        "la descarga de los pesos",
+        false,
+    ),
+    spec(
         Field::Serve,
         "servidor",
         "Servidor (caché KV estilo vLLM)",
@@ -331,6 +339,7 @@ impl Field {
         Field::Tp,
         Field::Pp,
         Field::CpuOffload,
+        Field::OffloadParams,
         Field::Serve,
         Field::Utilization,
         Field::BatchedTokens,
@@ -370,6 +379,7 @@ impl Field {
             Field::Tp => "tp",
             Field::Pp => "pp",
             Field::CpuOffload => "cpu_offload",
+            Field::OffloadParams => "offload_params",
             Field::Serve => "serve",
             Field::Utilization => "utilization",
             Field::BatchedTokens => "max_num_batched_tokens",
@@ -410,6 +420,7 @@ impl Field {
             Field::Tp => "tp",
             Field::Pp => "pp",
             Field::CpuOffload => "cpu-offload",
+            Field::OffloadParams => "offload-params",
             Field::Serve => "serve",
             Field::Utilization => "gpu-memory-utilization",
             Field::BatchedTokens => "max-num-batched-tokens",
@@ -488,6 +499,9 @@ impl Field {
             Field::CpuOffload => {
                 "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU; con DeepSpeed, también las particiones de los gradientes."
             }
+            Field::OffloadParams => {
+                "Con ZeRO-3, también los pesos viven en la RAM (offload_param de DeepSpeed, CPUOffload(offload_params=True) de FSDP): la GPU solo reúne el módulo con el que trabaja. Implica la descarga del optimizador y de los gradientes."
+            }
             Field::Serve => {
                 "Planifica un servidor como vLLM: cuántos tokens de caché KV y cuántas secuencias a la vez caben."
             }
@@ -541,7 +555,11 @@ impl Field {
             Field::CudaGraphs => choice::spellings(CUDA_GRAPHS, web),
             Field::KvDtype => choice::spellings(KV_DTYPES, web),
             Field::Zero => choice::spellings(ZERO_STAGES, web),
-            Field::Checkpointing | Field::CpuOffload | Field::Serve | Field::Mmproj => {
+            Field::Checkpointing
+            | Field::CpuOffload
+            | Field::OffloadParams
+            | Field::Serve
+            | Field::Mmproj => {
                 if web { "si o no" } else { "true o false" }.into()
             }
             Field::Utilization => format!(
@@ -804,6 +822,7 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::RamBandwidth => n(u64::from(s.ram_gbs)),
         Field::Pp => n(u64::from(s.pp)),
         Field::CpuOffload => print_switch(s.cpu_offload, surface),
+        Field::OffloadParams => print_switch(s.offload_params, surface),
         Field::Serve => print_switch(s.serve, surface),
         Field::Mmproj => print_switch(s.mmproj, surface),
         Field::Utilization => print_fraction(s.utilization),
@@ -889,6 +908,7 @@ pub(super) fn set(
             Field::Tp => s.tp = Some(small(f, input)?),
             Field::Pp => s.pp = small(f, input)?,
             Field::CpuOffload => s.cpu_offload = switch(input)?,
+            Field::OffloadParams => s.offload_params = switch(input)?,
             Field::Serve => s.serve = switch(input)?,
             Field::Mmproj => s.mmproj = switch(input)?,
             Field::Utilization => s.utilization = fraction(input)?,
@@ -937,6 +957,7 @@ pub(super) fn copy(to: &mut Settings, from: &Settings, f: Field) {
         Field::Tp => to.tp = from.tp,
         Field::Pp => to.pp = from.pp,
         Field::CpuOffload => to.cpu_offload = from.cpu_offload,
+        Field::OffloadParams => to.offload_params = from.offload_params,
         Field::Serve => to.serve = from.serve,
         Field::Mmproj => to.mmproj = from.mmproj,
         Field::Utilization => to.utilization = from.utilization,

@@ -87,6 +87,9 @@ pub struct Settings {
     pub pp: u32,
     /// ZeRO-Offload: optimizer states in CPU memory.
     pub cpu_offload: bool,
+    /// ZeRO-3 with the parameters in CPU memory too (DeepSpeed's `offload_param`,
+    /// FSDP's `CPUOffload(offload_params=True)`); implies `cpu_offload`.
+    pub offload_params: bool,
     /// Budget a vLLM-style server (paged KV cache) instead of one request.
     pub serve: bool,
     /// vLLM's `gpu_memory_utilization` in basis points (hundredths of a percent): 9000
@@ -263,6 +266,7 @@ impl Settings {
             tp: None,
             pp: 1,
             cpu_offload: false,
+            offload_params: false,
             serve: runtime == Runtime::Vllm,
             utilization: 9000,
             batched_tokens: None,
@@ -580,7 +584,11 @@ impl Settings {
             } else {
                 self.pp
             },
-            cpu_offload: training && self.cpu_offload,
+            // Parameters in RAM take the optimizer and the gradients with them: DeepSpeed
+            // pairs `offload_param` with `offload_optimizer` (its estimator models
+            // nothing else), FSDP's CPU offload moves all three.
+            cpu_offload: training && (self.cpu_offload || self.offload_params && self.zero >= 3),
+            offload_params: training && self.offload_params && self.zero >= 3,
             cuda_context: self.cuda_context.or(self
                 .gpu
                 .map(|g| crate::context::for_family(&g.family).bytes)),

@@ -348,6 +348,8 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             tp: b.7,
             pp: c.0,
             cpu_offload: c.1,
+            // No strategy slot left in the tuples: both values from two switches.
+            offload_params: c.1 != c.2,
             serve: c.2,
             utilization: c.3,
             block_size: c.4,
