@@ -823,7 +823,7 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
 pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
     let (param_shards, _, _) = w.shards();
     // Offloaded parameters are gathered onto the GPU even when one GPU holds them all.
-    if !w.fsdp || param_shards <= 1 && !w.offload_params || w.mode != Mode::Train {
+    if !w.fsdp || param_shards <= 1 && !params_offloaded(w) || w.mode != Mode::Train {
         return (0, 0);
     }
     let pc = a.param_count();
@@ -856,28 +856,54 @@ pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
 /// What keeping data-parallel GPUs' gradients in step adds to each GPU, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GradSync {
-    /// Buffers kept for the whole run, counted with the gradients: PyTorch DDP's
-    /// buckets, a second copy of every gradient, or DeepSpeed's reduce bucket.
+    /// Buffers present through every backward pass, counted with the gradients:
+    /// PyTorch DDP's buckets, a second copy of every gradient, or DeepSpeed's reduce
+    /// bucket (and, offloading at ZeRO-1/2, its GPU staging buffer).
     pub buckets: u64,
-    /// DeepSpeed ZeRO-3: the largest module gathered whole, with its whole gradient
-    /// when it trains, while backward works on it; counted with the activations.
+    /// Transient, counted with the activations: what DeepSpeed ZeRO-3 keeps gathered
+    /// where forward turns into backward (`reused`) and the whole gradient of the
+    /// largest module before it is reduced (ZeRO-2 and 3, when that module trains).
     pub gathered: u64,
-    /// Parameters of that module (0 when nothing is gathered).
+    /// DeepSpeed: its reduce bucket, among `buckets`.
+    pub bucket: u64,
+    /// DeepSpeed offloading at ZeRO-1/2: the GPU staging buffer, among `buckets`.
+    pub staging: u64,
+    /// ZeRO-3: bytes of parameters still gathered at that turn, among `gathered`.
+    pub reused: u64,
+    /// The largest module's whole gradient, among `gathered`.
+    pub whole_gradient: u64,
+    /// Parameters of the largest module (0 when nothing is gathered or reduced whole).
     pub module_params: u64,
 }
 
-/// Whether DeepSpeed's ZeRO-Offload keeps the gradient partitions in CPU RAM beside
-/// the optimizer states: with `offload_optimizer` its ZeRO optimizer works on the CPU
-/// (`self.device = … 'cpu'` in deepspeed/runtime/zero/stage_1_and_2.py, where gradients
-/// accumulate into CPU buffers, `async_accumulate_grad_in_cpu_via_gpu`; stage3.py
-/// allocates `grad_partitions_flat_buffer` on that device). The GPU keeps only the
-/// reduce bucket they pass through ([`grad_sync`]).
+/// Whether ZeRO-Offload keeps the gradient partitions in CPU RAM beside the optimizer
+/// states. DeepSpeed at ZeRO-2 and 3: with `offload_optimizer` its ZeRO optimizer
+/// works on the CPU (`self.device = … 'cpu'` in deepspeed/runtime/zero/stage_1_and_2.py,
+/// where gradients accumulate into CPU buffers, `async_accumulate_grad_in_cpu_via_gpu`;
+/// stage3.py allocates `grad_partitions_flat_buffer` on that device), and the GPU keeps
+/// the buffers they pass through ([`grad_sync`]). ZeRO-1 does not partition gradients:
+/// each GPU keeps its whole 16-bit gradients until `reduce_gradients` runs after
+/// backward, so they stay counted.
 ///
 /// FSDP's CPU offload moves the gradients too, but only with the parameters
 /// (`CPUOffload(offload_params=True)`: "gradients are offloaded to CPU as well").
 pub fn offloads_gradients(w: &Workload) -> bool {
-    w.mode == Mode::Train && w.cpu_offload && (w.deepspeed && w.zero >= 1 || w.offload_params)
+    w.mode == Mode::Train && w.cpu_offload && (w.deepspeed && w.zero >= 2 || params_offloaded(w))
 }
+
+/// Whether ZeRO-3 keeps the parameter shards in CPU RAM (`Workload::offload_params`,
+/// honoured only when training at stage 3 with the optimizer offloaded too).
+pub fn params_offloaded(w: &Workload) -> bool {
+    w.mode == Mode::Train && w.offload_params && w.zero >= 3 && w.cpu_offload
+}
+
+/// DeepSpeed's default `stage3_max_reuse_distance`, in parameters (`max_reuse_distance:
+/// int = Field(pp_int(1e9), …)` in deepspeed/runtime/zero/config.py; the config files
+/// of Trainer's docs set the same 1e9). A module is not released after use when it
+/// comes back within that many parameters of the module trace
+/// (`__params_to_release` in partitioned_param_coordinator.py): where forward turns
+/// into backward, the output head and the last layers stay gathered.
+pub const DEEPSPEED_REUSE_DISTANCE: u64 = 1_000_000_000;
 
 /// DeepSpeed's own default `reduce_bucket_size`, in elements (`reduce_bucket_size:
 /// int = Field(pp_int(5e8))` in deepspeed/runtime/zero/config.py), used where a config
@@ -885,45 +911,68 @@ pub fn offloads_gradients(w: &Workload) -> bool {
 pub const DEEPSPEED_REDUCE_BUCKET: u64 = 500_000_000;
 
 /// The largest set of parameters one module owns by itself (PyTorch's
-/// `parameters(recurse=False)`): the token embeddings, an untied output head, or the
-/// widest linear of a layer. What DeepSpeed's ZeRO-3 gathers at once.
+/// `parameters(recurse=False)`, DeepSpeed's `model_to_params`): the token embeddings,
+/// an untied output head, the widest linear of a layer, or a MoE layer's routed
+/// experts, which Transformers keeps in one module of 3-D tensors (`MixtralExperts`
+/// and its siblings: `gate_up_proj` [experts, 2 × intermediate, hidden] and
+/// `down_proj`).
 pub fn largest_module_params(a: &Architecture) -> u64 {
     let h = u64::from(a.hidden);
-    let mlp = match a.moe {
-        None => u64::from(a.intermediate),
-        Some(m) => u64::from(m.expert_intermediate),
-    };
-    let linear = h.saturating_mul(mlp.max(a.q_width()));
-    (u64::from(a.vocab).saturating_mul(h)).max(linear)
+    let mut widest = a.q_width().max(u64::from(a.intermediate));
+    let mut experts = 0;
+    if let Some(m) = a.moe {
+        let matrices = match a.mlp {
+            Mlp::Gated => 3,
+            Mlp::Plain => 2,
+        };
+        widest = widest.max(u64::from(m.expert_intermediate) * u64::from(m.shared_experts.max(1)));
+        experts = mul(&[
+            u64::from(m.experts),
+            matrices,
+            u64::from(m.expert_intermediate),
+            h,
+        ]);
+    }
+    mul(&[u64::from(a.vocab), h])
+        .max(mul(&[widest, h]))
+        .max(experts)
 }
 
 /// The buffers data-parallel training uses to reduce gradients, per GPU, given the
-/// gradient bytes each GPU keeps.
+/// gradient bytes each GPU keeps and the bytes of the whole model's weights (split by
+/// tensor and pipeline parallelism, not by ZeRO).
 ///
 /// - PyTorch DDP (ZeRO stage 0 outside DeepSpeed, more than one data-parallel rank):
-///   its `Reducer` allocates bucket tensors covering every parameter that trains and
-///   copies each gradient into them for the all-reduce, unless DDP is built with
-///   `gradient_as_bucket_view=True` ("the saved memory size will be equal to the total
-///   gradients size", DDP's docs; pytorch/pytorch#41954). accelerate's
-///   `DistributedDataParallelKwargs` and therefore `Trainer` leave it `False`, as does
-///   Lightning's `DDPStrategy` (litgpt): the buckets are a second copy of the gradients.
+///   its `Reducer` allocates bucket tensors covering every parameter that trains, in
+///   its dtype, when DDP is built, and copies each gradient into them for the
+///   all-reduce, unless DDP is built with `gradient_as_bucket_view=True` ("the saved
+///   memory size will be equal to the total gradients size", DDP's docs;
+///   pytorch/pytorch#41954). accelerate's `DistributedDataParallelKwargs`, and so
+///   `Trainer`, leave it `False`, as does Lightning's `DDPStrategy` (litgpt): the
+///   buckets are a second copy of the gradients. Needs no architecture.
 /// - DeepSpeed ZeRO (stages 1–3): gradients go through a contiguous bucket of
 ///   `reduce_bucket_size` elements in the model's 16-bit type
 ///   (`torch.empty(self.reduce_bucket_size, …)` in deepspeed/runtime/zero/stage3.py and
 ///   stage_1_and_2.py, `contiguous_gradients` on by default), which `Trainer` and
 ///   accelerate fill as hidden² for "auto" (`trainer_config_finalize` in
-///   transformers/integrations/deepspeed.py). One bucket: a second one only with
-///   `overlap_comm`, off by default below stage 3.
-/// - DeepSpeed ZeRO-3 gathers each module's parameters whole while it runs and, for a
-///   module that trains, produces its whole gradient before reducing it: DeepSpeed's
-///   own estimator charges `largest_layer_memory = 4 * largest_layer_params` (16-bit
-///   parameters and gradients, `estimate_zero3_model_states_mem_needs`). Not counted:
-///   what `stage3_max_live_parameters` (10⁹ by default) lets stay gathered beyond that
-///   module, such as the last layers kept between forward and backward.
+///   transformers/integrations/deepspeed.py). One bucket: stages 1–2 take a second one
+///   only with `overlap_comm`, off by default there; stage 3 always has one. Offloading
+///   at stages 1–2 adds `temp_grad_buffer_for_gpu_offload`, a GPU buffer as large as
+///   the largest parameter.
+/// - A parameter larger than the bucket is reduced from its own whole gradient, which
+///   exists until it is reduced: at stages 2 and 3, where gradients are partitioned,
+///   the largest module's whole gradient (when it trains) comes on top of each GPU's
+///   partition, at the output head's backward, right at the loss.
+/// - DeepSpeed ZeRO-3 gathers each module's parameters whole while it runs and does
+///   not release those it will use again within `stage3_max_reuse_distance`
+///   parameters ([`DEEPSPEED_REUSE_DISTANCE`]): where forward turns into backward, the
+///   output head and the last layers stay gathered, up to that many parameters. Its
+///   own estimator charges less, `4 * largest_layer_params`
+///   (`estimate_zero3_model_states_mem_needs`). One GPU gathers nothing unless the
+///   parameters live in CPU RAM.
 ///
-/// FSDP has its own account ([`fsdp_unsharded`]); one GPU needs no buckets, except
-/// DeepSpeed's, which it allocates anyway.
-pub fn grad_sync(a: &Architecture, w: &Workload, gradients: u64) -> GradSync {
+/// FSDP has its own account ([`fsdp_unsharded`]).
+pub fn grad_sync(a: Option<&Architecture>, w: &Workload, gradients: u64, weights: u64) -> GradSync {
     if w.mode != Mode::Train || w.fsdp {
         return GradSync::default();
     }
@@ -936,24 +985,43 @@ pub fn grad_sync(a: &Architecture, w: &Workload, gradients: u64) -> GradSync {
             ..GradSync::default()
         };
     }
-    if w.zero == 0 {
+    let Some(a) = a.filter(|_| w.zero >= 1) else {
         return GradSync::default();
-    }
+    };
+    let tp = u64::from(w.tp.max(1));
     let h = u64::from(a.hidden);
-    let buckets = mul(&[h, h, c]);
-    // With its parameters in RAM, ZeRO-3 gathers every module even on one GPU.
-    if w.zero < 3 || dp <= 1 && !w.offload_params {
-        return GradSync {
-            buckets,
-            ..GradSync::default()
-        };
-    }
     let module_params = largest_module_params(a);
-    let copies = if w.finetune == Finetune::Full { 2 } else { 1 };
+    let module = mul(&[module_params, c]) / tp;
+    let bucket = mul(&[h, h, c]);
+    let staging = if w.cpu_offload && w.zero < 3 {
+        module
+    } else {
+        0
+    };
+    let gathers = w.zero >= 3 && (dp > 1 || params_offloaded(w));
+    let partitioned = w.zero >= 2 && (dp > 1 || offloads_gradients(w));
+    let reused = if gathers {
+        mul(&[DEEPSPEED_REUSE_DISTANCE, c]).min(weights)
+    } else {
+        0
+    };
+    let whole_gradient = if partitioned && w.finetune == Finetune::Full {
+        module
+    } else {
+        0
+    };
     GradSync {
-        buckets,
-        gathered: mul(&[module_params, c, copies]) / u64::from(w.tp.max(1)),
-        module_params,
+        buckets: bucket.saturating_add(staging),
+        gathered: reused.saturating_add(whole_gradient),
+        bucket,
+        staging,
+        reused,
+        whole_gradient,
+        module_params: if gathers || whole_gradient > 0 {
+            module_params
+        } else {
+            0
+        },
     }
 }
 
@@ -1705,16 +1773,21 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     let weights = states.weights.div_ceil(model_split).div_ceil(param_shards);
     let mut b = Breakdown {
         // Offloaded, the shard lives in RAM: the GPU holds what ZeRO-3 gathers.
-        weights: if w.offload_params { 0 } else { weights }.saturating_add(root),
+        // (Without an architecture nothing gathered can be counted: they stay.)
+        weights: if params_offloaded(w) && arch.is_some() {
+            0
+        } else {
+            weights
+        }
+        .saturating_add(root),
         gradients: if offloads_gradients(w) { 0 } else { gradients },
         optimizer: if w.cpu_offload { 0 } else { optimizer },
         ..Breakdown::default()
     };
     let mut host = Host::default();
     let mut projector = None;
-    let mut sync = GradSync::default();
+    let sync = grad_sync(arch, w, gradients, states.weights.div_ceil(model_split));
     if let Some(a) = arch {
-        sync = grad_sync(a, w, b.gradients);
         b.activations = match w.mode {
             Mode::Train => training_activations(a, w, if w.deepspeed { 0 } else { b.gradients }),
             Mode::Inference if ggml => ggml_compute_buffer(a, w),
@@ -1722,7 +1795,6 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         }
         .saturating_add(w.blas_workspace)
         .saturating_add(sync.gathered);
-        b.gradients = b.gradients.saturating_add(sync.buckets);
         b.kv_cache = if ggml {
             ggml_kv_cache(a, w)
         } else if w.engine == Engine::AwqFused && w.mode == Mode::Inference {
@@ -1752,6 +1824,8 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             }
         }
     }
+    // After the activations: the buckets exist at the loss, unlike freed gradients.
+    b.gradients = b.gradients.saturating_add(sync.buckets);
     let dynamic = b
         .activations
         .saturating_add(b.kv_cache)
@@ -1782,14 +1856,26 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         gpus: w.gpus,
         offloaded_optimizer: match (w.cpu_offload, offloads_gradients(w)) {
             // The CPU partitions are fp32 (`single_grad_partition`, the fp32 master's
-            // `.grad`), whatever type the GPU computed them in.
+            // `.grad`), whatever type the GPU computed them in; ZeRO-3 first gathers
+            // them in its 16-bit `grad_partitions_flat_buffer` there as well.
             (true, true) => optimizer
                 .saturating_add(
-                    mul(&[trainable, 4])
-                        .div_ceil(model_split)
-                        .div_ceil(grad_shards),
+                    mul(&[
+                        trainable,
+                        if w.deepspeed && w.zero >= 3 {
+                            4 + w.compute_dtype().bytes_for(1)
+                        } else {
+                            4
+                        },
+                    ])
+                    .div_ceil(model_split)
+                    .div_ceil(optim_shards),
                 )
-                .saturating_add(if w.offload_params { weights } else { 0 }),
+                .saturating_add(if params_offloaded(w) && arch.is_some() {
+                    weights
+                } else {
+                    0
+                }),
             (true, false) => optimizer,
             (false, _) => 0,
         },
@@ -2517,12 +2603,16 @@ mod tests {
             ..full.clone()
         };
         assert_eq!(estimate(&m, &fsdp).unwrap().grad_sync, GradSync::default());
+        // The head (the largest module) and, at ZeRO-3, 10⁹ reused parameters.
+        let (head, reused) = (2 * vocab * h, 2 * DEEPSPEED_REUSE_DISTANCE);
         let cases: &[(u8, u32, Finetune, u64)] = &[
             // (stage, GPUs, fine-tune, gathered bytes)
-            (2, 8, Finetune::Full, 0),
+            (1, 8, Finetune::Full, 0),
+            (2, 8, Finetune::Full, head),
+            (2, 8, Finetune::Lora, 0),
             (3, 1, Finetune::Full, 0),
-            (3, 8, Finetune::Full, 4 * vocab * h),
-            (3, 8, Finetune::Lora, 2 * vocab * h),
+            (3, 8, Finetune::Full, reused + head),
+            (3, 8, Finetune::Lora, reused),
         ];
         for &(zero, gpus, finetune, gathered) in cases {
             let w = Workload {
@@ -2532,27 +2622,61 @@ mod tests {
                 deepspeed: true,
                 ..full.clone()
             };
-            let sync = estimate(&m, &w).unwrap().grad_sync;
-            assert_eq!(sync.buckets, 2 * h * h, "ZeRO-{zero} on {gpus}");
+            let e = estimate(&m, &w).unwrap();
+            assert_eq!(e.grad_sync.buckets, 2 * h * h, "ZeRO-{zero} on {gpus}");
             assert_eq!(
-                sync.gathered, gathered,
+                e.grad_sync.gathered, gathered,
                 "ZeRO-{zero} on {gpus}, {finetune:?}"
             );
+            // The same sharding outside DeepSpeed (FSDP at stage 3) has no bucket.
             let without = estimate(
                 &m,
                 &Workload {
                     deepspeed: false,
+                    fsdp: zero >= 3,
                     ..w.clone()
                 },
             )
             .unwrap();
-            let e = estimate(&m, &w).unwrap();
             assert_eq!(
                 e.breakdown.gradients - without.breakdown.gradients,
                 2 * h * h
             );
         }
+        // DDP needs no architecture: a bare parameter count pays the copy too.
+        let bare = |gpus| {
+            estimate(
+                &ModelInput::Params(1_000_000_000),
+                &Workload {
+                    gpus,
+                    ..full.clone()
+                },
+            )
+            .unwrap()
+            .breakdown
+            .gradients
+        };
+        assert_eq!(bare(2), 2 * bare(1));
+        // Inference gathers and buckets nothing.
+        let serve = Workload {
+            gpus: 8,
+            zero: 3,
+            deepspeed: true,
+            offload_params: true,
+            cpu_offload: true,
+            ..Workload::default()
+        };
+        let e = estimate(&m, &serve).unwrap();
+        assert_eq!(e.grad_sync, GradSync::default());
+        assert!(e.breakdown.weights > 0);
         assert_eq!(largest_module_params(&a), vocab * h);
+        // A MoE layer's routed experts are one module in Transformers.
+        let moe = model("qwen3-30b-a3b").unwrap().arch.clone();
+        let m = moe.moe.unwrap();
+        assert_eq!(
+            largest_module_params(&moe),
+            u64::from(m.experts) * 3 * u64::from(m.expert_intermediate) * u64::from(moe.hidden)
+        );
     }
 
     #[test]
@@ -2579,8 +2703,10 @@ mod tests {
         assert_eq!(kept.activations - freed.activations, kept.gradients);
     }
 
-    /// DeepSpeed's ZeRO-Offload moves the gradient partitions with the optimizer;
-    /// elsewhere the gradients stay on the GPU.
+    /// DeepSpeed's ZeRO-Offload moves the gradient partitions (fp32) with the optimizer
+    /// at ZeRO-2 and 3, through the reduce bucket and a staging buffer as large as the
+    /// largest parameter; ZeRO-1 keeps whole gradients until after backward, and other
+    /// runtimes keep theirs.
     #[test]
     fn deepspeed_offload_moves_gradients_too() {
         let w = Workload {
@@ -2593,23 +2719,37 @@ mod tests {
             ..Workload::default()
         };
         let m = preset("qwen2.5-0.5b");
+        let a = model("qwen2.5-0.5b").unwrap().arch.clone();
+        let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
         let kept = estimate(&m, &w).unwrap();
         let ds = estimate(
             &m,
             &Workload {
                 deepspeed: true,
-                ..w
+                ..w.clone()
             },
         )
         .unwrap();
         assert_eq!(kept.breakdown.optimizer, 0);
         assert!(kept.breakdown.gradients > 0);
-        // Only the reduce bucket stays: hidden² 16-bit elements.
-        assert_eq!(ds.breakdown.gradients, 2 * 896 * 896);
-        // fp32 on the CPU: twice the 16-bit gradients the GPU would have kept.
+        assert_eq!(ds.breakdown.gradients, 2 * h * h + 2 * vocab * h);
+        // fp32 on the CPU: twice the 16-bit gradient partition the GPU would keep.
         assert_eq!(
             ds.offloaded_optimizer,
             kept.offloaded_optimizer + 2 * kept.breakdown.gradients
+        );
+        let one = estimate(
+            &m,
+            &Workload {
+                deepspeed: true,
+                zero: 1,
+                ..w
+            },
+        )
+        .unwrap();
+        assert!(
+            one.breakdown.gradients > kept.breakdown.gradients,
+            "ZeRO-1 keeps them whole"
         );
     }
 
@@ -2643,7 +2783,12 @@ mod tests {
         assert_eq!(ds.breakdown.weights, 0);
         assert_eq!(ds.breakdown.optimizer, 0);
         assert_eq!(ds.breakdown.gradients, 2 * h * h, "the reduce bucket alone");
-        assert_eq!(ds.grad_sync.gathered, 4 * vocab * h);
+        // The head, the last layers (10⁹ parameters kept for reuse) and the head's
+        // gradient.
+        assert_eq!(
+            ds.grad_sync.gathered,
+            2 * DEEPSPEED_REUSE_DISTANCE + 2 * vocab * h
+        );
         let fsdp = estimate(
             &m,
             &Workload {

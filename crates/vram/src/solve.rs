@@ -161,11 +161,13 @@ pub fn fewest_gpus(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u3
     };
     let holds = |n: u32| {
         let split = match w.mode {
-            // ZeRO-3 is FSDP outside DeepSpeed, as the settings make it.
+            // ZeRO-3 is FSDP outside DeepSpeed, as the settings make it, and TRL skips
+            // the k-bit preparation of a sharded QLoRA base (`Workload::kbit_fp32`).
             crate::workload::Mode::Train => Workload {
                 gpus: n,
                 zero: 3,
                 fsdp: !w.deepspeed,
+                kbit_fp32: w.kbit_fp32 && n <= 1,
                 tp: 1,
                 pp: 1,
                 ..w.clone()

@@ -1140,10 +1140,9 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         });
     } else if sync.buckets > 0 {
         notes.push(Note::DeepspeedBuffers {
-            bucket: sync.buckets,
-            gathered: sync.gathered,
-            module_params: sync.module_params,
-            trains: w.finetune == crate::workload::Finetune::Full,
+            sync,
+            default_bucket: crate::estimate::DEEPSPEED_REDUCE_BUCKET
+                .saturating_mul(w.compute_dtype().bytes_for(1)),
         });
     }
     let communication = crate::estimate::communication_bytes(w);

@@ -171,11 +171,10 @@ pub enum Note {
     /// DeepSpeed ZeRO's reduce bucket and, at stage 3, the largest module gathered
     /// whole (`estimate::grad_sync`).
     DeepspeedBuffers {
-        bucket: u64,
-        gathered: u64,
-        module_params: u64,
-        /// The gathered module trains: its whole gradient is counted too.
-        trains: bool,
+        /// `estimate::grad_sync`'s account.
+        sync: crate::estimate::GradSync,
+        /// The reduce bucket at DeepSpeed's own default size.
+        default_bucket: u64,
     },
     /// Ollama keeps a model that takes at most 80 % of one GPU on that GPU alone.
     OllamaOneGpu { gpus: u32 },
@@ -666,26 +665,35 @@ impl Note {
                 crate::evaluate::OLLAMA_ONE_GPU_PERCENT
             ),
             Note::DdpBuckets { bytes } => format!(
-                "DDP: además de sus gradientes, cada GPU guarda una copia en los buckets del all-reduce ({}), porque accelerate y Trainer crean DDP con gradient_as_bucket_view=False. Con DistributedDataParallelKwargs(gradient_as_bucket_view=True) en el Accelerator los gradientes pasan a ser vistas de esos buckets y la copia desaparece; ZeRO-2 o FSDP, además, los reparten entre las GPU.",
+                "DDP: además de sus gradientes, cada GPU guarda una copia en los buckets del all-reduce ({}), porque accelerate (y con él Trainer) y Lightning crean DDP con gradient_as_bucket_view=False. Con DistributedDataParallelKwargs(gradient_as_bucket_view=True) en el Accelerator los gradientes pasan a ser vistas de esos buckets y la copia desaparece; ZeRO-2 o FSDP, además, los reparten entre las GPU.",
                 ByteSize(*bytes).binary()
             ),
             Note::DeepspeedBuffers {
-                bucket,
-                gathered,
-                module_params,
-                trains,
+                sync,
+                default_bucket,
             } => {
                 let mut text = format!(
-                    "DeepSpeed: los gradientes pasan por un búfer de reduce_bucket_size elementos (hidden², lo que pone «auto» en Trainer y accelerate): {}, contado con los gradientes. Sin «auto», el valor por defecto de DeepSpeed (5·10⁸ elementos) ocupa {}, y el doble con overlap_comm.",
-                    ByteSize(*bucket).binary(),
-                    ByteSize(crate::estimate::DEEPSPEED_REDUCE_BUCKET * 2).binary()
+                    "DeepSpeed: los gradientes pasan por un búfer de reduce_bucket_size elementos (hidden², lo que pone «auto» en Trainer y accelerate): {}, contado con los gradientes. Sin «auto», el valor por defecto de DeepSpeed (5·10⁸ elementos) ocupa {}, y en ZeRO-1 y 2 el doble con overlap_comm.",
+                    ByteSize(sync.bucket).binary(),
+                    ByteSize(*default_bucket).binary()
                 );
-                if *gathered > 0 {
+                if sync.staging > 0 {
                     text.push_str(&format!(
-                        " ZeRO-3 reúne entero cada módulo mientras trabaja con él: el mayor ({} millones de parámetros, la tabla de embeddings o la cabeza en casi todos los modelos) ocupa {}{} en el paso hacia atrás, lo que el estimador de DeepSpeed llama largest_layer_memory. stage3_max_live_parameters (10⁹ por defecto) deja reunidos más módulos a la vez, que no se suman; bajarlo ahorra memoria a costa de velocidad.",
-                        group_digits(module_params.div_ceil(1_000_000)),
-                        ByteSize(*gathered).binary(),
-                        if *trains { " con su gradiente" } else { "" }
+                        " Al descargar los gradientes, ZeRO-1 y 2 los copian a la CPU a través de otro búfer del tamaño del mayor parámetro: {}.",
+                        ByteSize(sync.staging).binary()
+                    ));
+                }
+                if sync.reused > 0 {
+                    text.push_str(&format!(
+                        " ZeRO-3 reúne entero cada módulo mientras trabaja con él y no suelta los que volverá a usar pronto (stage3_max_reuse_distance, 10⁹ parámetros por defecto): al pasar del paso hacia delante al de atrás siguen reunidas la cabeza y las últimas capas, {}; bajarlo ahorra memoria a costa de velocidad.",
+                        ByteSize(sync.reused).binary()
+                    ));
+                }
+                if sync.whole_gradient > 0 {
+                    text.push_str(&format!(
+                        " El módulo mayor ({} millones de parámetros) tiene además su gradiente entero hasta que se reduce: {}.",
+                        group_digits(sync.module_params.div_ceil(1_000_000)),
+                        ByteSize(sync.whole_gradient).binary()
                     ));
                 }
                 text
@@ -799,12 +807,12 @@ impl Note {
                 },
                 ByteSize(*bytes),
                 if *gradients && !*params {
-                    " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo queda el búfer por el que pasan."
+                    " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo quedan los búferes por los que pasan."
                 } else {
                     ""
                 },
                 if *params {
-                    " La GPU reúne cada módulo solo mientras trabaja con él, y cada paso cruza el PCIe con todos los pesos dos veces: es lento."
+                    " La GPU solo reúne lo que está usando, y cada paso trae todos los pesos por el bus PCIe dos veces: es lento."
                 } else {
                     ""
                 }
@@ -920,10 +928,25 @@ mod tests {
             Note::Communication { bytes: 544 << 20 },
             Note::DdpBuckets { bytes: 2 << 30 },
             Note::DeepspeedBuffers {
-                bucket: 32 << 20,
-                gathered: 2 << 30,
-                module_params: 525_336_576,
-                trains: true,
+                sync: crate::estimate::GradSync {
+                    buckets: 32 << 20,
+                    gathered: 3 << 30,
+                    bucket: 32 << 20,
+                    staging: 0,
+                    reused: 2 << 30,
+                    whole_gradient: 1 << 30,
+                    module_params: 525_336_576,
+                },
+                default_bucket: 1_000_000_000,
+            },
+            Note::DeepspeedBuffers {
+                sync: crate::estimate::GradSync {
+                    buckets: 1 << 30,
+                    bucket: 32 << 20,
+                    staging: 1 << 30,
+                    ..crate::estimate::GradSync::default()
+                },
+                default_bucket: 1_000_000_000,
             },
             Note::OllamaOneGpu { gpus: 2 },
             Note::LayerSplit {

@@ -497,7 +497,7 @@ impl Field {
             }
             Field::Pp => "En cuántas etapas se reparten las capas.",
             Field::CpuOffload => {
-                "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU; con DeepSpeed, también las particiones de los gradientes."
+                "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU; con DeepSpeed (ZeRO-2 y 3), también las particiones de los gradientes."
             }
             Field::OffloadParams => {
                 "Con ZeRO-3, también los pesos viven en la RAM (offload_param de DeepSpeed, CPUOffload(offload_params=True) de FSDP): la GPU solo reúne el módulo con el que trabaja. Implica la descarga del optimizador y de los gradientes."

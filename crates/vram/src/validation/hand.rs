@@ -135,8 +135,10 @@ pub(super) fn cases() -> Vec<Case> {
             zero: stage,
             ..Workload::default()
         };
+        // The paper counts model states alone: not PyTorch DDP's bucket copy of the
+        // gradients, which the estimate adds at stage 0 (`estimate::grad_sync`).
         let est = estimate(&zero_model, &w)
-            .map(|e| e.breakdown.model_states())
+            .map(|e| e.breakdown.model_states() - e.grad_sync.buckets)
             .unwrap_or(0);
         out.push(Case {
             id,
