@@ -77,18 +77,22 @@ fn zero_paper_figure_one() {
         "64",
         "--json",
     ];
-    let states = |zero: &str| {
+    let states = |runtime: &str, zero: &str| {
         let mut args = base.to_vec();
-        args.extend(["--zero", zero]);
+        args.extend(["--runtime", runtime, "--zero", zero]);
         let v = json(&args);
         let b = &v["breakdown"];
         b["weights"].as_u64().unwrap()
             + b["gradients"].as_u64().unwrap()
             + b["optimizer"].as_u64().unwrap()
     };
-    assert_eq!(states("0"), 120_000_000_000);
-    assert_eq!(states("1"), 31_406_250_000);
-    assert_eq!(states("3"), 1_875_000_000);
+    // The paper counts model states alone: DeepSpeed's engine adds no DDP buckets
+    // (and, given only a parameter count, no reduce bucket either).
+    assert_eq!(states("deepspeed", "0"), 120_000_000_000);
+    assert_eq!(states("deepspeed", "1"), 31_406_250_000);
+    assert_eq!(states("deepspeed", "3"), 1_875_000_000);
+    // PyTorch DDP (accelerate, Trainer) adds its bucket copy of the 16-bit gradients.
+    assert_eq!(states("transformers", "0"), 135_000_000_000);
 }
 
 #[test]
