@@ -912,11 +912,17 @@ pub const DEEPSPEED_REDUCE_BUCKET: u64 = 500_000_000;
 
 /// The largest set of parameters one module owns by itself (PyTorch's
 /// `parameters(recurse=False)`, DeepSpeed's `model_to_params`): the token embeddings,
-/// an untied output head, the widest linear of a layer, or a MoE layer's routed
+/// an untied output head, or the largest module of a layer
+/// ([`largest_layer_module_params`]).
+pub fn largest_module_params(a: &Architecture) -> u64 {
+    mul(&[u64::from(a.vocab), u64::from(a.hidden)]).max(largest_layer_module_params(a))
+}
+
+/// The largest module inside a layer: its widest linear, or a MoE layer's routed
 /// experts, which Transformers keeps in one module of 3-D tensors (`MixtralExperts`
 /// and its siblings: `gate_up_proj` [experts, 2 × intermediate, hidden] and
 /// `down_proj`).
-pub fn largest_module_params(a: &Architecture) -> u64 {
+pub fn largest_layer_module_params(a: &Architecture) -> u64 {
     let h = u64::from(a.hidden);
     let mut widest = a.q_width().max(u64::from(a.intermediate));
     let mut experts = 0;
@@ -933,9 +939,7 @@ pub fn largest_module_params(a: &Architecture) -> u64 {
             h,
         ]);
     }
-    mul(&[u64::from(a.vocab), h])
-        .max(mul(&[widest, h]))
-        .max(experts)
+    mul(&[widest, h]).max(experts)
 }
 
 /// The buffers data-parallel training uses to reduce gradients, per GPU, given the
@@ -966,7 +970,8 @@ pub fn largest_module_params(a: &Architecture) -> u64 {
 /// - DeepSpeed ZeRO-3 gathers each module's parameters whole while it runs and does
 ///   not release those it will use again within `stage3_max_reuse_distance`
 ///   parameters ([`DEEPSPEED_REUSE_DISTANCE`]): where forward turns into backward, the
-///   output head and the last layers stay gathered, up to that many parameters. Its
+///   output head and the last layers stay gathered, up to that many parameters and the
+///   module that passes it. Its
 ///   own estimator charges less, `4 * largest_layer_params`
 ///   (`estimate_zero3_model_states_mem_needs`). One GPU gathers nothing unless the
 ///   parameters live in CPU RAM.
@@ -1000,8 +1005,15 @@ pub fn grad_sync(a: Option<&Architecture>, w: &Workload, gradients: u64, weights
     };
     let gathers = w.zero >= 3 && (dp > 1 || params_offloaded(w));
     let partitioned = w.zero >= 2 && (dp > 1 || offloads_gradients(w));
+    // DeepSpeed walks the trace module by module until it has passed the distance, so
+    // the last module it keeps may overshoot it by up to a layer's largest module (a
+    // MoE layer's experts).
     let reused = if gathers {
-        mul(&[DEEPSPEED_REUSE_DISTANCE, c]).min(weights)
+        mul(&[
+            DEEPSPEED_REUSE_DISTANCE.saturating_add(largest_layer_module_params(a)),
+            c,
+        ])
+        .min(weights)
     } else {
         0
     };
@@ -2604,7 +2616,8 @@ mod tests {
         };
         assert_eq!(estimate(&m, &fsdp).unwrap().grad_sync, GradSync::default());
         // The head (the largest module) and, at ZeRO-3, 10⁹ reused parameters.
-        let (head, reused) = (2 * vocab * h, 2 * DEEPSPEED_REUSE_DISTANCE);
+        let layer_module = h * u64::from(a.intermediate);
+        let (head, reused) = (2 * vocab * h, 2 * (DEEPSPEED_REUSE_DISTANCE + layer_module));
         let cases: &[(u8, u32, Finetune, u64)] = &[
             // (stage, GPUs, fine-tune, gathered bytes)
             (1, 8, Finetune::Full, 0),
@@ -2787,7 +2800,7 @@ mod tests {
         // gradient.
         assert_eq!(
             ds.grad_sync.gathered,
-            2 * DEEPSPEED_REUSE_DISTANCE + 2 * vocab * h
+            2 * (DEEPSPEED_REUSE_DISTANCE + h * u64::from(a.intermediate)) + 2 * vocab * h
         );
         let fsdp = estimate(
             &m,
