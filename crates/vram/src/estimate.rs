@@ -772,7 +772,18 @@ pub fn head_cast(a: &Architecture, w: &Workload) -> u64 {
 /// (`zero_grad(set_to_none=True)`, PyTorch 2's default, which `Trainer` and torchtune
 /// call), so the loss's peak overlaps the gradients only by what exceeds them; none where
 /// gradients live in persistent buffers (DeepSpeed).
-pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u64) -> u64 {
+///
+/// `sync` adds what ZeRO-2/3 hold while they reduce a module's whole gradient
+/// ([`grad_sync`]): a layer's largest module during that layer's backward, and the
+/// output head's at its own backward, when the loss has shrunk to the logits' gradient
+/// (through all of backward when the head is tied to the embeddings, whose gradient
+/// is complete only after the embedding's backward).
+pub fn training_activations(
+    a: &Architecture,
+    w: &Workload,
+    absent_gradients: u64,
+    sync: &GradSync,
+) -> u64 {
     let layer = layer_activations(a, w);
     let c = w.compute_dtype().bytes_for(1);
     let layers = u64::from(a.layers);
@@ -798,8 +809,34 @@ pub fn training_activations(a: &Architecture, w: &Workload, absent_gradients: u6
     };
     // FSDP gathers the layer it works on: while backward runs through the layers, not
     // at the loss, whose layers are all resharded by then.
-    let working = working.saturating_add(fsdp_unsharded(a, w).1);
-    saved.saturating_add(working.max(loss_peak(a, w).saturating_sub(absent_gradients)))
+    let tied = if a.tied_embeddings {
+        sync.head_gradient
+    } else {
+        0
+    };
+    let working = working
+        .saturating_add(fsdp_unsharded(a, w).1)
+        .saturating_add(sync.layer_gradient)
+        .saturating_add(tied);
+    let head = if sync.head_gradient > 0 {
+        let logits_gradient = match w.loss {
+            Loss::Fused => 0,
+            Loss::Full | Loss::ChunkedOutput { .. } => mul(&[
+                w.batch,
+                w.seq,
+                u64::from(a.vocab) / u64::from(w.tp.max(1)),
+                w.compute_dtype().bytes_for(1),
+            ]),
+        };
+        logits_gradient.saturating_add(sync.head_gradient)
+    } else {
+        0
+    };
+    saved.saturating_add(
+        working
+            .max(loss_peak(a, w).saturating_sub(absent_gradients))
+            .max(head),
+    )
 }
 
 /// The parameters PyTorch's FSDP holds whole on every GPU while it trains, in bytes:
@@ -858,22 +895,26 @@ pub fn fsdp_unsharded(a: &Architecture, w: &Workload) -> (u64, u64) {
 pub struct GradSync {
     /// Buffers present through every backward pass, counted with the gradients:
     /// PyTorch DDP's buckets, a second copy of every gradient, or DeepSpeed's reduce
-    /// bucket (and, offloading at ZeRO-1/2, its GPU staging buffer).
+    /// bucket (and, offloading at ZeRO-1/2, its GPU accumulation buffer).
     pub buckets: u64,
-    /// Transient, counted with the activations: what DeepSpeed ZeRO-3 keeps gathered
-    /// where forward turns into backward (`reused`) and the whole gradient of the
-    /// largest module before it is reduced (ZeRO-2 and 3, when that module trains).
-    pub gathered: u64,
     /// DeepSpeed: its reduce bucket, among `buckets`.
     pub bucket: u64,
-    /// DeepSpeed offloading at ZeRO-1/2: the GPU staging buffer, among `buckets`.
+    /// DeepSpeed offloading at ZeRO-1/2: the GPU buffer as large as the largest
+    /// parameter that trains, among `buckets`.
     pub staging: u64,
-    /// ZeRO-3: bytes of parameters still gathered at that turn, among `gathered`.
+    /// ZeRO-3: the parameters still gathered where forward turns into backward, counted
+    /// with the activations.
     pub reused: u64,
-    /// The largest module's whole gradient, among `gathered`.
-    pub whole_gradient: u64,
-    /// Parameters of the largest module (0 when nothing is gathered or reduced whole).
-    pub module_params: u64,
+    /// Parameters among `reused`.
+    pub reused_params: u64,
+    /// Whether more than the output head stays gathered.
+    pub reused_beyond_head: bool,
+    /// ZeRO-2/3 in a full fine-tune: the output head's whole gradient until it is
+    /// reduced, alive with the logits' gradient at the head's backward (and through
+    /// all of backward when the head is tied to the embeddings).
+    pub head_gradient: u64,
+    /// The same for a layer's largest module, during that layer's backward.
+    pub layer_gradient: u64,
 }
 
 /// Whether ZeRO-Offload keeps the gradient partitions in CPU RAM beside the optimizer
@@ -889,6 +930,13 @@ pub struct GradSync {
 /// (`CPUOffload(offload_params=True)`: "gradients are offloaded to CPU as well").
 pub fn offloads_gradients(w: &Workload) -> bool {
     w.mode == Mode::Train && w.cpu_offload && (w.deepspeed && w.zero >= 2 || params_offloaded(w))
+}
+
+/// Whether ZeRO-Offload keeps an fp32 gradient partition in CPU RAM: DeepSpeed's at
+/// every stage (ZeRO-1 too, beside the whole 16-bit gradients its GPU still holds),
+/// and FSDP's with the parameters.
+pub fn ram_gradients(w: &Workload) -> bool {
+    w.mode == Mode::Train && w.cpu_offload && (w.deepspeed && w.zero >= 1 || params_offloaded(w))
 }
 
 /// Whether ZeRO-3 keeps the parameter shards in CPU RAM (`Workload::offload_params`,
@@ -995,46 +1043,126 @@ pub fn grad_sync(a: Option<&Architecture>, w: &Workload, gradients: u64, weights
     };
     let tp = u64::from(w.tp.max(1));
     let h = u64::from(a.hidden);
-    let module_params = largest_module_params(a);
-    let module = mul(&[module_params, c]) / tp;
+    let full = w.finetune == Finetune::Full;
+    let bytes = |params: u64| mul(&[params, c]) / tp;
     let bucket = mul(&[h, h, c]);
-    let staging = if w.cpu_offload && w.zero < 3 {
-        module
+    let staging = if w.cpu_offload && w.zero < 3 && full {
+        bytes(largest_tensor_params(a))
     } else {
         0
     };
     let gathers = w.zero >= 3 && (dp > 1 || params_offloaded(w));
-    let partitioned = w.zero >= 2 && (dp > 1 || offloads_gradients(w));
-    // DeepSpeed walks the trace module by module until it has passed the distance, so
-    // the last module it keeps may overshoot it by up to a layer's largest module (a
-    // MoE layer's experts).
-    let reused = if gathers {
-        mul(&[
-            DEEPSPEED_REUSE_DISTANCE.saturating_add(largest_layer_module_params(a)),
-            c,
-        ])
-        .min(weights)
-    } else {
-        0
-    };
-    let whole_gradient = if partitioned && w.finetune == Finetune::Full {
-        module
+    let partitioned = w.zero >= 2 && (dp > 1 || offloads_gradients(w)) && full;
+    let reused_params = if gathers {
+        deepspeed_reused_params(a)
     } else {
         0
     };
     GradSync {
         buckets: bucket.saturating_add(staging),
-        gathered: reused.saturating_add(whole_gradient),
         bucket,
         staging,
-        reused,
-        whole_gradient,
-        module_params: if gathers || whole_gradient > 0 {
-            module_params
+        reused: bytes(reused_params).min(weights),
+        reused_params,
+        reused_beyond_head: reused_params > head_params(a),
+        head_gradient: if partitioned {
+            bytes(head_params(a))
+        } else {
+            0
+        },
+        layer_gradient: if partitioned {
+            bytes(largest_layer_module_params(a))
         } else {
             0
         },
     }
+}
+
+/// Parameters of the output projection (the embedding table when tied).
+fn head_params(a: &Architecture) -> u64 {
+    mul(&[u64::from(a.vocab), u64::from(a.hidden)])
+}
+
+/// The largest single parameter tensor: the embedding table or head, a layer's widest
+/// linear, or a MoE layer's fused `gate_up_proj` [experts, 2 × intermediate, hidden].
+/// DeepSpeed's offload buffer at ZeRO-1/2 is this large (`largest_param_numel` over the
+/// parameters that train, stage_1_and_2.py).
+fn largest_tensor_params(a: &Architecture) -> u64 {
+    let h = u64::from(a.hidden);
+    let widest = mul(&[a.q_width().max(u64::from(a.intermediate)), h]);
+    let experts = a.moe.map_or(0, |m| {
+        let matrices = match a.mlp {
+            Mlp::Gated => 2,
+            Mlp::Plain => 1,
+        };
+        mul(&[
+            u64::from(m.experts),
+            matrices,
+            u64::from(m.expert_intermediate),
+            h,
+        ])
+    });
+    head_params(a).max(widest).max(experts)
+}
+
+/// The parameters DeepSpeed's ZeRO-3 leaves gathered after the forward pass: a module
+/// is not released when its next use comes within `stage3_max_reuse_distance`
+/// parameters of the trace (`__params_to_release`, walked from the next module). After
+/// forward, a module's next use is its own backward, past every module after it twice
+/// (forward, then backward in reverse): it stays when those modules hold fewer than
+/// half the distance. The output head always stays; the last layer's modules follow
+/// while they fit (Llama 3.1 8B: the head alone; Llama 2 70B: the head and the last
+/// `down_proj` and `up_proj`; Mixtral: the head and the last layer's experts).
+pub fn deepspeed_reused_params(a: &Architecture) -> u64 {
+    let h = u64::from(a.hidden);
+    let q = a.q_width();
+    let kv = a.kv_width();
+    // The last layer's modules in backward order (the reverse of forward).
+    let mut modules: Vec<u64> = match a.moe {
+        Some(m) => {
+            let matrices = match a.mlp {
+                Mlp::Gated => 3,
+                Mlp::Plain => 2,
+            };
+            let mut v = Vec::new();
+            if m.shared_experts > 0 {
+                let shared = mul(&[
+                    u64::from(m.expert_intermediate),
+                    u64::from(m.shared_experts),
+                    h,
+                ]);
+                v.extend(std::iter::repeat_n(shared, matrices as usize));
+            }
+            v.push(mul(&[
+                u64::from(m.experts),
+                matrices,
+                u64::from(m.expert_intermediate),
+                h,
+            ]));
+            v.push(mul(&[u64::from(m.experts), h]));
+            v
+        }
+        None => {
+            let mlp = mul(&[u64::from(a.intermediate), h]);
+            match a.mlp {
+                Mlp::Gated => vec![mlp; 3],
+                Mlp::Plain => vec![mlp; 2],
+            }
+        }
+    };
+    modules.extend([mul(&[q, h]), mul(&[kv, h]), mul(&[kv, h]), mul(&[q, h])]);
+    let mut after = head_params(a);
+    let mut kept = after;
+    // Whole layers repeat the same modules: at most the layers the distance spans.
+    let layers = u64::from(a.layers.max(1));
+    for module in modules.iter().cycle().take(modules.len() * layers as usize) {
+        if after.saturating_mul(2) >= DEEPSPEED_REUSE_DISTANCE {
+            break;
+        }
+        kept = kept.saturating_add(*module);
+        after = after.saturating_add(*module);
+    }
+    kept
 }
 
 /// Peak of the transient tensors during a prefill forward pass (no autograd).
@@ -1801,12 +1929,14 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
     let sync = grad_sync(arch, w, gradients, states.weights.div_ceil(model_split));
     if let Some(a) = arch {
         b.activations = match w.mode {
-            Mode::Train => training_activations(a, w, if w.deepspeed { 0 } else { b.gradients }),
+            Mode::Train => {
+                training_activations(a, w, if w.deepspeed { 0 } else { b.gradients }, &sync)
+            }
             Mode::Inference if ggml => ggml_compute_buffer(a, w),
             Mode::Inference => prefill_activations(a, w),
         }
         .saturating_add(w.blas_workspace)
-        .saturating_add(sync.gathered);
+        .saturating_add(sync.reused);
         b.kv_cache = if ggml {
             ggml_kv_cache(a, w)
         } else if w.engine == Engine::AwqFused && w.mode == Mode::Inference {
@@ -1866,10 +1996,11 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             mul(&[per_gpu, u64::from(w.gpus)])
         },
         gpus: w.gpus,
-        offloaded_optimizer: match (w.cpu_offload, offloads_gradients(w)) {
+        offloaded_optimizer: match (w.cpu_offload, ram_gradients(w)) {
             // The CPU partitions are fp32 (`single_grad_partition`, the fp32 master's
-            // `.grad`), whatever type the GPU computed them in; ZeRO-3 first gathers
-            // them in its 16-bit `grad_partitions_flat_buffer` there as well.
+            // `.grad`, even at ZeRO-1, whose GPU still holds whole 16-bit gradients),
+            // whatever type the GPU computed them in; ZeRO-3 first gathers them in its
+            // 16-bit `grad_partitions_flat_buffer` there as well.
             (true, true) => optimizer
                 .saturating_add(
                     mul(&[
@@ -2615,19 +2746,18 @@ mod tests {
             ..full.clone()
         };
         assert_eq!(estimate(&m, &fsdp).unwrap().grad_sync, GradSync::default());
-        // The head (the largest module) and, at ZeRO-3, 10⁹ reused parameters.
-        let layer_module = h * u64::from(a.intermediate);
-        let (head, reused) = (2 * vocab * h, 2 * (DEEPSPEED_REUSE_DISTANCE + layer_module));
-        let cases: &[(u8, u32, Finetune, u64)] = &[
-            // (stage, GPUs, fine-tune, gathered bytes)
-            (1, 8, Finetune::Full, 0),
-            (2, 8, Finetune::Full, head),
-            (2, 8, Finetune::Lora, 0),
-            (3, 1, Finetune::Full, 0),
-            (3, 8, Finetune::Full, reused + head),
-            (3, 8, Finetune::Lora, reused),
+        let (head, layer_module) = (2 * vocab * h, 2 * h * u64::from(a.intermediate));
+        let cases: &[(u8, u32, Finetune, u64, u64)] = &[
+            // (stage, GPUs, fine-tune, reused bytes, head gradient bytes)
+            (1, 8, Finetune::Full, 0, 0),
+            (2, 8, Finetune::Full, 0, head),
+            (2, 8, Finetune::Lora, 0, 0),
+            (3, 1, Finetune::Full, 0, 0),
+            // Llama 3.1 8B keeps only its head gathered for reuse.
+            (3, 8, Finetune::Full, head, head),
+            (3, 8, Finetune::Lora, head, 0),
         ];
-        for &(zero, gpus, finetune, gathered) in cases {
+        for &(zero, gpus, finetune, reused, head_gradient) in cases {
             let w = Workload {
                 zero,
                 gpus,
@@ -2636,11 +2766,13 @@ mod tests {
                 ..full.clone()
             };
             let e = estimate(&m, &w).unwrap();
-            assert_eq!(e.grad_sync.buckets, 2 * h * h, "ZeRO-{zero} on {gpus}");
-            assert_eq!(
-                e.grad_sync.gathered, gathered,
-                "ZeRO-{zero} on {gpus}, {finetune:?}"
-            );
+            let sync = e.grad_sync;
+            let what = format!("ZeRO-{zero} on {gpus}, {finetune:?}");
+            assert_eq!(sync.buckets, 2 * h * h, "{what}");
+            assert_eq!(sync.reused, reused, "{what}");
+            assert_eq!(sync.head_gradient, head_gradient, "{what}");
+            let layer = if head_gradient > 0 { layer_module } else { 0 };
+            assert_eq!(sync.layer_gradient, layer, "{what}");
             // The same sharding outside DeepSpeed (FSDP at stage 3) has no bucket.
             let without = estimate(
                 &m,
@@ -2683,6 +2815,26 @@ mod tests {
         assert_eq!(e.grad_sync, GradSync::default());
         assert!(e.breakdown.weights > 0);
         assert_eq!(largest_module_params(&a), vocab * h);
+        // What ZeRO-3 keeps gathered after forward: modules whose following modules,
+        // walked forward and back, stay under 10⁹ parameters. Llama 2 13B's small head
+        // lets the last layer and the next layer's down_proj stay.
+        let l13 = model("llama-2-13b").unwrap().arch.clone();
+        let (h13, mlp, attn) = (5120u64, 13_824 * 5120u64, 5120 * 5120u64);
+        assert_eq!(
+            deepspeed_reused_params(&l13),
+            32_000 * h13 + 4 * mlp + 4 * attn
+        );
+        assert_eq!(
+            deepspeed_reused_params(&a),
+            vocab * h,
+            "Llama 3.1 8B: the head"
+        );
+        let mixtral = model("mixtral-8x7b").unwrap().arch.clone();
+        assert_eq!(
+            deepspeed_reused_params(&mixtral),
+            32_000 * 4096 + 8 * 3 * 14_336 * 4096,
+            "the head and the last layer's experts"
+        );
         // A MoE layer's routed experts are one module in Transformers.
         let moe = model("qwen3-30b-a3b").unwrap().arch.clone();
         let m = moe.moe.unwrap();
@@ -2756,7 +2908,7 @@ mod tests {
             &Workload {
                 deepspeed: true,
                 zero: 1,
-                ..w
+                ..w.clone()
             },
         )
         .unwrap();
@@ -2764,11 +2916,27 @@ mod tests {
             one.breakdown.gradients > kept.breakdown.gradients,
             "ZeRO-1 keeps them whole"
         );
+        assert_eq!(
+            one.offloaded_optimizer, ds.offloaded_optimizer,
+            "and an fp32 partition in RAM all the same"
+        );
+        // The staging buffer is as large as the largest parameter that trains: an
+        // adapter's, nothing to speak of.
+        let lora = estimate(
+            &m,
+            &Workload {
+                deepspeed: true,
+                finetune: Finetune::Lora,
+                ..w
+            },
+        )
+        .unwrap();
+        assert_eq!(lora.grad_sync.staging, 0);
     }
 
     /// ZeRO-3 with its parameters in RAM: the GPU holds what it gathers to compute
-    /// (DeepSpeed's largest module with its gradient, even on one GPU; FSDP's root and
-    /// working layer) and nothing of the model's states; RAM holds them all.
+    /// (DeepSpeed's modules kept for reuse and whole gradients, even on one GPU; FSDP's
+    /// root and working layer) and nothing of the model's states; RAM holds them all.
     #[test]
     fn offloaded_parameters_leave_only_what_is_gathered() {
         let m = preset("llama-3.1-8b");
@@ -2796,12 +2964,9 @@ mod tests {
         assert_eq!(ds.breakdown.weights, 0);
         assert_eq!(ds.breakdown.optimizer, 0);
         assert_eq!(ds.breakdown.gradients, 2 * h * h, "the reduce bucket alone");
-        // The head, the last layers (10⁹ parameters kept for reuse) and the head's
-        // gradient.
-        assert_eq!(
-            ds.grad_sync.gathered,
-            2 * (DEEPSPEED_REUSE_DISTANCE + h * u64::from(a.intermediate)) + 2 * vocab * h
-        );
+        // The head stays gathered for reuse; its gradient is whole until reduced.
+        assert_eq!(ds.grad_sync.reused, 2 * vocab * h);
+        assert_eq!(ds.grad_sync.head_gradient, 2 * vocab * h);
         let fsdp = estimate(
             &m,
             &Workload {
@@ -2944,7 +3109,7 @@ mod tests {
             seq: 32_768,
             ..Workload::default()
         };
-        let on_gpu = training_activations(&a, &w, 0);
+        let on_gpu = training_activations(&a, &w, 0, &GradSync::default());
         let offloaded = training_activations(
             &a,
             &Workload {
@@ -2952,6 +3117,7 @@ mod tests {
                 ..w
             },
             0,
+            &GradSync::default(),
         );
         // 30 of the 32 layer inputs (2 bytes × 32 768 × 4096 each) go to CPU RAM.
         assert_eq!(on_gpu - offloaded, 30 * 2 * 32_768 * 4096);

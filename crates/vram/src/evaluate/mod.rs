@@ -1154,7 +1154,8 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if est.offloaded_optimizer > 0 {
         notes.push(Note::CpuOffload {
             bytes: est.offloaded_optimizer,
-            gradients: crate::estimate::offloads_gradients(w),
+            gradients: crate::estimate::ram_gradients(w),
+            whole_on_gpu: !crate::estimate::offloads_gradients(w),
             params: w.offload_params,
         });
     }

@@ -214,6 +214,8 @@ pub enum Note {
         gradients: bool,
         /// So are the parameter shards (`offload_params`).
         params: bool,
+        /// ZeRO-1: the GPU still holds whole 16-bit gradients until backward ends.
+        whole_on_gpu: bool,
     },
     /// Only a parameter count is known.
     ParamsOnly,
@@ -679,21 +681,32 @@ impl Note {
                 );
                 if sync.staging > 0 {
                     text.push_str(&format!(
-                        " Al descargar los gradientes, ZeRO-1 y 2 los copian a la CPU a través de otro búfer del tamaño del mayor parámetro: {}.",
+                        " Al descargar a la CPU, ZeRO-1 y 2 reservan además en la GPU un búfer del tamaño del mayor parámetro que se entrena (para acumular gradientes entre micropasos): {}.",
                         ByteSize(sync.staging).binary()
                     ));
                 }
                 if sync.reused > 0 {
                     text.push_str(&format!(
-                        " ZeRO-3 reúne entero cada módulo mientras trabaja con él y no suelta los que volverá a usar pronto (stage3_max_reuse_distance, 10⁹ parámetros por defecto): al pasar del paso hacia delante al de atrás siguen reunidas la cabeza y las últimas capas, {}; bajarlo ahorra memoria a costa de velocidad.",
-                        ByteSize(sync.reused).binary()
+                        " ZeRO-3 reúne entero cada módulo mientras trabaja con él y no suelta los que volverá a usar antes de recorrer stage3_max_reuse_distance parámetros (10⁹ por defecto), contando la ida y la vuelta: al pasar del paso hacia delante al de atrás {}, {} ({} millones de parámetros).",
+                        if sync.reused_beyond_head {
+                            "siguen reunidas la cabeza y parte de la última capa"
+                        } else {
+                            "sigue reunida la cabeza"
+                        },
+                        ByteSize(sync.reused).binary(),
+                        group_digits(sync.reused_params.div_ceil(1_000_000))
                     ));
                 }
-                if sync.whole_gradient > 0 {
+                let whole = sync.head_gradient.max(sync.layer_gradient);
+                if whole > 0 {
                     text.push_str(&format!(
-                        " El módulo mayor ({} millones de parámetros) tiene además su gradiente entero hasta que se reduce: {}.",
-                        group_digits(sync.module_params.div_ceil(1_000_000)),
-                        ByteSize(sync.whole_gradient).binary()
+                        " Cada módulo que se entrena tiene además su gradiente entero hasta que se reduce: el mayor, {}, {}.",
+                        if sync.head_gradient >= sync.layer_gradient {
+                            "el de la cabeza"
+                        } else {
+                            "el de los expertos de una capa"
+                        },
+                        ByteSize(whole).binary()
                     ));
                 }
                 text
@@ -798,6 +811,7 @@ impl Note {
                 bytes,
                 gradients,
                 params,
+                whole_on_gpu,
             } => format!(
                 "Con descarga a CPU, {} ocupan {} de RAM del sistema por GPU, no de VRAM.{}{}",
                 match (params, gradients) {
@@ -806,10 +820,14 @@ impl Note {
                     (false, false) => "los estados del optimizador",
                 },
                 ByteSize(*bytes),
-                if *gradients && !*params {
-                    " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo quedan los búferes por los que pasan."
-                } else {
-                    ""
+                match (*gradients && !*params, whole_on_gpu) {
+                    (true, false) => {
+                        " DeepSpeed acumula allí los gradientes, en FP32; en la GPU solo quedan los búferes por los que pasan."
+                    }
+                    (true, true) => {
+                        " DeepSpeed acumula allí los gradientes, en FP32, pero con ZeRO-1 la GPU sigue guardando los de 16 bits enteros hasta el final del paso hacia atrás."
+                    }
+                    _ => "",
                 },
                 if *params {
                     " La GPU solo reúne lo que está usando, y cada paso trae todos los pesos por el bus PCIe dos veces: es lento."
@@ -930,12 +948,13 @@ mod tests {
             Note::DeepspeedBuffers {
                 sync: crate::estimate::GradSync {
                     buckets: 32 << 20,
-                    gathered: 3 << 30,
                     bucket: 32 << 20,
                     staging: 0,
-                    reused: 2 << 30,
-                    whole_gradient: 1 << 30,
-                    module_params: 525_336_576,
+                    reused: 1 << 30,
+                    reused_params: 525_336_576,
+                    reused_beyond_head: false,
+                    head_gradient: 1 << 30,
+                    layer_gradient: 1 << 29,
                 },
                 default_bucket: 1_000_000_000,
             },
@@ -1118,16 +1137,25 @@ mod tests {
                 bytes: 1 << 30,
                 gradients: false,
                 params: false,
+                whole_on_gpu: true,
             },
             Note::CpuOffload {
                 bytes: 1 << 30,
                 gradients: true,
                 params: false,
+                whole_on_gpu: false,
+            },
+            Note::CpuOffload {
+                bytes: 1 << 30,
+                gradients: true,
+                params: false,
+                whole_on_gpu: true,
             },
             Note::CpuOffload {
                 bytes: 1 << 30,
                 gradients: true,
                 params: true,
+                whole_on_gpu: false,
             },
             Note::ParamsOnly,
             Note::ExactWeights {

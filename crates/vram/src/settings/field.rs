@@ -500,7 +500,7 @@ impl Field {
                 "ZeRO-Offload: los estados del optimizador y la copia maestra viven en la RAM de la CPU; con DeepSpeed (ZeRO-2 y 3), también las particiones de los gradientes."
             }
             Field::OffloadParams => {
-                "Con ZeRO-3, también los pesos viven en la RAM (offload_param de DeepSpeed, CPUOffload(offload_params=True) de FSDP): la GPU solo reúne el módulo con el que trabaja. Implica la descarga del optimizador y de los gradientes."
+                "Con ZeRO-3, también los pesos viven en la RAM (offload_param de DeepSpeed, CPUOffload(offload_params=True) de FSDP): la GPU solo reúne lo que está usando. Implica la descarga del optimizador y de los gradientes."
             }
             Field::Serve => {
                 "Planifica un servidor como vLLM: cuántos tokens de caché KV y cuántas secuencias a la vez caben."
