@@ -958,14 +958,6 @@ pub const DEEPSPEED_REUSE_DISTANCE: u64 = 1_000_000_000;
 /// gives a number instead of Trainer's "auto".
 pub const DEEPSPEED_REDUCE_BUCKET: u64 = 500_000_000;
 
-/// The largest set of parameters one module owns by itself (PyTorch's
-/// `parameters(recurse=False)`, DeepSpeed's `model_to_params`): the token embeddings,
-/// an untied output head, or the largest module of a layer
-/// ([`largest_layer_module_params`]).
-pub fn largest_module_params(a: &Architecture) -> u64 {
-    mul(&[u64::from(a.vocab), u64::from(a.hidden)]).max(largest_layer_module_params(a))
-}
-
 /// The largest module inside a layer: its widest linear, or a MoE layer's routed
 /// experts, which Transformers keeps in one module of 3-D tensors (`MixtralExperts`
 /// and its siblings: `gate_up_proj` [experts, 2 × intermediate, hidden] and
@@ -2711,15 +2703,12 @@ mod tests {
         );
     }
 
-    /// DDP copies every gradient into its buckets; DeepSpeed reduces through a bucket
-    /// of hidden² elements and, at ZeRO-3, gathers its largest module whole (with its
-    /// gradient when it trains); FSDP and one GPU add none of it.
-    #[test]
-    fn data_parallel_gradient_buffers() {
-        let m = preset("llama-3.1-8b");
+    /// Llama 3.1 8B, its hidden size and vocabulary, and a bf16 full fine-tune with
+    /// an fp32 master copy on one GPU (1024 tokens, checkpointing).
+    fn llama_8b_full() -> (ModelInput, Architecture, u64, u64, Workload) {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
         let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
-        let full = Workload {
+        let w = Workload {
             mode: Mode::Train,
             weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
             precision: Precision::Master,
@@ -2727,6 +2716,16 @@ mod tests {
             grad_checkpointing: true,
             ..Workload::default()
         };
+        (preset("llama-3.1-8b"), a, h, vocab, w)
+    }
+
+    /// DDP copies every gradient into its buckets; DeepSpeed reduces through a bucket
+    /// of hidden² elements, holds whole gradients until they are reduced (ZeRO-2/3)
+    /// and, at ZeRO-3, keeps the modules it will reuse gathered; FSDP and one GPU add
+    /// none of it.
+    #[test]
+    fn data_parallel_gradient_buffers() {
+        let (m, a, h, vocab, full) = llama_8b_full();
         let one = estimate(&m, &full).unwrap();
         assert_eq!(one.grad_sync, GradSync::default());
         let ddp = estimate(
@@ -2814,7 +2813,10 @@ mod tests {
         let e = estimate(&m, &serve).unwrap();
         assert_eq!(e.grad_sync, GradSync::default());
         assert!(e.breakdown.weights > 0);
-        assert_eq!(largest_module_params(&a), vocab * h);
+        assert_eq!(
+            largest_layer_module_params(&a),
+            h * u64::from(a.intermediate)
+        );
         // What ZeRO-3 keeps gathered after forward: modules whose following modules,
         // walked forward and back, stay under 10⁹ parameters. Llama 2 13B's small head
         // lets the last layer and the next layer's down_proj stay.
@@ -2839,7 +2841,7 @@ mod tests {
         let moe = model("qwen3-30b-a3b").unwrap().arch.clone();
         let m = moe.moe.unwrap();
         assert_eq!(
-            largest_module_params(&moe),
+            largest_layer_module_params(&moe),
             u64::from(m.experts) * 3 * u64::from(m.expert_intermediate) * u64::from(moe.hidden)
         );
     }
@@ -2939,19 +2941,12 @@ mod tests {
     /// root and working layer) and nothing of the model's states; RAM holds them all.
     #[test]
     fn offloaded_parameters_leave_only_what_is_gathered() {
-        let m = preset("llama-3.1-8b");
-        let a = model("llama-3.1-8b").unwrap().arch.clone();
-        let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
+        let (m, a, h, vocab, full) = llama_8b_full();
         let w = Workload {
-            mode: Mode::Train,
-            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            precision: Precision::Master,
-            seq: 1024,
-            grad_checkpointing: true,
             zero: 3,
             cpu_offload: true,
             offload_params: true,
-            ..Workload::default()
+            ..full
         };
         let ds = estimate(
             &m,
