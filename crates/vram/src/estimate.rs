@@ -77,7 +77,7 @@ pub struct Estimate {
     pub gpus: u32,
     /// Bytes per GPU that ZeRO-Offload keeps in CPU RAM instead: the optimizer states
     /// and, under DeepSpeed, the gradient partitions ([`offloads_gradients`]).
-    pub offloaded_optimizer: u64,
+    pub offloaded_to_ram: u64,
     /// llama.cpp: what lives in CPU RAM instead of the GPU (the input embeddings, the
     /// layers and their KV cache left off the GPU, the output's compute buffer, the
     /// graph's inputs in pinned memory).
@@ -963,23 +963,32 @@ pub const DEEPSPEED_REDUCE_BUCKET: u64 = 500_000_000;
 /// and its siblings: `gate_up_proj` [experts, 2 × intermediate, hidden] and
 /// `down_proj`).
 pub fn largest_layer_module_params(a: &Architecture) -> u64 {
-    let h = u64::from(a.hidden);
     let mut widest = a.q_width().max(u64::from(a.intermediate));
-    let mut experts = 0;
     if let Some(m) = a.moe {
-        let matrices = match a.mlp {
-            Mlp::Gated => 3,
-            Mlp::Plain => 2,
-        };
         widest = widest.max(u64::from(m.expert_intermediate) * u64::from(m.shared_experts.max(1)));
-        experts = mul(&[
+    }
+    mul(&[widest, u64::from(a.hidden)]).max(routed_experts_params(a, mlp_matrices(a)))
+}
+
+/// Weight matrices in an MLP: gate, up and down, or up and down.
+fn mlp_matrices(a: &Architecture) -> u64 {
+    match a.mlp {
+        Mlp::Gated => 3,
+        Mlp::Plain => 2,
+    }
+}
+
+/// `matrices` of a MoE layer's routed experts, all experts together (as Transformers
+/// stores them, one 3-D tensor per matrix kind); 0 for a dense model.
+fn routed_experts_params(a: &Architecture, matrices: u64) -> u64 {
+    a.moe.map_or(0, |m| {
+        mul(&[
             u64::from(m.experts),
             matrices,
             u64::from(m.expert_intermediate),
-            h,
-        ]);
-    }
-    mul(&[widest, h]).max(experts)
+            u64::from(a.hidden),
+        ])
+    })
 }
 
 /// The buffers data-parallel training uses to reduce gradients, per GPU, given the
@@ -1080,21 +1089,13 @@ fn head_params(a: &Architecture) -> u64 {
 /// DeepSpeed's offload buffer at ZeRO-1/2 is this large (`largest_param_numel` over the
 /// parameters that train, stage_1_and_2.py).
 fn largest_tensor_params(a: &Architecture) -> u64 {
-    let h = u64::from(a.hidden);
-    let widest = mul(&[a.q_width().max(u64::from(a.intermediate)), h]);
-    let experts = a.moe.map_or(0, |m| {
-        let matrices = match a.mlp {
-            Mlp::Gated => 2,
-            Mlp::Plain => 1,
-        };
-        mul(&[
-            u64::from(m.experts),
-            matrices,
-            u64::from(m.expert_intermediate),
-            h,
-        ])
-    });
-    head_params(a).max(widest).max(experts)
+    let widest = mul(&[
+        a.q_width().max(u64::from(a.intermediate)),
+        u64::from(a.hidden),
+    ]);
+    // `gate_up_proj` holds every input matrix; `down_proj` is smaller or equal.
+    let gate_up = routed_experts_params(a, mlp_matrices(a) - 1);
+    head_params(a).max(widest).max(gate_up)
 }
 
 /// The parameters DeepSpeed's ZeRO-3 leaves gathered after the forward pass: a module
@@ -1110,12 +1111,9 @@ pub fn deepspeed_reused_params(a: &Architecture) -> u64 {
     let q = a.q_width();
     let kv = a.kv_width();
     // The last layer's modules in backward order (the reverse of forward).
+    let matrices = mlp_matrices(a);
     let mut modules: Vec<u64> = match a.moe {
         Some(m) => {
-            let matrices = match a.mlp {
-                Mlp::Gated => 3,
-                Mlp::Plain => 2,
-            };
             let mut v = Vec::new();
             if m.shared_experts > 0 {
                 let shared = mul(&[
@@ -1125,22 +1123,12 @@ pub fn deepspeed_reused_params(a: &Architecture) -> u64 {
                 ]);
                 v.extend(std::iter::repeat_n(shared, matrices as usize));
             }
-            v.push(mul(&[
-                u64::from(m.experts),
-                matrices,
-                u64::from(m.expert_intermediate),
-                h,
-            ]));
+            v.push(routed_experts_params(a, matrices));
+            // The router.
             v.push(mul(&[u64::from(m.experts), h]));
             v
         }
-        None => {
-            let mlp = mul(&[u64::from(a.intermediate), h]);
-            match a.mlp {
-                Mlp::Gated => vec![mlp; 3],
-                Mlp::Plain => vec![mlp; 2],
-            }
-        }
+        None => vec![mul(&[u64::from(a.intermediate), h]); matrices as usize],
     };
     modules.extend([mul(&[q, h]), mul(&[kv, h]), mul(&[kv, h]), mul(&[q, h])]);
     let mut after = head_params(a);
@@ -1988,7 +1976,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             mul(&[per_gpu, u64::from(w.gpus)])
         },
         gpus: w.gpus,
-        offloaded_optimizer: match (w.cpu_offload, ram_gradients(w)) {
+        offloaded_to_ram: match (w.cpu_offload, ram_gradients(w)) {
             // The CPU partitions are fp32 (`single_grad_partition`, the fp32 master's
             // `.grad`, even at ZeRO-1, whose GPU still holds whole 16-bit gradients),
             // whatever type the GPU computed them in; ZeRO-3 first gathers them in its
@@ -2902,8 +2890,8 @@ mod tests {
         assert_eq!(ds.breakdown.gradients, 2 * h * h + 2 * vocab * h);
         // fp32 on the CPU: twice the 16-bit gradient partition the GPU would keep.
         assert_eq!(
-            ds.offloaded_optimizer,
-            kept.offloaded_optimizer + 2 * kept.breakdown.gradients
+            ds.offloaded_to_ram,
+            kept.offloaded_to_ram + 2 * kept.breakdown.gradients
         );
         let one = estimate(
             &m,
@@ -2919,7 +2907,7 @@ mod tests {
             "ZeRO-1 keeps them whole"
         );
         assert_eq!(
-            one.offloaded_optimizer, ds.offloaded_optimizer,
+            one.offloaded_to_ram, ds.offloaded_to_ram,
             "and an fp32 partition in RAM all the same"
         );
         // The staging buffer is as large as the largest parameter that trains: an
@@ -2994,7 +2982,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            fsdp.offloaded_optimizer,
+            fsdp.offloaded_to_ram,
             kept.breakdown.optimizer + 2 * kept.breakdown.gradients + kept.breakdown.weights - root
         );
     }
@@ -3011,7 +2999,7 @@ mod tests {
         let e = estimate(&ModelInput::Params(1_000_000), &w).unwrap();
         assert_eq!(e.breakdown.optimizer, 0);
         // fp32 moments (8 bytes) and the fp32 master copy (4) per parameter.
-        assert_eq!(e.offloaded_optimizer, 12_000_000);
+        assert_eq!(e.offloaded_to_ram, 12_000_000);
     }
 
     #[test]

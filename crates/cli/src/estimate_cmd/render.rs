@@ -93,7 +93,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         max_gpu_layers_fit: e.max_gpu_layers.map(|l| l.fit),
         layers: e.max_gpu_layers.map(|l| l.layers),
         min_cpu_moe_fit: e.min_cpu_moe.map(|l| l.fit),
-        host_bytes: est.host_bytes.saturating_add(est.offloaded_optimizer),
+        host_bytes: est.host_bytes.saturating_add(est.offloaded_to_ram),
         cpu_split: e.cpu_split,
         projector: est.projector,
         smallest_gpu: e.smallest_gpu.map(|g| g.name.as_str()),

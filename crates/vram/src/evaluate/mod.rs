@@ -1151,9 +1151,9 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             bytes: communication,
         });
     }
-    if est.offloaded_optimizer > 0 {
+    if est.offloaded_to_ram > 0 {
         notes.push(Note::CpuOffload {
-            bytes: est.offloaded_optimizer,
+            bytes: est.offloaded_to_ram,
             gradients: crate::estimate::ram_gradients(w),
             whole_on_gpu: !crate::estimate::offloads_gradients(w),
             params: w.offload_params,
