@@ -1162,8 +1162,11 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if s.task.is_training() && w.pp > 1 && model.arch().is_some() {
         notes.push(Note::Pipeline { pp: w.pp });
     }
-    if s.task.is_training() && s.offload_params && s.zero < 3 {
+    if s.task.is_training() && s.offload_params && w.zero < 3 {
         notes.push(Note::OffloadParamsNeedZero3);
+    }
+    if w.zero != s.zero && s.task.is_training() {
+        notes.push(Note::TorchtuneFsdp);
     }
     notes
 }

@@ -206,6 +206,8 @@ pub enum Note {
     Pipeline { pp: u32 },
     /// Parameters in RAM were asked for without ZeRO-3, which alone can do it.
     OffloadParamsNeedZero3,
+    /// torchtune on several GPUs shards with FSDP whatever stage was asked for.
+    TorchtuneFsdp,
     /// ZeRO-Offload moved these optimizer bytes per GPU to CPU RAM.
     CpuOffload {
         bytes: u64,
@@ -799,6 +801,12 @@ impl Note {
                 "Pesos en la CPU: solo ZeRO-3 (o FSDP) puede dejarlos en la RAM; con esta etapa se ignora."
             }
             .to_owned(),
+            Note::TorchtuneFsdp => if cli {
+                "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el backward: --zero 2."
+            } else {
+                "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el backward: ZeRO-2."
+            }
+            .to_owned(),
             Note::Pipeline { pp } => format!(
                 "Con paralelismo de tubería (calendario 1F1B), la primera etapa guarda {pp} microlotes en vuelo por {} de las capas: las activaciones por GPU son las de todo el modelo para un microlote.",
                 if *pp == 2 {
@@ -1133,6 +1141,7 @@ mod tests {
             },
             Note::Pipeline { pp: 2 },
             Note::OffloadParamsNeedZero3,
+            Note::TorchtuneFsdp,
             Note::CpuOffload {
                 bytes: 1 << 30,
                 gradients: false,

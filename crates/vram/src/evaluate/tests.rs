@@ -368,6 +368,25 @@ fn offloaded_parameters_need_zero3() {
     assert!(e.notes.contains(&Note::OffloadParamsNeedZero3));
 }
 
+/// torchtune on two GPUs is FSDP even at stage 0: no DDP bucket copy, a note saying so.
+#[test]
+fn torchtune_on_two_gpus_is_fsdp() {
+    let run = |runtime: &str| {
+        let s = settings(&[
+            (Field::Task, "full"),
+            (Field::Runtime, runtime),
+            (Field::Gpus, "2"),
+        ]);
+        evaluate(&preset("llama-3.1-8b"), &s).unwrap()
+    };
+    let (tune, trainer) = (run("torchtune"), run("transformers"));
+    assert!(tune.workload.fsdp && tune.notes.contains(&Note::TorchtuneFsdp));
+    assert_eq!(tune.estimate.grad_sync.buckets, 0);
+    assert!(tune.estimate.per_gpu_bytes < trainer.estimate.per_gpu_bytes);
+    assert!(!trainer.notes.contains(&Note::TorchtuneFsdp));
+    assert!(trainer.estimate.grad_sync.buckets > 0);
+}
+
 #[test]
 fn offload_and_paged_optimizers_are_noted() {
     let s = settings(&[

@@ -544,6 +544,20 @@ impl Settings {
         })
     }
 
+    /// The ZeRO stage the training runs at (0 in inference). torchtune has no DDP: its
+    /// distributed recipes always shard with FSDP2, resharding after forward (ZeRO-3) by
+    /// default and keeping the gathered parameters until backward (ZeRO-2) with
+    /// `fsdp_reshard_after_forward: False` (the docstring of
+    /// `recipes/full_finetune_distributed.py`: "DDP is currently not supported"), so on
+    /// several GPUs stages 0 and 1 run as 3.
+    pub fn zero_stage(&self) -> u8 {
+        match self.runtime {
+            _ if !self.task.is_training() => 0,
+            Runtime::Torchtune if self.gpus > 1 && self.zero < 2 => 3,
+            _ => self.zero,
+        }
+    }
+
     /// The engine's workload. The CUDA context is the one given, else the catalog
     /// GPU family's default, else the engine's generic one.
     pub fn workload(&self) -> Workload {
@@ -572,10 +586,10 @@ impl Settings {
             lora_rank: self.lora_rank,
             kv_dtype: self.kv_dtype,
             gpus: self.gpus,
-            zero: if training { self.zero } else { 0 },
+            zero: self.zero_stage(),
             // ZeRO-3 outside DeepSpeed is PyTorch's FSDP (Trainer through accelerate,
             // torchtune, torchrun scripts).
-            fsdp: training && self.zero >= 3 && self.runtime != Runtime::Deepspeed,
+            fsdp: self.zero_stage() >= 3 && self.runtime != Runtime::Deepspeed,
             // llama.cpp and Ollama deal whole layers among the GPUs (`--split-mode
             // layer`, their default): a pipeline over every GPU.
             tp: if self.layer_split() { 1 } else { self.tp() },
@@ -587,8 +601,9 @@ impl Settings {
             // Parameters in RAM take the optimizer and the gradients with them: DeepSpeed
             // pairs `offload_param` with `offload_optimizer` (its estimator models
             // nothing else), FSDP's CPU offload moves all three.
-            cpu_offload: training && (self.cpu_offload || self.offload_params && self.zero >= 3),
-            offload_params: training && self.offload_params && self.zero >= 3,
+            cpu_offload: training
+                && (self.cpu_offload || self.offload_params && self.zero_stage() >= 3),
+            offload_params: training && self.offload_params && self.zero_stage() >= 3,
             cuda_context: self.cuda_context.or(self
                 .gpu
                 .map(|g| crate::context::for_family(&g.family).bytes)),
@@ -602,7 +617,7 @@ impl Settings {
             // `is_sharded_qlora` in trl/trainer/sft_trainer.py).
             kbit_fp32: self.task == Task::Qlora
                 && self.runtime == Runtime::Transformers
-                && (self.zero < 3 || self.gpus <= 1),
+                && (self.zero_stage() < 3 || self.gpus <= 1),
             gpu_layers: self.gpu_layers,
             ngl_output_first: self.ngl_output_first,
             ubatch: u64::from(self.ubatch),

@@ -437,3 +437,24 @@ fn cublas_workspaces_follow_the_threads_that_multiply() {
     assert_eq!(ws(Task::Inference, "vllm", true, "h100-sxm"), 0);
     assert_eq!(ws(Task::Inference, "vllm", false, "h100-sxm"), hopper);
 }
+
+#[test]
+fn torchtune_shards_with_fsdp_on_several_gpus() {
+    let stage = |runtime: &str, gpus: u32, zero: u8| {
+        let mut s = Settings::for_task(Task::Full);
+        s.set(Field::Runtime, runtime, Surface::Cli).unwrap();
+        s.gpus = gpus;
+        s.zero = zero;
+        let w = s.workload();
+        (w.zero, w.fsdp)
+    };
+    // torchtune has no DDP: stages 0 and 1 run as FSDP's full sharding.
+    assert_eq!(stage("torchtune", 2, 0), (3, true));
+    assert_eq!(stage("torchtune", 2, 1), (3, true));
+    // fsdp_reshard_after_forward: False keeps the gathered weights (ZeRO-2).
+    assert_eq!(stage("torchtune", 2, 2), (2, false));
+    assert_eq!(stage("torchtune", 1, 0), (0, false));
+    // The others run DDP at stage 0.
+    assert_eq!(stage("transformers", 2, 0), (0, false));
+    assert_eq!(stage("deepspeed", 2, 3), (3, false));
+}

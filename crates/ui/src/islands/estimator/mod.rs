@@ -320,7 +320,7 @@ pub fn Estimator(
                 {choice_select(inputs, Field::LoraTargets, options_of(LORA_TARGETS), Box::new(move || !matches!(task(), Task::Lora | Task::Qlora)))}
                 {check_field(inputs, Field::Checkpointing, move || !training())}
                 {check_field(inputs, Field::CpuOffload, move || !training())}
-                {check_field(inputs, Field::OffloadParams, move || !training() || inputs.with(|i| i.settings.zero < 3))}
+                {check_field(inputs, Field::OffloadParams, move || !training() || inputs.with(|i| i.settings.zero_stage() < 3))}
                 {check_field(inputs, Field::Serve, move || training() || inputs.with(|i| matches!(i.settings.runtime, vram::settings::Runtime::LlamaCpp | vram::settings::Runtime::Ollama | vram::settings::Runtime::AutoAwq)))}
                 {text_field(inputs, Field::Utilization)}
                 {choice_select(inputs, Field::CudaGraphs, options_of(CUDA_GRAPHS), Box::new(move || inputs.with(|i| !i.settings.serving())))}
