@@ -11,7 +11,7 @@ use crate::arch::{Architecture, Mlp, Norm, ParamCount};
 use crate::dtype::Dtype;
 use crate::quant::{WeightFormat, mix_of, use_more_bits};
 use crate::workload::{
-    Attention, Engine, Finetune, LoraTargets, Loss, Mode, Optimizer, Precision, Workload,
+    Attention, Engine, Finetune, Linear, LoraTargets, Loss, Mode, Optimizer, Precision, Workload,
 };
 
 /// What is known about the model.
@@ -334,17 +334,23 @@ pub fn embeddings_off_gpu(
     }
 }
 
-/// LoRA adapter parameters: rank × (in + out) for every adapted linear of the layers:
-/// q and v (PEFT's default), the four attention projections, or every linear
-/// (`target_modules="all-linear"`). PEFT matches module names by suffix, so a vision
+/// LoRA adapter parameters: rank × (in + out) for every adapted linear of the layers
+/// (q and v with PEFT's defaults, a list of modules, or every linear with
+/// `target_modules="all-linear"`). PEFT matches module names by suffix, so a vision
 /// tower's layers get theirs too: SigLIP names its projections `q_proj`, `k_proj`,
-/// `v_proj`, `out_proj` (which "o_proj" does not match), `fc1` and `fc2`.
+/// `v_proj`, `out_proj` (which "o_proj" does not match), `fc1` and `fc2`, which only
+/// "all-linear" reaches.
 pub fn lora_params(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
     let tower = a.vision.map_or(0, |v| {
         let (h, i) = (u64::from(v.hidden), u64::from(v.intermediate));
         let per_layer = match targets {
-            LoraTargets::QueryValue => 2 * (h + h),
-            LoraTargets::Attention => 3 * (h + h),
+            LoraTargets::Modules(set) => {
+                let named = [Linear::Q, Linear::K, Linear::V]
+                    .iter()
+                    .filter(|&&l| set.contains(l))
+                    .count() as u64;
+                named * (h + h)
+            }
             LoraTargets::AllLinear => 4 * (h + h) + 2 * (h + i),
         };
         mul(&[u64::from(rank), u64::from(v.layers), per_layer])
@@ -352,29 +358,29 @@ pub fn lora_params(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
     lora_params_text(a, rank, targets).saturating_add(tower)
 }
 
-/// [`lora_params`] of the language model alone.
+/// [`lora_params`] of the language model alone. A plain MLP (GPT-2's `c_fc`, Phi's
+/// `fc1`) has no gate; an MoE's experts and shared experts each carry the MLP's.
 fn lora_params_text(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
     let h = u64::from(a.hidden);
     let (q, kv) = (a.q_width(), a.kv_width());
-    let qv = (h + q) + (h + kv);
-    let attn = (h + q) + 2 * (h + kv) + (q + h);
-    let mlp_one = |inter: u64| match a.mlp {
-        Mlp::Gated => 3 * (h + inter),
-        Mlp::Plain => 2 * (h + inter),
-    };
-    let mlp = match a.moe {
-        None => mlp_one(u64::from(a.intermediate)),
-        Some(m) => {
-            // u32 sum widened first: experts + shared experts can pass u32::MAX.
-            mlp_one(u64::from(m.expert_intermediate))
-                * (u64::from(m.experts) + u64::from(m.shared_experts))
-        }
-    };
-    let per_layer = match targets {
-        LoraTargets::QueryValue => qv,
-        LoraTargets::Attention => attn,
-        LoraTargets::AllLinear => attn.saturating_add(mlp),
-    };
+    let experts = a.moe.map_or(1, |m| {
+        // u32 sum widened first: experts + shared experts can pass u32::MAX.
+        u64::from(m.experts) + u64::from(m.shared_experts)
+    });
+    let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
+        u64::from(m.expert_intermediate)
+    });
+    let per_layer: u64 = Linear::ALL
+        .iter()
+        .filter(|&&l| targets.adapts(l))
+        .map(|&l| match l {
+            Linear::Q => h + q,
+            Linear::K | Linear::V => h + kv,
+            Linear::O => q + h,
+            Linear::Gate if matches!(a.mlp, Mlp::Plain) => 0,
+            Linear::Gate | Linear::Up | Linear::Down => experts.saturating_mul(h + inter),
+        })
+        .fold(0, u64::saturating_add);
     mul(&[u64::from(rank), u64::from(a.layers), per_layer])
 }
 
@@ -550,18 +556,6 @@ pub fn kbit_upcast_bytes(pc: &ParamCount, w: &Workload) -> u64 {
     }
 }
 
-/// The linear layers of a block (a plain MLP's `fc1`/`fc2` count as `Up`/`Down`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Linear {
-    Q,
-    K,
-    V,
-    O,
-    Gate,
-    Up,
-    Down,
-}
-
 /// Whether a linear layer's weight gets a gradient (a full fine-tune) or a LoRA adapter.
 /// A frozen layer's backward needs only its weight: autograd saves an operand of a
 /// product only when the other one requires grad (`derivatives.yaml`'s conditional
@@ -569,13 +563,7 @@ enum Linear {
 fn trains(w: &Workload, l: Linear) -> bool {
     match w.finetune {
         Finetune::Full => true,
-        Finetune::Lora | Finetune::Qlora => match w.lora_targets {
-            LoraTargets::QueryValue => matches!(l, Linear::Q | Linear::V),
-            LoraTargets::Attention => {
-                matches!(l, Linear::Q | Linear::K | Linear::V | Linear::O)
-            }
-            LoraTargets::AllLinear => true,
-        },
+        Finetune::Lora | Finetune::Qlora => w.lora_targets.adapts(l),
     }
 }
 
@@ -2449,7 +2437,7 @@ mod tests {
         let lora = Workload {
             mode: Mode::Train,
             finetune: Finetune::Lora,
-            lora_targets: LoraTargets::Attention,
+            lora_targets: LoraTargets::ATTENTION,
             grad_checkpointing: true,
             batch: 2,
             seq: 2048,
@@ -2671,7 +2659,7 @@ mod tests {
         // gate, up and down projections save nothing, and the norms only their input.
         let lora = Workload {
             finetune: Finetune::Lora,
-            lora_targets: LoraTargets::QueryValue,
+            lora_targets: LoraTargets::QUERY_VALUE,
             ..full.clone()
         };
         assert_eq!(
@@ -3076,13 +3064,40 @@ mod tests {
     #[test]
     fn lora_targets_and_offloaded_checkpoints() {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
-        let qv = lora_params(&a, 16, LoraTargets::QueryValue);
+        let qv = lora_params(&a, 16, LoraTargets::QUERY_VALUE);
         // r × layers × ((h + q) + (h + kv)): 16 × 32 × (8192 + 5120), PEFT's default.
         assert_eq!(qv, 16 * 32 * (8192 + 5120));
-        assert!(qv < lora_params(&a, 16, LoraTargets::Attention));
+        assert!(qv < lora_params(&a, 16, LoraTargets::ATTENTION));
         assert!(
-            lora_params(&a, 16, LoraTargets::Attention)
+            lora_params(&a, 16, LoraTargets::ATTENTION)
                 < lora_params(&a, 16, LoraTargets::AllLinear)
+        );
+        // A module list: r × layers × Σ (in + out) of the named linears.
+        let list =
+            |text: &str| LoraTargets::Modules(crate::workload::Linears::parse(text).unwrap());
+        for (targets, per_layer) in [
+            // torchtune's configs: q, v, output_proj and the MLP.
+            (
+                LoraTargets::TORCHTUNE,
+                8192 + 5120 + 8192 + 3 * (4096 + 14336),
+            ),
+            (list("q_proj,k_proj,v_proj"), 8192 + 2 * 5120),
+            (list("gate_proj, up_proj,down_proj"), 3 * (4096 + 14336)),
+            // Every linear of a text model, named one by one, is "all-linear".
+            (
+                list("qkv_proj,o_proj,mlp"),
+                8192 + 2 * 5120 + 8192 + 3 * (4096 + 14336),
+            ),
+        ] {
+            assert_eq!(
+                lora_params(&a, 8, targets),
+                8 * 32 * per_layer,
+                "{targets:?}"
+            );
+        }
+        assert_eq!(
+            lora_params(&a, 8, list("q_proj,k_proj,v_proj,o_proj,mlp")),
+            lora_params(&a, 8, LoraTargets::AllLinear)
         );
         let w = Workload {
             mode: Mode::Train,
@@ -3561,7 +3576,7 @@ mod tests {
         let lora = Workload {
             mode: Mode::Train,
             finetune: Finetune::Lora,
-            lora_targets: LoraTargets::QueryValue,
+            lora_targets: LoraTargets::QUERY_VALUE,
             precision: Precision::Amp,
             ..Workload::default()
         };

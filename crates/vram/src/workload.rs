@@ -92,17 +92,154 @@ pub enum Loss {
     Fused,
 }
 
+/// A linear of a transformer block, as transformers' decoders name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linear {
+    Q,
+    K,
+    V,
+    O,
+    Gate,
+    Up,
+    Down,
+}
+
+impl Linear {
+    pub const ALL: [Linear; 7] = [
+        Linear::Q,
+        Linear::K,
+        Linear::V,
+        Linear::O,
+        Linear::Gate,
+        Linear::Up,
+        Linear::Down,
+    ];
+
+    /// The module name PEFT's `target_modules` matches in Llama-style decoders.
+    pub fn name(self) -> &'static str {
+        match self {
+            Linear::Q => "q_proj",
+            Linear::K => "k_proj",
+            Linear::V => "v_proj",
+            Linear::O => "o_proj",
+            Linear::Gate => "gate_proj",
+            Linear::Up => "up_proj",
+            Linear::Down => "down_proj",
+        }
+    }
+
+    /// The linears one name stands for, as PEFT's `target_modules` (transformers'
+    /// names, and the fused `qkv_proj` and `gate_up_proj` of Phi-3) or torchtune's
+    /// `lora_attn_modules` write them (`output_proj`; `mlp` is its
+    /// `apply_lora_to_mlp`, `w1`/`w2`/`w3` its MLP's gate, down and up).
+    fn named(name: &str) -> Option<&'static [Linear]> {
+        use Linear::*;
+        const NAMES: &[(&str, &[Linear])] = &[
+            ("q_proj", &[Q]),
+            ("k_proj", &[K]),
+            ("v_proj", &[V]),
+            ("o_proj", &[O]),
+            ("output_proj", &[O]),
+            ("out_proj", &[O]),
+            ("gate_proj", &[Gate]),
+            ("up_proj", &[Up]),
+            ("down_proj", &[Down]),
+            ("w1", &[Gate]),
+            ("w3", &[Up]),
+            ("w2", &[Down]),
+            ("qkv_proj", &[Q, K, V]),
+            ("gate_up_proj", &[Gate, Up]),
+            ("mlp", &[Gate, Up, Down]),
+        ];
+        NAMES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, l)| *l)
+    }
+}
+
+/// A set of [`Linear`]s of every block (bit i is `Linear::ALL[i]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Linears(u8);
+
+impl Linears {
+    pub const fn of(list: &[Linear]) -> Linears {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < list.len() {
+            bits |= 1 << list[i] as u8;
+            i += 1;
+        }
+        Linears(bits)
+    }
+
+    pub fn contains(self, l: Linear) -> bool {
+        self.0 & (1 << l as u8) != 0
+    }
+
+    /// Reads a comma-separated list of module names ("q_proj,k_proj,v_proj"); `None`
+    /// when a name is unknown or the list names nothing.
+    pub fn parse(text: &str) -> Option<Linears> {
+        let mut bits = 0u8;
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            for &l in Linear::named(name)? {
+                bits |= 1 << l as u8;
+            }
+        }
+        (bits != 0).then_some(Linears(bits))
+    }
+
+    /// The list as PEFT's module names, in block order: "q_proj,v_proj".
+    pub fn names(self) -> String {
+        Linear::ALL
+            .iter()
+            .filter(|&&l| self.contains(l))
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 /// The linear layers that get LoRA adapters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LoraTargets {
+    /// The named linears of every block: PEFT's `target_modules` list, torchtune's
+    /// `lora_attn_modules` with `apply_lora_to_mlp`. PEFT matches by suffix, so a
+    /// vision tower's `q_proj`, `k_proj` and `v_proj` match too.
+    Modules(Linears),
+    /// Every linear of the blocks, a vision tower's included (PEFT's `"all-linear"`,
+    /// Unsloth's notebooks).
+    AllLinear,
+}
+
+impl LoraTargets {
     /// `q_proj` and `v_proj`: PEFT's default for Llama, Mistral, Qwen and most
     /// decoder families (`TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`).
-    QueryValue,
+    pub const QUERY_VALUE: LoraTargets = LoraTargets::Modules(Linears::of(&[Linear::Q, Linear::V]));
     /// The four attention projections.
-    Attention,
-    /// Every linear of the blocks (PEFT's `"all-linear"`, Unsloth's notebooks).
-    AllLinear,
+    pub const ATTENTION: LoraTargets =
+        LoraTargets::Modules(Linears::of(&[Linear::Q, Linear::K, Linear::V, Linear::O]));
+    /// torchtune's LoRA configs (`recipes/configs/llama3_1/8B_lora_single_device.yaml`
+    /// and the rest of its Llama, Qwen 2.5 and Llama 3.3 configs):
+    /// `lora_attn_modules: ['q_proj', 'v_proj', 'output_proj']`, `apply_lora_to_mlp:
+    /// True`.
+    pub const TORCHTUNE: LoraTargets = LoraTargets::Modules(Linears::of(&[
+        Linear::Q,
+        Linear::V,
+        Linear::O,
+        Linear::Gate,
+        Linear::Up,
+        Linear::Down,
+    ]));
+
+    /// Whether the linear `l` of a text block gets an adapter.
+    pub fn adapts(self, l: Linear) -> bool {
+        match self {
+            LoraTargets::Modules(set) => set.contains(l),
+            LoraTargets::AllLinear => true,
+        }
+    }
 }
 
 /// Storage of the KV cache.
@@ -357,5 +494,37 @@ impl Workload {
         let grads = if stage >= 2 { dp } else { 1 };
         let optim = if stage >= 1 { dp } else { 1 };
         (params, grads, optim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_lists_read_peft_and_torchtune_names() {
+        use Linear::*;
+        for (text, want) in [
+            ("q_proj,v_proj", Some(&[Q, V][..])),
+            (" V_PROJ , q_proj ,", Some(&[Q, V])),
+            (
+                "q_proj,v_proj,output_proj,mlp",
+                Some(&[Q, V, O, Gate, Up, Down]),
+            ),
+            ("wq", None),
+            ("w1,w3,w2", Some(&[Gate, Up, Down])),
+            ("qkv_proj,gate_up_proj", Some(&[Q, K, V, Gate, Up])),
+            ("q_proj,lm_head", None),
+            ("", None),
+            (",,", None),
+        ] {
+            assert_eq!(Linears::parse(text), want.map(Linears::of), "{text}");
+        }
+        assert_eq!(Linears::of(&[V, Q]).names(), "q_proj,v_proj");
+        assert_eq!(
+            LoraTargets::Modules(Linears::parse("v_proj,q_proj").unwrap()),
+            LoraTargets::QUERY_VALUE
+        );
+        assert!(LoraTargets::TORCHTUNE.adapts(O) && !LoraTargets::TORCHTUNE.adapts(K));
     }
 }

@@ -737,12 +737,14 @@ impl Note {
                     Loss::ChunkedOutput { .. } => "la pérdida por trozos de la salida (solo un trozo en FP32 a la vez)",
                     Loss::Fused => "la pérdida fusionada con la proyección, por trozos de tokens",
                 });
-                if let Some(t) = targets {
-                    parts.push(match t {
-                        LoraTargets::QueryValue => "LoRA en q_proj y v_proj",
-                        LoraTargets::Attention => "LoRA en las cuatro proyecciones de atención",
-                        LoraTargets::AllLinear => "LoRA en todas las capas lineales",
-                    });
+                let lora = targets.map(|t| match t {
+                    LoraTargets::QUERY_VALUE => "LoRA en q_proj y v_proj".to_owned(),
+                    LoraTargets::ATTENTION => "LoRA en las cuatro proyecciones de atención".to_owned(),
+                    LoraTargets::AllLinear => "LoRA en todas las capas lineales".to_owned(),
+                    LoraTargets::Modules(set) => format!("LoRA en {}", set.names().replace(',', ", ")),
+                });
+                if let Some(lora) = &lora {
+                    parts.push(lora);
                 }
                 if *offload {
                     parts.push("las entradas de cada capa guardadas en la RAM de la CPU");
@@ -931,7 +933,7 @@ mod tests {
                 runtime: "Transformers",
                 precision: Some(Precision::Amp),
                 loss: Loss::Full,
-                targets: Some(LoraTargets::QueryValue),
+                targets: Some(LoraTargets::QUERY_VALUE),
                 offload: true,
             },
             Note::Capacity {

@@ -257,18 +257,25 @@ pub const LOSSES: &[Choice<Loss>] = &[
 
 pub const LORA_TARGETS: &[Choice<LoraTargets>] = &[
     Choice {
-        value: LoraTargets::QueryValue,
+        value: LoraTargets::QUERY_VALUE,
         id: "qv",
         web: "qv",
         aliases: &["q_proj,v_proj"],
         label: "q_proj y v_proj (PEFT por defecto)",
     },
     Choice {
-        value: LoraTargets::Attention,
+        value: LoraTargets::ATTENTION,
         id: "attention",
         web: "atencion",
         aliases: &["qkvo"],
         label: "Las cuatro proyecciones de atención",
+    },
+    Choice {
+        value: LoraTargets::TORCHTUNE,
+        id: "qvo-mlp",
+        web: "qvo-mlp",
+        aliases: &["torchtune"],
+        label: "q, v, o y el MLP (torchtune)",
     },
     Choice {
         value: LoraTargets::AllLinear,

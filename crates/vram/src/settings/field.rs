@@ -16,6 +16,7 @@ use super::{
 use crate::catalog;
 use crate::quant::WeightFormat;
 use crate::units::{ByteSize, clip};
+use crate::workload::{Linear, Linears, LoraTargets};
 
 /// Every setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -171,7 +172,7 @@ pub const FIELDS: &[Spec] = &[
         Field::LoraTargets,
         "objetivos",
         "Capas con LoRA",
-        "las capas con LoRA",
+        "el conjunto de capas con LoRA",
         false,
     ),
     spec(
@@ -452,7 +453,9 @@ impl Field {
             Field::Loss => {
                 "Cómo se calcula la pérdida sobre los logits: entera en FP32, por trozos de la salida o fusionada con la proyección."
             }
-            Field::LoraTargets => "Qué capas lineales llevan adaptadores LoRA.",
+            Field::LoraTargets => {
+                "Qué capas lineales llevan adaptadores LoRA: un conjunto habitual o tu lista de target_modules (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj; también los nombres de torchtune: output_proj, w1, w2, w3, mlp)."
+            }
             Field::Format => "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
             Field::Batch => "Secuencias procesadas a la vez.",
             Field::Seq => {
@@ -551,7 +554,11 @@ impl Field {
             Field::Precision => choice::spellings(PRECISIONS, web),
             Field::Runtime => choice::spellings(RUNTIMES, web),
             Field::Loss => choice::spellings(LOSSES, web),
-            Field::LoraTargets => choice::spellings(LORA_TARGETS, web),
+            Field::LoraTargets => format!(
+                "{}, o módulos separados por comas ({})",
+                choice::spellings(LORA_TARGETS, web),
+                Linears::of(&Linear::ALL).names()
+            ),
             Field::CudaGraphs => choice::spellings(CUDA_GRAPHS, web),
             Field::KvDtype => choice::spellings(KV_DTYPES, web),
             Field::Zero => choice::spellings(ZERO_STAGES, web),
@@ -799,7 +806,14 @@ pub(super) fn text(s: &Settings, f: Field, surface: Surface) -> Option<String> {
         Field::Precision => print_choice(PRECISIONS, s.precision, surface),
         Field::Runtime => print_choice(RUNTIMES, s.runtime, surface),
         Field::Loss => print_choice(LOSSES, s.loss, surface),
-        Field::LoraTargets => print_choice(LORA_TARGETS, s.lora_targets, surface),
+        Field::LoraTargets => match s.lora_targets {
+            LoraTargets::Modules(set)
+                if !LORA_TARGETS.iter().any(|c| c.value == s.lora_targets) =>
+            {
+                set.names()
+            }
+            targets => print_choice(LORA_TARGETS, targets, surface),
+        },
         Field::LoraRank => n(u64::from(s.lora_rank)),
         Field::KvDtype => print_choice(KV_DTYPES, s.kv_dtype, surface),
         Field::Gpus => n(u64::from(s.gpus)),
@@ -891,7 +905,10 @@ pub(super) fn set(
                 s.runtime = r;
             }
             Field::Loss => s.loss = pick(LOSSES, input)?,
-            Field::LoraTargets => s.lora_targets = pick(LORA_TARGETS, input)?,
+            Field::LoraTargets => {
+                s.lora_targets = pick(LORA_TARGETS, input)
+                    .or_else(|e| Linears::parse(input).map(LoraTargets::Modules).ok_or(e))?
+            }
             Field::LoraRank => s.lora_rank = small(f, input)?,
             Field::KvDtype => s.kv_dtype = pick(KV_DTYPES, input)?,
             Field::Gpus => s.gpus = small(f, input)?,

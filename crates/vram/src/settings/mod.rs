@@ -192,8 +192,9 @@ impl Settings {
     /// - The loss: transformers computes it over the whole logits in fp32
     ///   (`ForCausalLMLoss`), torchtune in 8 chunks of the output
     ///   (`CEWithChunkedOutputLoss`), Unsloth fused with the projection.
-    /// - LoRA goes on `q_proj` and `v_proj` with PEFT's defaults, on the four attention
-    ///   projections in torchtune's configs, on every linear in Unsloth's notebooks.
+    /// - LoRA goes on `q_proj` and `v_proj` with PEFT's defaults, on q, v, the output
+    ///   projection and the MLP in torchtune's configs ([`LoraTargets::TORCHTUNE`]), on
+    ///   every linear in Unsloth's notebooks.
     /// - vLLM serves: the paged KV cache at `gpu_memory_utilization=0.9`.
     /// - vLLM, llama.cpp and Ollama open the context they choose when launched without
     ///   one (`auto`, [`crate::default_context`]); the others get 4096 tokens.
@@ -257,8 +258,8 @@ impl Settings {
             lora_rank: 16,
             lora_targets: match runtime {
                 Runtime::Unsloth => LoraTargets::AllLinear,
-                Runtime::Torchtune => LoraTargets::Attention,
-                _ => LoraTargets::QueryValue,
+                Runtime::Torchtune => LoraTargets::TORCHTUNE,
+                _ => LoraTargets::QUERY_VALUE,
             },
             kv_dtype: KvDtype::Auto,
             gpus: 1,

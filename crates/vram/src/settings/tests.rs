@@ -278,7 +278,19 @@ fn any_settings() -> impl Strategy<Value = Settings> {
                 0..PRECISIONS.len(),
                 0..RUNTIMES.len(),
                 0..LOSSES.len(),
-                0..LORA_TARGETS.len(),
+                prop_oneof![
+                    (0..LORA_TARGETS.len()).prop_map(|i| LORA_TARGETS[i].value),
+                    // Any non-empty set of a block's linears.
+                    (1u8..128).prop_map(|bits| {
+                        let list: Vec<_> = crate::workload::Linear::ALL
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(i, _)| bits & (1 << i) != 0)
+                            .map(|(_, l)| l)
+                            .collect();
+                        crate::workload::LoraTargets::Modules(crate::workload::Linears::of(&list))
+                    }),
+                ],
             ),
             1u32..=16_384,
             0..KV_DTYPES.len(),
@@ -340,7 +352,7 @@ fn any_settings() -> impl Strategy<Value = Settings> {
             optimizer: OPTIMIZERS[b.1].value,
             precision: PRECISIONS[b.2.0].value,
             loss: LOSSES[b.2.2].value,
-            lora_targets: LORA_TARGETS[b.2.3].value,
+            lora_targets: b.2.3,
             lora_rank: b.3,
             kv_dtype: KV_DTYPES[b.4].value,
             gpus: b.5,
@@ -457,4 +469,35 @@ fn torchtune_shards_with_fsdp_on_several_gpus() {
     // The others run DDP at stage 0.
     assert_eq!(stage("transformers", 2, 0), (0, false));
     assert_eq!(stage("deepspeed", 2, 3), (3, false));
+}
+
+#[test]
+fn lora_targets_take_a_preset_or_a_module_list() {
+    let mut s = Settings::for_task(Task::Lora);
+    for (input, cli, web) in [
+        ("qv", "qv", "qv"),
+        ("v_proj,q_proj", "qv", "qv"),
+        ("torchtune", "qvo-mlp", "qvo-mlp"),
+        ("q_proj,v_proj,output_proj,mlp", "qvo-mlp", "qvo-mlp"),
+        (
+            "q_proj,k_proj,v_proj",
+            "q_proj,k_proj,v_proj",
+            "q_proj,k_proj,v_proj",
+        ),
+        ("todas", "all-linear", "todas"),
+    ] {
+        s.set(Field::LoraTargets, input, Surface::Cli).unwrap();
+        assert_eq!(s.text(Field::LoraTargets, Surface::Cli).unwrap(), cli);
+        assert_eq!(s.text(Field::LoraTargets, Surface::Web).unwrap(), web);
+    }
+    let e = s
+        .set(Field::LoraTargets, "q_proj,lm_head", Surface::Cli)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "El conjunto de capas con LoRA «q_proj,lm_head» no existe; usa qv, attention, qvo-mlp o all-linear, o módulos separados por comas (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)."
+    );
+    // torchtune's own default.
+    let t = Settings::for_task(Task::Lora).with_runtime(Runtime::Torchtune);
+    assert_eq!(t.lora_targets, crate::workload::LoraTargets::TORCHTUNE);
 }

@@ -1104,7 +1104,9 @@ const SPECS: &[Spec] = &[
         source: TORCHTUNE,
         runtime: "torchtune",
         model: "llama-3.1-8b",
-        args: "--mode lora --runtime torchtune --lora-rank 8 --batch 2 --seq 2048",
+        // 8B_lora_single_device.yaml at that commit: lora_attn_modules ['q_proj',
+        // 'v_proj'], no MLP, rank 8.
+        args: "--mode lora --runtime torchtune --lora-rank 8 --lora-targets q_proj,v_proj --batch 2 --seq 2048",
         measure: Measure::Allocated,
         published: gib(1620),
         unit: Unit::Binary,
@@ -1115,7 +1117,9 @@ const SPECS: &[Spec] = &[
         source: TORCHTUNE,
         runtime: "torchtune",
         model: "llama-3.1-8b",
-        args: "--mode qlora --runtime torchtune --dtype nf4 --lora-rank 8 --batch 2 --seq 2048",
+        // 8B_qlora_single_device.yaml at that commit: lora_attn_modules ['q_proj',
+        // 'v_proj', 'k_proj', 'output_proj'], apply_lora_to_mlp: True, rank 8.
+        args: "--mode qlora --runtime torchtune --dtype nf4 --lora-rank 8 --lora-targets q_proj,v_proj,k_proj,output_proj,mlp --batch 2 --seq 2048",
         measure: Measure::Allocated,
         published: gib(740),
         unit: Unit::Binary,
@@ -1150,7 +1154,9 @@ const SPECS: &[Spec] = &[
         source: TORCHTUNE_70B,
         runtime: "torchtune",
         model: "llama-3.1-70b",
-        args: "--mode lora --runtime torchtune --lora-rank 16 --lora-targets attention --batch 2 --seq 2048 --grad-checkpointing true --gpus 8 --zero 3",
+        // 70B_lora.yaml at that commit: lora_attn_modules ['q_proj', 'k_proj',
+        // 'v_proj'], no MLP, rank 16.
+        args: "--mode lora --runtime torchtune --lora-rank 16 --lora-targets q_proj,k_proj,v_proj --batch 2 --seq 2048 --grad-checkpointing true --gpus 8 --zero 3",
         measure: Measure::Allocated,
         published: gib(2760),
         unit: Unit::Binary,

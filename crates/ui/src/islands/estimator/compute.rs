@@ -13,7 +13,7 @@ pub use vram::import::Imported;
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
-pub const TEXT_FIELDS: [Field; 9] = [
+pub const TEXT_FIELDS: [Field; 10] = [
     Field::Batch,
     Field::Seq,
     Field::Gpus,
@@ -23,6 +23,7 @@ pub const TEXT_FIELDS: [Field; 9] = [
     Field::CpuMoe,
     Field::Ubatch,
     Field::RamBandwidth,
+    Field::LoraTargets,
 ];
 
 /// The reader's inputs: the model, the typed settings, and the text fields as typed.
@@ -57,6 +58,19 @@ impl Inputs {
             .map(|(_, t)| t.clone())
             .or_else(|| self.settings.text(f, Surface::Web))
             .unwrap_or_default()
+    }
+
+    /// What the reader typed in field `f`, if anything.
+    pub fn typed(&self, f: Field) -> Option<String> {
+        self.typed
+            .iter()
+            .find(|(g, _)| *g == f)
+            .map(|(_, t)| t.clone())
+    }
+
+    /// Forgets what the reader typed in field `f`: the settings' value shows.
+    pub fn forget(&mut self, f: Field) {
+        self.typed.retain(|(g, _)| *g != f);
     }
 
     /// Why a text field's text is refused, if it is.
@@ -96,6 +110,8 @@ impl Inputs {
             // The page's own options are valid; anything else keeps the value.
             let _ = self.settings.set(f, value, Surface::Web);
         }
+        // A choice replaces what was typed for the same setting.
+        self.forget(f);
     }
 
     /// The link's (key, value) pairs for these inputs and what was imported: what the

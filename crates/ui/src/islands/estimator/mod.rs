@@ -172,6 +172,46 @@ fn format_select(inputs: RwSignal<Inputs>) -> impl IntoView {
     }
 }
 
+/// The LoRA targets: the presets, the current list when it is none of them, and a text
+/// field for a list of module names (PEFT's `target_modules`).
+fn lora_targets_select(
+    inputs: RwSignal<Inputs>,
+    disabled: impl Fn() -> bool + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let f = Field::LoraTargets;
+    let current = move || inputs.with(|i| i.settings.text(f, Surface::Web).unwrap_or_default());
+    let listed = move || {
+        let now = current();
+        LORA_TARGETS.iter().any(|c| c.web == now)
+    };
+    let options = options_of(LORA_TARGETS)
+        .into_iter()
+        .map(|(value, label)| view! { <option value=value selected=move || current() == value>{label}</option> })
+        .collect_view();
+    let error = Memo::new(move |_| inputs.with(|i| i.error(f).map(|e| e.to_string())));
+    let spec = f.spec();
+    view! {
+        <label><span>{spec.label}</span>
+            <select name=spec.key disabled=disabled
+                on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(f, &v)); }>
+                {options}
+                {move || (!listed()).then(|| { let list = current(); view! { <option value=list.clone() selected=true>{list.clone()}</option> } })}
+            </select>
+        </label>
+        <label><span>"Otra lista de módulos"</span>
+            <input name="objetivos-lista" type="text" placeholder="q_proj,k_proj,v_proj" disabled=disabled
+                prop:value=move || inputs.with(|i| i.typed(f).unwrap_or_default())
+                aria-invalid=move || error.with(Option::is_some).to_string()
+                on:input=move |ev| {
+                    let v = event_target_value(&ev);
+                    // Emptied: the select's choice stands.
+                    inputs.update(|i| if v.trim().is_empty() { i.forget(f) } else { i.type_text(f, v) });
+                } />
+            {move || error.get().map(|e| view! { <small class="field-error">{e}</small> })}
+        </label>
+    }
+}
+
 #[island]
 pub fn Estimator(
     /// Catalog id of the initial model.
@@ -317,7 +357,7 @@ pub fn Estimator(
                 {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(move || !training()))}
                 {choice_select(inputs, Field::Precision, options_of(PRECISIONS), Box::new(move || task() != Task::Full))}
                 {choice_select(inputs, Field::Loss, options_of(LOSSES), Box::new(move || !training()))}
-                {choice_select(inputs, Field::LoraTargets, options_of(LORA_TARGETS), Box::new(move || !matches!(task(), Task::Lora | Task::Qlora)))}
+                {lora_targets_select(inputs, move || !matches!(task(), Task::Lora | Task::Qlora))}
                 {check_field(inputs, Field::Checkpointing, move || !training())}
                 {check_field(inputs, Field::CpuOffload, move || !training())}
                 {check_field(inputs, Field::OffloadParams, move || !training() || inputs.with(|i| i.settings.zero_stage() < 3))}
