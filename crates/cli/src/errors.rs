@@ -88,10 +88,21 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
     let value = context(e, ContextKind::InvalidValue);
     let message = match e.kind() {
         ErrorKind::UnknownArgument => format!("argumento desconocido «{arg}»"),
-        ErrorKind::InvalidSubcommand => format!("orden desconocida «{arg}»"),
+        ErrorKind::InvalidSubcommand => {
+            let name = context(e, ContextKind::InvalidSubcommand);
+            match context(e, ContextKind::SuggestedSubcommand) {
+                s if s.is_empty() => format!("orden desconocida «{name}» (--help las lista)"),
+                s => format!(
+                    "orden desconocida «{name}»; ¿querías decir «{}»?",
+                    s.replace(", ", "» o «")
+                ),
+            }
+        }
         ErrorKind::InvalidValue => {
             let valid = context(e, ContextKind::ValidValue);
-            if valid.is_empty() {
+            if value.is_empty() {
+                format!("falta el valor de {arg}")
+            } else if valid.is_empty() {
                 format!("valor no válido «{value}» para {arg}")
             } else {
                 format!("valor no válido «{value}» para {arg} (admite: {valid})")

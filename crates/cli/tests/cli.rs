@@ -247,7 +247,26 @@ fn bad_input_is_one_spanish_line_and_exit_2() {
         ),
         (&["estimate"], "--model"),
         (&["estimate", "--bogus"], "argumento desconocido"),
-        (&["vuela"], "orden desconocida"),
+        (&["vuela"], "orden desconocida «vuela»"),
+        (&["estimat"], "¿querías decir «"),
+        (&["estimate", "--model"], "falta el valor de --model"),
+        (&["estimate", "--params", "0"], "al menos un parámetro"),
+        (
+            &["estimate", "--model", "llama-3.1-8b", "--runtime", "vllm"],
+            "vLLM como servidor",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--mode",
+                "lora",
+                "--lora-targets",
+                "q_proj,lm_head",
+            ],
+            "módulos separados por comas",
+        ),
     ];
     for (args, want) in cases {
         let out = vramlab(args);

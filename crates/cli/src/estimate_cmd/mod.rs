@@ -13,8 +13,12 @@ use vram::{Settings, Surface, Task, parse_count};
 
 pub use flags::SettingsArgs;
 
+/// A parameter count: a model has at least one.
 fn count(s: &str) -> Result<u64, String> {
-    parse_count(s).map_err(|e| e.to_string())
+    match parse_count(s).map_err(|e| e.to_string())? {
+        0 => Err("un modelo tiene al menos un parámetro; «0» no vale".into()),
+        n => Ok(n),
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,9 +110,14 @@ pub fn run(args: &Args) -> Result<String, String> {
             return Err("--serve planifica una caché KV paginada como la de vLLM; llama.cpp y Ollama reservan la suya entera al cargar (sus ranuras son --batch) y AutoAWQ no sirve peticiones: quita --serve o usa --runtime vllm".into());
         }
         if loaded.model.arch().is_none() || s.capacity().is_none() {
-            return Err(
-                "--serve necesita un modelo con arquitectura y --gpu o --gpu-memory".into(),
-            );
+            let what = if s.runtime == Runtime::Vllm {
+                "vLLM como servidor (lo que hace --runtime vllm)"
+            } else {
+                "--serve"
+            };
+            return Err(format!(
+                "{what} necesita un modelo con arquitectura y --gpu o --gpu-memory: sin la GPU no hay presupuesto de gpu_memory_utilization que repartir (o pasa --serve false para un cálculo sin servidor)"
+            ));
         }
     }
     let e = vram::evaluate(&loaded.model, &s).map_err(|e| e.to_string())?;
