@@ -743,7 +743,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
                 })
             }),
         // A layout vLLM refuses runs nowhere: no GPU list, count or speed for it.
-        smallest_gpu: solve::smallest_gpu(input, &whole).filter(|_| refused.is_none()),
+        smallest_gpu: solve::smallest_gpu(input, &whole, s.reserve).filter(|_| refused.is_none()),
         whole: whole_bytes,
         opened,
         min_gpus: capacity
