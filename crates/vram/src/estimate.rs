@@ -3085,7 +3085,7 @@ mod tests {
             (list("gate_proj, up_proj,down_proj"), 3 * (4096 + 14336)),
             // Every linear of a text model, named one by one, is "all-linear".
             (
-                list("qkv_proj,o_proj,mlp"),
+                list("q_proj,k_proj,v_proj,o_proj,w1,w2,w3"),
                 8192 + 2 * 5120 + 8192 + 3 * (4096 + 14336),
             ),
         ] {

@@ -129,9 +129,10 @@ impl Linear {
     }
 
     /// The linears one name stands for, as PEFT's `target_modules` (transformers'
-    /// names, and the fused `qkv_proj` and `gate_up_proj` of Phi-3) or torchtune's
-    /// `lora_attn_modules` write them (`output_proj`; `mlp` is its
-    /// `apply_lora_to_mlp`, `w1`/`w2`/`w3` its MLP's gate, down and up).
+    /// names) or torchtune's `lora_attn_modules` write them (`output_proj`; `mlp` is its
+    /// `apply_lora_to_mlp`, `w1`/`w2`/`w3` its MLP's gate, down and up). Fused
+    /// projections (Phi-3's `qkv_proj`, `gate_up_proj`) carry one adapter for several
+    /// outputs, which these separate linears cannot count, so they are refused.
     fn named(name: &str) -> Option<&'static [Linear]> {
         use Linear::*;
         const NAMES: &[(&str, &[Linear])] = &[
@@ -140,15 +141,12 @@ impl Linear {
             ("v_proj", &[V]),
             ("o_proj", &[O]),
             ("output_proj", &[O]),
-            ("out_proj", &[O]),
             ("gate_proj", &[Gate]),
             ("up_proj", &[Up]),
             ("down_proj", &[Down]),
             ("w1", &[Gate]),
             ("w3", &[Up]),
             ("w2", &[Down]),
-            ("qkv_proj", &[Q, K, V]),
-            ("gate_up_proj", &[Gate, Up]),
             ("mlp", &[Gate, Up, Down]),
         ];
         NAMES
@@ -513,7 +511,8 @@ mod tests {
             ),
             ("wq", None),
             ("w1,w3,w2", Some(&[Gate, Up, Down])),
-            ("qkv_proj,gate_up_proj", Some(&[Q, K, V, Gate, Up])),
+            ("qkv_proj", None),
+            ("out_proj", None),
             ("q_proj,lm_head", None),
             ("", None),
             (",,", None),

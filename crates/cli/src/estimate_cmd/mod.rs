@@ -115,8 +115,13 @@ pub fn run(args: &Args) -> Result<String, String> {
             } else {
                 "--serve"
             };
+            let why = if loaded.model.arch().is_none() {
+                "un modelo con arquitectura (--model, no --params): la caché KV sale de sus capas y cabezas"
+            } else {
+                "--gpu o --gpu-memory: sin la GPU no hay presupuesto de gpu_memory_utilization que repartir"
+            };
             return Err(format!(
-                "{what} necesita un modelo con arquitectura y --gpu o --gpu-memory: sin la GPU no hay presupuesto de gpu_memory_utilization que repartir (o pasa --serve false para un cálculo sin servidor)"
+                "{what} necesita {why} (o pasa --serve false para un cálculo sin servidor)"
             ));
         }
     }

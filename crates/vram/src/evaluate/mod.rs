@@ -1165,7 +1165,11 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if s.task.is_training() && s.offload_params && w.zero < 3 {
         notes.push(Note::OffloadParamsNeedZero3);
     }
-    if w.zero != s.zero && s.task.is_training() {
+    if s.task.is_training()
+        && s.runtime == crate::settings::Runtime::Torchtune
+        && s.gpus > 1
+        && s.zero < 2
+    {
         notes.push(Note::TorchtuneFsdp);
     }
     notes

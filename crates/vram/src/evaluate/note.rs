@@ -804,9 +804,9 @@ impl Note {
             }
             .to_owned(),
             Note::TorchtuneFsdp => if cli {
-                "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el backward: --zero 2."
+                "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el paso hacia atrás; eso es --zero 2."
             } else {
-                "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el backward: ZeRO-2."
+                "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el paso hacia atrás; eso es ZeRO-2."
             }
             .to_owned(),
             Note::Pipeline { pp } => format!(

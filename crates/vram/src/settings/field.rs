@@ -454,7 +454,7 @@ impl Field {
                 "Cómo se calcula la pérdida sobre los logits: entera en FP32, por trozos de la salida o fusionada con la proyección."
             }
             Field::LoraTargets => {
-                "Qué capas lineales llevan adaptadores LoRA: un conjunto habitual o tu lista de target_modules (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj; también los nombres de torchtune: output_proj, w1, w2, w3, mlp)."
+                "Qué capas lineales llevan adaptadores LoRA: un conjunto habitual o tu lista de target_modules (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj; también los nombres de torchtune: output_proj, w1, w2, w3, mlp; sin espacios, o entre comillas en la terminal)."
             }
             Field::Format => "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
             Field::Batch => "Secuencias procesadas a la vez.",

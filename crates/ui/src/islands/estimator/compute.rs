@@ -3,7 +3,7 @@
 //! through `estimate_web::view`, which the browser runs in that crate's bundle. No
 //! Leptos here, so the tests exercise exactly what the island sends.
 
-use vram::settings::SettingError;
+use vram::settings::{SettingError, Task};
 use vram::{Field, Settings, Surface};
 
 pub use estimate_web::view::CUSTOM;
@@ -80,13 +80,18 @@ impl Inputs {
     }
 
     /// The first refused text field's reason: the page shows it instead of an answer.
+    /// The LoRA list counts only where LoRA trains (elsewhere its field is disabled).
     pub fn first_error(&self) -> Option<SettingError> {
-        TEXT_FIELDS.iter().find_map(|&f| self.error(f))
+        let lora = matches!(self.settings.task, Task::Lora | Task::Qlora);
+        TEXT_FIELDS
+            .iter()
+            .filter(|&&f| lora || f != Field::LoraTargets)
+            .find_map(|&f| self.error(f))
     }
 
-    /// The reader typed `text` in field `f`.
+    /// The reader typed `text` in field `f` (a list of LoRA modules can be long).
     pub fn type_text(&mut self, f: Field, text: String) {
-        let text: String = text.chars().take(64).collect();
+        let text: String = text.chars().take(128).collect();
         let _ = self.settings.set(f, &text, Surface::Web);
         self.typed.retain(|(g, _)| *g != f);
         self.typed.push((f, text));
@@ -110,8 +115,16 @@ impl Inputs {
             // The page's own options are valid; anything else keeps the value.
             let _ = self.settings.set(f, value, Surface::Web);
         }
-        // A choice replaces what was typed for the same setting.
+        // A choice replaces what was typed for the same setting, and a new task or
+        // runtime what it moved to its own default (typed text that still reads as
+        // the value stays, and so does refused text, with its message).
         self.forget(f);
+        let settings = &self.settings;
+        self.typed.retain(|(g, text)| {
+            let mut read = settings.clone();
+            read.set(*g, text, Surface::Web).is_err()
+                || read.text(*g, Surface::Web) == settings.text(*g, Surface::Web)
+        });
     }
 
     /// The link's (key, value) pairs for these inputs and what was imported: what the
@@ -165,6 +178,28 @@ mod tests {
         let more = h.eval.estimate.breakdown.overhead - o.eval.estimate.breakdown.overhead;
         let mib = vram::ByteSize::MIB;
         assert!((884 * mib..885 * mib + mib / 4).contains(&more), "{more}");
+    }
+
+    /// A typed LoRA list sets the targets; a bad one blocks the answer only where LoRA
+    /// trains, and a new runtime that moves the targets to its own default drops it.
+    #[test]
+    fn typed_lora_lists() {
+        let mut i = inputs();
+        i.choose(Field::Task, "lora");
+        let qv = compute(&i, &Imported::default()).unwrap();
+        i.type_text(Field::LoraTargets, "q_proj,k_proj,v_proj".into());
+        let qkv = compute(&i, &Imported::default()).unwrap();
+        assert!(qkv.eval.estimate.trainable_params > qv.eval.estimate.trainable_params);
+        i.type_text(Field::LoraTargets, "q_proj,lm_head".into());
+        assert!(compute(&i, &Imported::default()).is_err());
+        i.choose(Field::Task, "entrenamiento");
+        assert!(compute(&i, &Imported::default()).is_ok());
+        i.choose(Field::Task, "lora");
+        i.type_text(Field::LoraTargets, "v_proj,q_proj".into());
+        assert_eq!(i.text(Field::LoraTargets), "v_proj,q_proj");
+        i.choose(Field::Runtime, "torchtune");
+        assert_eq!(i.typed(Field::LoraTargets), None);
+        assert_eq!(i.text(Field::LoraTargets), "qvo-mlp");
     }
 
     #[test]

@@ -204,7 +204,7 @@ fn lora_targets_select(
                 aria-invalid=move || error.with(Option::is_some).to_string()
                 on:input=move |ev| {
                     let v = event_target_value(&ev);
-                    // Emptied: the select's choice stands.
+                    // Emptied: the settings (the select) show again.
                     inputs.update(|i| if v.trim().is_empty() { i.forget(f) } else { i.type_text(f, v) });
                 } />
             {move || error.get().map(|e| view! { <small class="field-error">{e}</small> })}
