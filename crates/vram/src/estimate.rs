@@ -803,6 +803,7 @@ pub fn training_activations(
         0
     };
     let working = working
+        .saturating_add(bnb_dequant_bytes(a, w))
         .saturating_add(fsdp_unsharded(a, w).1)
         .saturating_add(sync.layer_gradient)
         .saturating_add(tied);
@@ -1086,6 +1087,27 @@ fn largest_tensor_params(a: &Architecture) -> u64 {
     head_params(a).max(widest).max(gate_up)
 }
 
+/// The 16-bit copy of one 4-bit linear that bitsandbytes makes to multiply by it, in
+/// bytes: `MatMul4Bit` runs `linear(A, dequantize_4bit(B, quant_state).t())` in forward
+/// and dequantizes again for the input's gradient in backward
+/// (bitsandbytes/autograd/_functions.py); `matmul_4bit` skips it only for one token
+/// without gradient (the `gemv_4bit` kernel, decoding). One linear at a time, freed
+/// after its product: the widest of the attention projections and the MLP's matrices
+/// (an MoE's per expert), in the compute dtype. The output head is never quantised.
+pub fn bnb_dequant_bytes(a: &Architecture, w: &Workload) -> u64 {
+    if !matches!(w.weights, WeightFormat::Nf4 { .. }) {
+        return 0;
+    }
+    let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
+        u64::from(m.expert_intermediate).max(u64::from(a.intermediate))
+    });
+    mul(&[
+        a.q_width().max(inter),
+        u64::from(a.hidden),
+        w.compute_dtype().bytes_for(1),
+    ]) / u64::from(w.tp.max(1))
+}
+
 /// The parameters DeepSpeed's ZeRO-3 leaves gathered after the forward pass: a module
 /// is not released when its next use comes within `stage3_max_reuse_distance`
 /// parameters of the trace (`__params_to_release`, walked from the next module). After
@@ -1171,7 +1193,13 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
     } else {
         b * u128::from(a.vocab) * (c + 4)
     };
-    u64::try_from(attn_phase.max(mlp_phase) + logits).unwrap_or(u64::MAX)
+    // bitsandbytes dequantizes each 4-bit linear it multiplies by more than one token.
+    let dequant = if s * b > 1 {
+        u128::from(bnb_dequant_bytes(a, w))
+    } else {
+        0
+    };
+    u64::try_from(attn_phase.max(mlp_phase) + dequant + logits).unwrap_or(u64::MAX)
 }
 
 /// ggml's micro-batch (`n_ubatch`, 512 by default in llama.cpp and Ollama): the most
@@ -3059,6 +3087,61 @@ mod tests {
         // An encoder for classification has no vocabulary-sized output.
         let bert = model("bert-base-uncased").unwrap().arch.clone();
         assert_eq!(loss_peak(&bert, &w), 0);
+    }
+
+    /// bitsandbytes multiplies by a 16-bit copy of each 4-bit linear, one at a time:
+    /// Llama 3.1 8B's widest is an MLP matrix, 14 336 × 4096.
+    #[test]
+    fn bnb_dequantizes_one_linear_at_a_time() {
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let nf4 = Workload {
+            weights: WeightFormat::Nf4 { double_quant: true },
+            seq: 2048,
+            ..Workload::default()
+        };
+        assert_eq!(bnb_dequant_bytes(&a, &nf4), 14_336 * 4096 * 2);
+        let bf16 = Workload {
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            ..nf4.clone()
+        };
+        assert_eq!(bnb_dequant_bytes(&a, &bf16), 0);
+        // In a prefill, not for one token (bitsandbytes' gemv kernel reads 4 bits).
+        let prefill = |w: &Workload| prefill_activations(&a, w);
+        assert_eq!(
+            prefill(&nf4)
+                - prefill(&Workload {
+                    weights: bf16.weights,
+                    ..nf4.clone()
+                }),
+            14_336 * 4096 * 2
+        );
+        let one = Workload {
+            seq: 1,
+            ..nf4.clone()
+        };
+        assert_eq!(
+            prefill(&one),
+            prefill(&Workload {
+                weights: bf16.weights,
+                ..one.clone()
+            })
+        );
+        // And in training, inside a layer's backward.
+        let train = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Qlora,
+            loss: Loss::Fused,
+            seq: 32_768,
+            ..nf4.clone()
+        };
+        let sync = GradSync::default();
+        let plain = Workload {
+            weights: bf16.weights,
+            ..train.clone()
+        };
+        let grow =
+            training_activations(&a, &train, 0, &sync) - training_activations(&a, &plain, 0, &sync);
+        assert_eq!(grow, 14_336 * 4096 * 2);
     }
 
     #[test]
