@@ -415,3 +415,27 @@ test("vLLM, llama.cpp and Ollama open their own context: «auto», as a default 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("a list of LoRA modules is estimated like the CLI and travels in the link", async () => {
+  const { context, page, problems, est } = await openEstimator();
+  await est.locator("select[name=modo]").selectOption("lora");
+  const list = est.locator("input[name=objetivos-lista]");
+  await list.fill("q_proj,k_proj,v_proj");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("objetivos") === "q_proj,k_proj,v_proj");
+  // The select shows the typed list as its own option.
+  assert.equal(await est.locator("select[name=objetivos]").inputValue(), "q_proj,k_proj,v_proj");
+  const expected = cli(["--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--mode", "lora", "--lora-targets", "q_proj,k_proj,v_proj"]);
+  if (expected) await est.locator(".est-total").filter({ hasText: gib(expected.per_gpu_bytes) }).waitFor();
+  // A module the estimator cannot count: a Spanish message under the field.
+  await list.fill("q_proj,lm_head");
+  await est.getByRole("alert").waitFor();
+  assert.match(await est.locator("label:has(input[name=objetivos-lista]) .field-error").innerText(), /«q_proj,lm_head» no existe/);
+  // A preset chosen in the select replaces the typed list.
+  await est.locator("select[name=objetivos]").selectOption("todas");
+  assert.equal(await list.inputValue(), "");
+  await est.locator(".est-total").waitFor();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("objetivos") === "todas");
+  await screenshot(page, "estimador-lora-lista");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
