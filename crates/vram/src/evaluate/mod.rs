@@ -1165,6 +1165,13 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if s.task.is_training() && s.offload_params && w.zero < 3 {
         notes.push(Note::OffloadParamsNeedZero3);
     }
+    if let Some(a) = model.arch()
+        && s.task.is_training()
+        && !a.encoder_only
+        && matches!(s.runtime, Runtime::Transformers | Runtime::Deepspeed)
+    {
+        notes.push(trainer_eval(a, s, w, est));
+    }
     if s.task.is_training()
         && s.runtime == crate::settings::Runtime::Torchtune
         && s.gpus > 1
@@ -1173,6 +1180,33 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
         notes.push(Note::TorchtuneFsdp);
     }
     notes
+}
+
+/// What `Trainer`'s evaluation asks beside what stays through it: the weights, the
+/// optimizer states, DDP's buckets and DeepSpeed's gradient partitions stay; the
+/// gradients `zero_grad` freed and the training activations do not.
+fn trainer_eval(a: &crate::Architecture, s: &Settings, w: &Workload, est: &Estimate) -> Note {
+    use crate::estimate::{TRAINER_EVAL_BATCH, eval_kept_bytes, eval_loss_bytes};
+    let freed = if w.deepspeed {
+        0
+    } else {
+        est.breakdown
+            .gradients
+            .saturating_sub(est.grad_sync.buckets)
+    };
+    let stays = est
+        .per_gpu_bytes
+        .saturating_sub(est.breakdown.activations)
+        .saturating_sub(freed);
+    let room = s.capacity().map(|c| c.saturating_sub(stays));
+    let kept = eval_kept_bytes(a, w);
+    Note::TrainerEval {
+        batch: TRAINER_EVAL_BATCH,
+        peak: eval_loss_bytes(a, w, TRAINER_EVAL_BATCH),
+        fits: room.map(|r| r / eval_loss_bytes(a, w, 1).max(1)),
+        kept,
+        kept_fit: room.map(|r| r / kept.saturating_mul(2).max(1)),
+    }
 }
 
 /// Memory against context for the page's chart: (tokens, bytes with eager attention,

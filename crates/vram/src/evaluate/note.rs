@@ -208,6 +208,16 @@ pub enum Note {
     OffloadParamsNeedZero3,
     /// torchtune on several GPUs shards with FSDP whatever stage was asked for.
     TorchtuneFsdp,
+    /// `Trainer`'s evaluation: its default batch's loss over the logits, and what
+    /// `compute_metrics` keeps per sequence; with a capacity, what fits beside the
+    /// weights and optimizer states that stay through it.
+    TrainerEval {
+        batch: u64,
+        peak: u64,
+        fits: Option<u64>,
+        kept: u64,
+        kept_fit: Option<u64>,
+    },
     /// ZeRO-Offload moved these optimizer bytes per GPU to CPU RAM.
     CpuOffload {
         bytes: u64,
@@ -809,6 +819,36 @@ impl Note {
                 "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el paso hacia atrás; eso es ZeRO-2."
             }
             .to_owned(),
+            Note::TrainerEval {
+                batch,
+                peak,
+                fits,
+                kept,
+                kept_fit,
+            } => {
+                let mut text = format!(
+                    "Al evaluar, Trainer usa per_device_eval_batch_size={batch} por defecto, no tu lote: la pérdida de ese lote sobre los logits pide {} además de pesos y optimizador.",
+                    ByteSize(*peak).binary()
+                );
+                match fits {
+                    Some(0) => text.push_str(
+                        " Ni una secuencia por lote cabe junto a lo que queda fijo: evalúa con una secuencia más corta o sin eval_strategy.",
+                    ),
+                    Some(n) if n < batch => text.push_str(&format!(
+                        " Con esta GPU caben {n} por lote: pon per_device_eval_batch_size={n} o menos, o la evaluación dará OOM aunque el entrenamiento quepa."
+                    )),
+                    _ => {}
+                }
+                text.push_str(&format!(
+                    " Con compute_metrics, además guarda en la GPU los logits de cada secuencia evaluada ({} cada una, el doble al concatenar) y, si no fijas eval_accumulation_steps, no los pasa a la CPU hasta el final",
+                    ByteSize(*kept).binary()
+                ));
+                if let Some(k) = kept_fit {
+                    text.push_str(&format!(": caben unas {} secuencias", group_digits(*k)));
+                }
+                text.push_str(". Pon eval_accumulation_steps=1 o reduce los logits con preprocess_logits_for_metrics (por ejemplo, su argmax).");
+                text
+            }
             Note::Pipeline { pp } => format!(
                 "Con paralelismo de tubería (calendario 1F1B), la primera etapa guarda {pp} microlotes en vuelo por {} de las capas: las activaciones por GPU son las de todo el modelo para un microlote.",
                 if *pp == 2 {
@@ -1144,6 +1184,20 @@ mod tests {
             Note::Pipeline { pp: 2 },
             Note::OffloadParamsNeedZero3,
             Note::TorchtuneFsdp,
+            Note::TrainerEval {
+                batch: 8,
+                peak: 33 << 30,
+                fits: Some(3),
+                kept: 1 << 30,
+                kept_fit: Some(12),
+            },
+            Note::TrainerEval {
+                batch: 8,
+                peak: 1 << 30,
+                fits: None,
+                kept: 1 << 28,
+                kept_fit: None,
+            },
             Note::CpuOffload {
                 bytes: 1 << 30,
                 gradients: false,

@@ -368,6 +368,46 @@ fn offloaded_parameters_need_zero3() {
     assert!(e.notes.contains(&Note::OffloadParamsNeedZero3));
 }
 
+/// Trainer evaluates 8 sequences at a time: at 2048 tokens Llama 3.1 8B's loss over the
+/// logits needs 8 × 2048 × 128 256 × (2 + 8) bytes, and a 4090 that trains LoRA holds 3.
+#[test]
+fn trainer_evaluation_is_noted_with_what_fits() {
+    let run = |runtime: &str| {
+        let s = settings(&[
+            (Field::Task, "lora"),
+            (Field::Runtime, runtime),
+            (Field::Gpu, "rtx-4090"),
+            (Field::Seq, "2048"),
+        ]);
+        evaluate(&preset("llama-3.1-8b"), &s).unwrap()
+    };
+    let e = run("transformers");
+    let note = e.notes.iter().find_map(|n| match n {
+        Note::TrainerEval {
+            batch,
+            peak,
+            fits,
+            kept,
+            kept_fit,
+        } => Some((*batch, *peak, *fits, *kept, *kept_fit)),
+        _ => None,
+    });
+    let (batch, peak, fits, kept, kept_fit) = note.unwrap();
+    assert_eq!((batch, peak), (8, 8 * 2048 * 128_256 * 10));
+    assert_eq!(kept, 2048 * 128_256 * 2 + 2048 * 8);
+    assert_eq!(fits, Some(3));
+    assert!(kept_fit.is_some_and(|k| k > 3));
+    // torchtune and Unsloth have their own loops.
+    for other in ["torchtune", "unsloth"] {
+        assert!(
+            !run(other)
+                .notes
+                .iter()
+                .any(|n| matches!(n, Note::TrainerEval { .. }))
+        );
+    }
+}
+
 /// torchtune on two GPUs is FSDP even at stage 0: no DDP bucket copy, a note saying so.
 #[test]
 fn torchtune_on_two_gpus_is_fsdp() {
