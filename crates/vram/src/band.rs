@@ -113,6 +113,17 @@ pub fn of(runtime: Runtime, training: bool) -> Option<Band> {
         .map(|(_, _, b)| *b)
 }
 
+/// The band of what `s` computes: a serving plan is vLLM's paged cache whatever the
+/// runtime says, so it takes vLLM's band.
+pub fn for_settings(s: &crate::Settings) -> Option<Band> {
+    let runtime = if s.serving() {
+        Runtime::Vllm
+    } else {
+        s.runtime
+    };
+    of(runtime, s.task.is_training())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

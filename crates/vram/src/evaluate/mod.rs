@@ -666,7 +666,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         }
         _ => None,
     };
-    let band = band::of(s.runtime, s.task.is_training());
+    let band = band::for_settings(s);
     let refused = tp_refused(model, s, &w);
     let verdict = capacity.map(|c| {
         refused
@@ -997,12 +997,17 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             }
         });
     }
-    let runtime = crate::settings::entry(crate::settings::RUNTIMES, s.runtime)
+    let banded = if s.serving() {
+        Runtime::Vllm
+    } else {
+        s.runtime
+    };
+    let runtime = crate::settings::entry(crate::settings::RUNTIMES, banded)
         .label
         .split(' ')
         .next()
         .unwrap_or("el motor");
-    if let (Some(band), Some(_)) = (band::of(s.runtime, s.task.is_training()), s.capacity()) {
+    if let (Some(band), Some(_)) = (band::for_settings(s), s.capacity()) {
         notes.push(Note::Band {
             runtime,
             training: s.task.is_training(),

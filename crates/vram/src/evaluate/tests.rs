@@ -408,6 +408,22 @@ fn trainer_evaluation_is_noted_with_what_fits() {
     }
 }
 
+/// A serving plan is vLLM's paged cache: it takes vLLM's band whatever the runtime.
+#[test]
+fn a_serving_plan_takes_vllms_band() {
+    let s = settings(&[
+        (Field::Gpu, "l4"),
+        (Field::Seq, "32768"),
+        (Field::Serve, "si"),
+    ]);
+    assert_eq!(s.runtime, crate::settings::Runtime::Transformers);
+    let e = evaluate(&preset("qwen2.5-7b"), &s).unwrap();
+    assert_eq!(
+        e.band,
+        crate::band::of(crate::settings::Runtime::Vllm, false)
+    );
+}
+
 /// torchtune on two GPUs is FSDP even at stage 0: no DDP bucket copy, a note saying so.
 #[test]
 fn torchtune_on_two_gpus_is_fsdp() {
