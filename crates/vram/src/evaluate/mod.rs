@@ -388,15 +388,29 @@ impl Evaluation {
                 longest,
             } => {
                 let prompt = longest.saturating_sub(self.workload.new_tokens);
+                // The longest prompt that also starts at the band's unfavourable end.
+                let margin = self
+                    .margin
+                    .seq
+                    .filter(|&m| m > 0 && m < prompt)
+                    .map(|m| {
+                        let longest = m.saturating_add(self.workload.new_tokens);
+                        match surface {
+                            // A value to pass as a flag, written as the flag takes it.
+                            Surface::Cli => format!("; {longest} con margen"),
+                            Surface::Web => format!("; {} con margen", group_digits(longest)),
+                        }
+                    })
+                    .unwrap_or_default();
                 let advice = match surface {
                     _ if prompt == 0 => {
                         "No queda sitio ni para un contexto corto: hace falta más memoria por GPU o más GPU.".to_owned()
                     }
                     Surface::Cli => format!(
-                        "Arrancaría con --seq {prompt} o menos (max_model_len {longest}), o subiendo --gpu-memory-utilization.",
+                        "Arrancaría con --seq {prompt} o menos (max_model_len {longest}{margin}), o subiendo --gpu-memory-utilization.",
                     ),
                     Surface::Web => format!(
-                        "Arrancaría con un contexto de hasta {} tokens (max_model_len de vLLM).",
+                        "Arrancaría con un contexto de hasta {} tokens (max_model_len de vLLM{margin}).",
                         group_digits(longest)
                     ),
                 };

@@ -269,7 +269,8 @@ fn serving_verdict_fails_without_room_for_one_sequence() {
     assert!(
         cli.starts_with("No arranca como servidor: quedan")
             && cli.contains("Arrancaría con --seq ")
-            && cli.contains("(max_model_len "),
+            && cli.contains("(max_model_len ")
+            && cli.contains(" con margen)"),
         "{cli}"
     );
     assert!(
