@@ -384,10 +384,15 @@ fn lora_params_text(a: &Architecture, rank: u32, targets: LoraTargets) -> u64 {
     mul(&[u64::from(rank), u64::from(a.layers), per_layer])
 }
 
-/// Optimizer bytes per trainable parameter, as (numerator, denominator).
+/// Optimizer bytes per trainable parameter, as (numerator, denominator). PyTorch's
+/// AdamW keeps its moments in the parameter's dtype (`zeros_like`, `state_bytes`);
+/// bitsandbytes' 32-bit optimizers (the paged AdamW, Trainer's `paged_adamw_32bit`) keep
+/// them in fp32 whatever the parameter's dtype (`Optimizer2State.init_state`:
+/// `get_state_buffer(p, dtype=torch.float32)`), so pure bf16 with it has fp32 states.
 fn optimizer_per_param(opt: Optimizer, state_bytes: u64) -> (u64, u64) {
     match opt {
-        Optimizer::Adamw | Optimizer::PagedAdamw => (2 * state_bytes, 1),
+        Optimizer::Adamw => (2 * state_bytes, 1),
+        Optimizer::PagedAdamw => (2 * 4, 1),
         // Two int8 moments + two fp32 absmax per block of 2048.
         Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => (2 * 2048 + 8, 2048),
         // Factored: about (rows + cols) × 4 bytes per matrix; for 4096-wide matrices
@@ -3377,13 +3382,26 @@ mod tests {
         assert_eq!(kv_cache(&bert, &w), 0);
     }
 
+    /// Paging moves no byte: the 8-bit paged AdamW holds what the 8-bit one does, and
+    /// the 32-bit paged AdamW holds fp32 moments, 8 bytes per trainable parameter, even
+    /// where PyTorch's AdamW keeps them in the parameters' bf16.
     #[test]
-    fn paged_optimizers_count_the_same_bytes() {
+    fn paged_optimizers_count_their_states() {
         let m = preset("llama-3.1-8b");
-        for (plain, paged) in [
-            (Optimizer::Adamw, Optimizer::PagedAdamw),
-            (Optimizer::Adamw8bit, Optimizer::PagedAdamw8bit),
-        ] {
+        let full = |optimizer| Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Full,
+            precision: Precision::Pure,
+            optimizer,
+            ..Workload::default()
+        };
+        let states = |w: &Workload| estimate(&m, w).unwrap().breakdown.optimizer;
+        let trainable = estimate(&m, &full(Optimizer::Adamw))
+            .unwrap()
+            .trainable_params;
+        assert_eq!(states(&full(Optimizer::Adamw)), 4 * trainable);
+        assert_eq!(states(&full(Optimizer::PagedAdamw)), 8 * trainable);
+        for (plain, paged) in [(Optimizer::Adamw8bit, Optimizer::PagedAdamw8bit)] {
             let w = Workload {
                 mode: Mode::Train,
                 finetune: Finetune::Qlora,

@@ -31,9 +31,9 @@ pub enum Optimizer {
     Adafactor,
     Sgd,
     SgdMomentum,
-    /// bitsandbytes `PagedAdamW` (32-bit states in CUDA unified memory): the same
-    /// bytes as AdamW, but the driver evicts them to CPU RAM under pressure instead of
-    /// failing, at the cost of PCIe traffic.
+    /// bitsandbytes `PagedAdamW` (Trainer's `paged_adamw_32bit`): fp32 states whatever
+    /// the parameters' dtype, in CUDA unified memory, which the driver evicts to CPU RAM
+    /// under pressure instead of failing, at the cost of PCIe traffic.
     PagedAdamw,
     /// bitsandbytes `PagedAdamW8bit`: AdamW 8-bit states in unified memory.
     PagedAdamw8bit,

@@ -135,7 +135,11 @@ pub const OPTIMIZERS: &[Choice<Optimizer>] = &[
         "paged-adamw8bit",
         "AdamW 8 bits paginado",
     ),
-    choice(Optimizer::PagedAdamw, "paged-adamw", "AdamW paginado"),
+    choice(
+        Optimizer::PagedAdamw,
+        "paged-adamw",
+        "AdamW paginado de 32 bits (estados en FP32)",
+    ),
     choice(Optimizer::Adafactor, "adafactor", "Adafactor"),
     choice(Optimizer::SgdMomentum, "sgd-momentum", "SGD con momento"),
     choice(Optimizer::Sgd, "sgd", "SGD"),
