@@ -1110,17 +1110,24 @@ pub fn eval_loss_bytes(a: &Architecture, w: &Workload, batch: u64) -> u64 {
 }
 
 /// What `Trainer` keeps on the GPU per evaluated sequence when `compute_metrics` is set:
-/// its logits in the compute dtype and its int64 labels, gathered into
-/// `EvalLoopContainer`s that only go to the CPU every `eval_accumulation_steps` (never,
-/// by default: `evaluation_loop` in transformers/trainer.py). Each new batch is
-/// concatenated to the ones before (`nested_concat`), so for a moment the old and the
-/// new tensor both exist: twice this per sequence.
-pub fn eval_kept_bytes(a: &Architecture, w: &Workload) -> u64 {
+/// its logits and its int64 labels, gathered into `EvalLoopContainer`s that only go to
+/// the CPU every `eval_accumulation_steps` (never, by default: `evaluation_loop` in
+/// transformers/trainer.py). Each new batch is concatenated to the ones before
+/// (`nested_concat`), so for a moment the old and the new tensor both exist: twice this
+/// per sequence. The logits are fp32 when accelerate runs the model under autocast
+/// (`Trainer(bf16=True)`: `prepare_model` wraps the forward in
+/// `convert_outputs_to_fp32`), in the compute dtype otherwise (pure bf16, DeepSpeed).
+pub fn eval_kept_bytes(a: &Architecture, w: &Workload, autocast_outputs: bool) -> u64 {
     if a.encoder_only {
         return 0;
     }
     let vocab = u64::from(a.vocab) / u64::from(w.tp.max(1));
-    mul(&[w.seq, vocab, w.compute_dtype().bytes_for(1)]).saturating_add(mul(&[w.seq, 8]))
+    let per_logit = if autocast_outputs {
+        4
+    } else {
+        w.compute_dtype().bytes_for(1)
+    };
+    mul(&[w.seq, vocab, per_logit]).saturating_add(mul(&[w.seq, 8]))
 }
 
 /// The 16-bit copy of one 4-bit linear that bitsandbytes makes to multiply by it, in
@@ -1130,8 +1137,17 @@ pub fn eval_kept_bytes(a: &Architecture, w: &Workload) -> u64 {
 /// without gradient (the `gemv_4bit` kernel, decoding). One linear at a time, freed
 /// after its product: the widest of the attention projections and the MLP's matrices
 /// (an MoE's per expert), in the compute dtype. The output head is never quantised.
+/// torchao's NF4 (torchtune's QLoRA) also multiplies by the whole 16-bit weight
+/// (`linear_nf4`: `weight.to(dtype)`); compiled, as torchtune's recipes run it, that is
+/// this one copy (uncompiled, its dequantization holds more intermediates for a moment).
 pub fn bnb_dequant_bytes(a: &Architecture, w: &Workload) -> u64 {
-    if !matches!(w.weights, WeightFormat::Nf4 { .. }) {
+    // QLoRA over plain weights still loads the base in NF4 (`model_states`).
+    let nf4 = match w.weights {
+        WeightFormat::Nf4 { .. } => true,
+        WeightFormat::Plain { .. } => w.mode == Mode::Train && w.finetune == Finetune::Qlora,
+        _ => false,
+    };
+    if !nf4 {
         return 0;
     }
     let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
@@ -3171,13 +3187,28 @@ mod tests {
             ..nf4.clone()
         };
         let sync = GradSync::default();
+        let gptq = Workload {
+            weights: WeightFormat::GroupQuant {
+                bits: 4,
+                group: 128,
+            },
+            ..train.clone()
+        };
+        // GPTQ's kernels read the packed weight; the residual stream is fp32 only after
+        // PEFT's k-bit preparation of a bitsandbytes base.
+        let grow =
+            training_activations(&a, &train, 0, &sync) - training_activations(&a, &gptq, 0, &sync);
+        assert!(grow >= 14_336 * 4096 * 2, "{grow}");
+        // QLoRA over plain weights still loads an NF4 base.
         let plain = Workload {
             weights: bf16.weights,
             ..train.clone()
         };
-        let grow =
-            training_activations(&a, &train, 0, &sync) - training_activations(&a, &plain, 0, &sync);
-        assert_eq!(grow, 14_336 * 4096 * 2);
+        assert_eq!(bnb_dequant_bytes(&a, &plain), 14_336 * 4096 * 2);
+        assert_eq!(
+            training_activations(&a, &train, 0, &sync),
+            training_activations(&a, &plain, 0, &sync)
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::serving::ServingPlan;
 use crate::settings::{Runtime, Settings, Surface, Task};
 use crate::speed::SpeedHint;
 use crate::units::{ByteSize, group_digits};
-use crate::workload::{Attention, Workload};
+use crate::workload::{Attention, Precision, Workload};
 use crate::{serving, solve, speed};
 
 /// What is known of the model.
@@ -1184,9 +1184,11 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if s.task.is_training() && s.offload_params && w.zero < 3 {
         notes.push(Note::OffloadParamsNeedZero3);
     }
+    // Evaluation matters once training fits.
     if let Some(a) = model.arch()
         && s.task.is_training()
         && !a.encoder_only
+        && s.capacity().is_none_or(|c| est.per_gpu_bytes <= c)
         && matches!(s.runtime, Runtime::Transformers | Runtime::Deepspeed)
     {
         notes.push(trainer_eval(a, s, w, est));
@@ -1218,13 +1220,21 @@ fn trainer_eval(a: &crate::Architecture, s: &Settings, w: &Workload, est: &Estim
         .saturating_sub(est.breakdown.activations)
         .saturating_sub(freed);
     let room = s.capacity().map(|c| c.saturating_sub(stays));
-    let kept = eval_kept_bytes(a, w);
+    let autocast_outputs = s.runtime == Runtime::Transformers && w.precision != Precision::Pure;
+    let kept = eval_kept_bytes(a, w, autocast_outputs);
+    let fits = room.map(|r| r / eval_loss_bytes(a, w, 1).max(1));
+    // The kept logits meet the next batch's loss: what is left beside that batch's peak,
+    // halved by the concatenation's copy.
+    let kept_fit = room.zip(fits).map(|(r, f)| {
+        let batch = f.clamp(1, TRAINER_EVAL_BATCH);
+        r.saturating_sub(eval_loss_bytes(a, w, batch)) / kept.saturating_mul(2).max(1)
+    });
     Note::TrainerEval {
         batch: TRAINER_EVAL_BATCH,
         peak: eval_loss_bytes(a, w, TRAINER_EVAL_BATCH),
-        fits: room.map(|r| r / eval_loss_bytes(a, w, 1).max(1)),
+        fits,
         kept,
-        kept_fit: room.map(|r| r / kept.saturating_mul(2).max(1)),
+        kept_fit,
     }
 }
 

@@ -832,7 +832,7 @@ impl Note {
                 );
                 match fits {
                     Some(0) => text.push_str(
-                        " Ni una secuencia por lote cabe junto a lo que queda fijo: evalúa con una secuencia más corta o sin eval_strategy.",
+                        " No cabe ni una secuencia por lote junto a lo que queda fijo: evalúa con secuencias más cortas o desactiva la evaluación (eval_strategy=\"no\").",
                     ),
                     Some(n) if n < batch => text.push_str(&format!(
                         " Con esta GPU caben {n} por lote: pon per_device_eval_batch_size={n} o menos, o la evaluación dará OOM aunque el entrenamiento quepa."
@@ -840,13 +840,15 @@ impl Note {
                     _ => {}
                 }
                 text.push_str(&format!(
-                    " Con compute_metrics, además guarda en la GPU los logits de cada secuencia evaluada ({} cada una, el doble al concatenar) y, si no fijas eval_accumulation_steps, no los pasa a la CPU hasta el final",
+                    " Con compute_metrics, Trainer guarda además en la GPU los logits de cada secuencia evaluada ({} cada una y, al concatenar, el doble de lo acumulado) y, si no fijas eval_accumulation_steps, no los pasa a la CPU hasta el final",
                     ByteSize(*kept).binary()
                 ));
-                if let Some(k) = kept_fit {
-                    text.push_str(&format!(": caben unas {} secuencias", group_digits(*k)));
+                match kept_fit {
+                    Some(0) => text.push_str(": no cabe ninguna"),
+                    Some(k) => text.push_str(&format!(": caben unas {}", crate::units::counted(*k, "secuencia", "secuencias"))),
+                    None => {}
                 }
-                text.push_str(". Pon eval_accumulation_steps=1 o reduce los logits con preprocess_logits_for_metrics (por ejemplo, su argmax).");
+                text.push_str(". Redúcelos con preprocess_logits_for_metrics (por ejemplo, a su argmax), o pon eval_accumulation_steps=1, que los pasa a la RAM de la CPU en cada paso. Si el modelo tiene use_cache=True, la caché KV de cada lote de evaluación se suma.");
                 text
             }
             Note::Pipeline { pp } => format!(

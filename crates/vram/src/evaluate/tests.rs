@@ -395,10 +395,13 @@ fn trainer_evaluation_is_noted_with_what_fits() {
     });
     let (batch, peak, fits, kept, kept_fit) = note.unwrap();
     assert_eq!((batch, peak), (8, 8 * 2048 * 128_256 * 10));
-    assert_eq!(kept, 2048 * 128_256 * 2 + 2048 * 8);
+    // Under autocast accelerate hands the logits back in fp32.
+    assert_eq!(kept, 2048 * 128_256 * 4 + 2048 * 8);
     assert_eq!(fits, Some(3));
-    assert!(kept_fit.is_some_and(|k| k > 3));
-    // torchtune and Unsloth have their own loops.
+    // Three sequences' loss leaves no room for 2 GiB of kept logits per sequence.
+    assert_eq!(kept_fit, Some(0));
+    // torchtune evaluates in its own loop; Unsloth's evaluation (its fused loss returns
+    // no logits in training) is not modelled.
     for other in ["torchtune", "unsloth"] {
         assert!(
             !run(other)
