@@ -113,15 +113,19 @@ pub fn of(runtime: Runtime, training: bool) -> Option<Band> {
         .map(|(_, _, b)| *b)
 }
 
-/// The band of what `s` computes: a serving plan is vLLM's paged cache whatever the
-/// runtime says, so it takes vLLM's band.
-pub fn for_settings(s: &crate::Settings) -> Option<Band> {
-    let runtime = if s.serving() {
+/// The runtime whose cases measure what `s` computes: a serving plan is vLLM's paged
+/// cache whatever the runtime says.
+pub fn runtime_of(s: &crate::Settings) -> Runtime {
+    if s.serving() {
         Runtime::Vllm
     } else {
         s.runtime
-    };
-    of(runtime, s.task.is_training())
+    }
+}
+
+/// The band of what `s` computes ([`runtime_of`]).
+pub fn for_settings(s: &crate::Settings) -> Option<Band> {
+    of(runtime_of(s), s.task.is_training())
 }
 
 #[cfg(test)]

@@ -1011,12 +1011,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
             }
         });
     }
-    let banded = if s.serving() {
-        Runtime::Vllm
-    } else {
-        s.runtime
-    };
-    let runtime = crate::settings::entry(crate::settings::RUNTIMES, banded)
+    let runtime = crate::settings::entry(crate::settings::RUNTIMES, band::runtime_of(s))
         .label
         .split(' ')
         .next()
