@@ -1188,11 +1188,7 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     {
         notes.push(trainer_eval(a, s, w, est));
     }
-    if s.task.is_training()
-        && s.runtime == crate::settings::Runtime::Torchtune
-        && s.gpus > 1
-        && s.zero < 2
-    {
+    if s.fsdp_forced() {
         notes.push(Note::TorchtuneFsdp);
     }
     notes

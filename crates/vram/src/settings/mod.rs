@@ -552,11 +552,22 @@ impl Settings {
     /// `recipes/full_finetune_distributed.py`: "DDP is currently not supported"), so on
     /// several GPUs stages 0 and 1 run as 3.
     pub fn zero_stage(&self) -> u8 {
-        match self.runtime {
-            _ if !self.task.is_training() => 0,
-            Runtime::Torchtune if self.gpus > 1 && self.zero < 2 => 3,
-            _ => self.zero,
+        if !self.task.is_training() {
+            0
+        } else if self.fsdp_forced() {
+            3
+        } else {
+            self.zero
         }
+    }
+
+    /// Whether the runtime shards with FSDP where the stage asked for would not:
+    /// torchtune training on several GPUs at stage 0 or 1 ([`Settings::zero_stage`]).
+    pub fn fsdp_forced(&self) -> bool {
+        self.task.is_training()
+            && self.runtime == Runtime::Torchtune
+            && self.gpus > 1
+            && self.zero < 2
     }
 
     /// The engine's workload. The CUDA context is the one given, else the catalog
