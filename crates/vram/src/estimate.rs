@@ -627,12 +627,19 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
         let norms = u128::from(a.norms_per_layer) * (c * sb * h + 4 * sb);
         return u64::try_from(attn + mlp + norms).unwrap_or(u64::MAX);
     }
-    let o_input = if trains(w, Linear::O) { q } else { 0 };
+    // bitsandbytes' 8-bit layers keep their input whether or not anything in them
+    // trains (`ctx.tensors = (CAt, subA, A)` in `MatMul8bitLt.forward`): at least one
+    // tensor per input, the one the adapters reading it may save as well.
+    let int8 = u128::from(w.mode == Mode::Train && bnb_int8(w));
+    let o_input = if trains(w, Linear::O) || int8 == 1 {
+        q
+    } else {
+        0
+    };
     // Attention: the block's input (once per trained reader), Q and K after rotary and
     // V (the attention kernel saves them), the output projection's input.
-    let mut attn = c
-        * sb
-        * (h * input_copies(w, amp, &[Linear::Q, Linear::K, Linear::V]) + q + 2 * kv + o_input);
+    let qkv_inputs = input_copies(w, amp, &[Linear::Q, Linear::K, Linear::V]).max(int8);
+    let mut attn = c * sb * (h * qkv_inputs + q + 2 * kv + o_input);
     match w.attention {
         Attention::Eager => {
             // Softmax output; with dropout also its mask (1 byte) and output. Under
@@ -653,8 +660,12 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
     if a.dropout {
         attn += sb * h; // mask after the output projection
     }
-    let down_input = if trains(w, Linear::Down) { inter } else { 0 };
-    let mlp = c * sb * h * input_copies(w, amp, &[Linear::Gate, Linear::Up])
+    let down_input = if trains(w, Linear::Down) || int8 == 1 {
+        inter
+    } else {
+        0
+    };
+    let mlp = c * sb * h * input_copies(w, amp, &[Linear::Gate, Linear::Up]).max(int8)
         + match a.mlp {
             // gate (the activation's input), act(gate) and up (the product's operands),
             // and the product (the down projection's input)
@@ -807,8 +818,17 @@ pub fn training_activations(
     } else {
         0
     };
+    // bitsandbytes' copies: a 16-bit weight in a layer's backward, LLM.int8's quantized
+    // input and int32 product in a layer's forward: the last layer's, on top of every
+    // layer's saved activations, or, under checkpointing, the recomputation's in
+    // backward.
+    let (int8_forward, int8_backward) = if w.grad_checkpointing {
+        (0, bnb_int8_scratch(a, w))
+    } else {
+        (bnb_int8_scratch(a, w), 0)
+    };
     let working = working
-        .saturating_add(bnb_dequant_bytes(a, w))
+        .saturating_add(bnb_dequant_bytes(a, w).max(int8_backward))
         .saturating_add(fsdp_unsharded(a, w).1)
         .saturating_add(sync.layer_gradient)
         .saturating_add(tied);
@@ -829,7 +849,8 @@ pub fn training_activations(
     saved.saturating_add(
         working
             .max(loss_peak(a, w).saturating_sub(absent_gradients))
-            .max(head),
+            .max(head)
+            .max(int8_forward),
     )
 }
 
@@ -1130,6 +1151,51 @@ pub fn eval_kept_bytes(a: &Architecture, w: &Workload, autocast_outputs: bool) -
     mul(&[w.seq, vocab, per_logit]).saturating_add(mul(&[w.seq, 8]))
 }
 
+/// Whether the base linears are bitsandbytes' LLM.int8 (`load_in_8bit`: `Linear8bitLt`,
+/// multiplied through `MatMul8bitLt`), the format `Dtype::Int8` stands for on PyTorch
+/// engines. A QLoRA over plain weights loads its base in NF4 instead (`model_states`).
+fn bnb_int8(w: &Workload) -> bool {
+    w.engine == Engine::Torch
+        && matches!(w.weights, WeightFormat::Plain { dtype: Dtype::Int8 })
+        && !(w.mode == Mode::Train && w.finetune == Finetune::Qlora)
+}
+
+/// The working tensors of one LLM.int8 product besides its output, in bytes, for the
+/// linear that needs most: `MatMul8bitLt.forward` quantizes the input row by row
+/// (`int8_vectorwise_quant(A.to(torch.float16))`: an fp16 copy of a bf16 input while
+/// it runs, then the int8 rows and an fp32 scale per row), multiplies into an int32
+/// matrix (`int8_linear_matmul`) and only then scales it into the output
+/// (`int8_mm_dequant`) (bitsandbytes/autograd/_functions.py,
+/// bitsandbytes/backends/default/ops.py). Every token the pass takes goes through it:
+/// the prefill, and each training step's forward (and its recomputation under
+/// checkpointing). The outlier columns (`llm_int8_threshold`, 6.0) add a 16-bit slice
+/// of the input a few columns wide, not counted. An MoE counts its widest expert over
+/// all the tokens, more than its router sends to one.
+pub fn bnb_int8_scratch(a: &Architecture, w: &Workload) -> u64 {
+    if !bnb_int8(w) {
+        return 0;
+    }
+    let tokens = u128::from(w.seq) * u128::from(w.batch);
+    let tp = u128::from(w.tp.max(1));
+    let h = u128::from(a.hidden);
+    let q = u128::from(a.q_width()) / tp;
+    let kv = u128::from(a.kv_width()).div_ceil(tp);
+    let inter = a.moe.map_or(u128::from(a.intermediate), |m| {
+        u128::from(m.expert_intermediate).max(u128::from(a.intermediate))
+    }) / tp;
+    // The fp16 copy of the input exists only while it is quantized.
+    let cast = if w.compute_dtype() == Dtype::Fp16 { 0 } else { 2 };
+    let product = |(inputs, outputs): (u128, u128)| {
+        tokens * (inputs + 4 + (cast * inputs).max(4 * outputs))
+    };
+    let widest = [(h, q), (h, kv), (q, h), (h, inter), (inter, h)]
+        .into_iter()
+        .map(product)
+        .max()
+        .unwrap_or(0);
+    u64::try_from(widest).unwrap_or(u64::MAX)
+}
+
 /// The 16-bit copy of one 4-bit linear that bitsandbytes makes to multiply by it, in
 /// bytes: `MatMul4Bit` runs `linear(A, dequantize_4bit(B, quant_state).t())` in forward
 /// and dequantizes again for the input's gradient in backward
@@ -1140,14 +1206,20 @@ pub fn eval_kept_bytes(a: &Architecture, w: &Workload, autocast_outputs: bool) -
 /// torchao's NF4 (torchtune's QLoRA) also multiplies by the whole 16-bit weight
 /// (`linear_nf4`: `weight.to(dtype)`); compiled, as torchtune's recipes run it, that is
 /// this one copy (uncompiled, its dequantization holds more intermediates for a moment).
+/// LLM.int8 makes the same copy in backward only, for the input's gradient
+/// (`state.CB.to(ctx.dtype_A, copy=True)` in `MatMul8bitLt.backward`); its forward
+/// quantizes the input instead ([`bnb_int8_scratch`]).
 pub fn bnb_dequant_bytes(a: &Architecture, w: &Workload) -> u64 {
     // QLoRA over plain weights still loads the base in NF4 (`model_states`).
-    let nf4 = match w.weights {
+    let copies = match w.weights {
         WeightFormat::Nf4 { .. } => true,
-        WeightFormat::Plain { .. } => w.mode == Mode::Train && w.finetune == Finetune::Qlora,
+        WeightFormat::Plain { .. } if w.mode == Mode::Train && w.finetune == Finetune::Qlora => {
+            true
+        }
+        WeightFormat::Plain { .. } => w.mode == Mode::Train && bnb_int8(w),
         _ => false,
     };
-    if !nf4 {
+    if !copies {
         return 0;
     }
     let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
@@ -1251,7 +1323,9 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
     } else {
         0
     };
-    u64::try_from(attn_phase.max(mlp_phase) + dequant + logits).unwrap_or(u64::MAX)
+    // LLM.int8 quantizes the input of each linear instead.
+    let int8 = u128::from(bnb_int8_scratch(a, w));
+    u64::try_from(attn_phase.max(mlp_phase) + dequant + int8 + logits).unwrap_or(u64::MAX)
 }
 
 /// ggml's micro-batch (`n_ubatch`, 512 by default in llama.cpp and Ollama): the most
@@ -3208,6 +3282,72 @@ mod tests {
         assert_eq!(
             training_activations(&a, &train, 0, &sync),
             training_activations(&a, &plain, 0, &sync)
+        );
+    }
+
+    /// LLM.int8 quantizes each linear's input and multiplies into int32 (forward),
+    /// dequantizes the weight for the input's gradient (backward), and keeps every
+    /// frozen linear's input for that backward.
+    #[test]
+    fn llm_int8_quantizes_inputs_and_keeps_them() {
+        let a = model("llama-3.1-8b").unwrap().arch.clone();
+        let int8 = Workload {
+            weights: WeightFormat::Plain { dtype: Dtype::Int8 },
+            seq: 8192,
+            ..Workload::default()
+        };
+        let bf16 = Workload {
+            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
+            ..int8.clone()
+        };
+        // The widest product is gate/up's: 4096 inputs (int8 + an fp32 scale per row,
+        // the fp16 copy of the bf16 input is gone by then), 14 336 int32 outputs.
+        let gate = 8192 * (4096 + 4 + 4 * 14_336);
+        assert_eq!(bnb_int8_scratch(&a, &int8), gate);
+        assert_eq!(bnb_int8_scratch(&a, &bf16), 0);
+        assert_eq!(
+            prefill_activations(&a, &int8) - prefill_activations(&a, &bf16),
+            gate
+        );
+        // Inference makes no 16-bit copy of the weight; training's backward does.
+        assert_eq!(bnb_dequant_bytes(&a, &int8), 0);
+        let lora = Workload {
+            mode: Mode::Train,
+            finetune: Finetune::Lora,
+            lora_targets: LoraTargets::QUERY_VALUE,
+            attention: Attention::Flash,
+            loss: Loss::Fused,
+            grad_checkpointing: false,
+            seq: 4096,
+            ..int8.clone()
+        };
+        assert_eq!(bnb_dequant_bytes(&a, &lora), 14_336 * 4096 * 2);
+        // The frozen o, gate/up and down projections keep their inputs: the attention
+        // output (FlashAttention's own, already saved), the MLP's input and the
+        // product.
+        let lora_bf16 = Workload {
+            weights: bf16.weights,
+            ..lora.clone()
+        };
+        assert_eq!(
+            layer_activations(&a, &lora) - layer_activations(&a, &lora_bf16),
+            2 * 4096 * (4096 + 14_336)
+        );
+        // A QLoRA over int8 weights loads NF4 and behaves like one.
+        let qlora = Workload {
+            finetune: Finetune::Qlora,
+            ..lora.clone()
+        };
+        assert_eq!(bnb_int8_scratch(&a, &qlora), 0);
+        assert_eq!(
+            layer_activations(&a, &qlora),
+            layer_activations(
+                &a,
+                &Workload {
+                    weights: bf16.weights,
+                    ..qlora.clone()
+                }
+            )
         );
     }
 
