@@ -1184,10 +1184,13 @@ pub fn bnb_int8_scratch(a: &Architecture, w: &Workload) -> u64 {
         u128::from(m.expert_intermediate).max(u128::from(a.intermediate))
     }) / tp;
     // The fp16 copy of the input exists only while it is quantized.
-    let cast = if w.compute_dtype() == Dtype::Fp16 { 0 } else { 2 };
-    let product = |(inputs, outputs): (u128, u128)| {
-        tokens * (inputs + 4 + (cast * inputs).max(4 * outputs))
+    let cast = if w.compute_dtype() == Dtype::Fp16 {
+        0
+    } else {
+        2
     };
+    let product =
+        |(inputs, outputs): (u128, u128)| tokens * (inputs + 4 + (cast * inputs).max(4 * outputs));
     let widest = [(h, q), (h, kv), (q, h), (h, inter), (inter, h)]
         .into_iter()
         .map(product)

@@ -1191,6 +1191,9 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if s.fsdp_forced() {
         notes.push(Note::TorchtuneFsdp);
     }
+    if s.cpu_moe > 0 && model.arch().is_some_and(|a| a.moe.is_none()) {
+        notes.push(Note::CpuMoeDense);
+    }
     notes
 }
 

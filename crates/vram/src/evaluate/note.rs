@@ -206,6 +206,9 @@ pub enum Note {
     Pipeline { pp: u32 },
     /// Parameters in RAM were asked for without ZeRO-3, which alone can do it.
     OffloadParamsNeedZero3,
+    /// Experts on the CPU were asked for a model without experts: llama.cpp's
+    /// `--n-cpu-moe` only moves expert tensors, so it changes nothing.
+    CpuMoeDense,
     /// torchtune on several GPUs shards with FSDP whatever stage was asked for.
     TorchtuneFsdp,
     /// `Trainer`'s evaluation: its default batch's loss over the logits, and what
@@ -813,6 +816,12 @@ impl Note {
                 "Pesos en la CPU: solo ZeRO-3 (o FSDP) puede dejarlos en la RAM; con esta etapa se ignora."
             }
             .to_owned(),
+            Note::CpuMoeDense => if cli {
+                "--n-cpu-moe no cambia nada: este modelo no tiene expertos (MoE), y llama.cpp solo deja en la CPU los tensores de expertos. Para dejar capas enteras en la CPU, usa -ngl."
+            } else {
+                "«Capas con expertos en la CPU» no cambia nada: este modelo no tiene expertos (MoE), y llama.cpp solo deja en la CPU los tensores de expertos. Para dejar capas enteras en la CPU, baja «Capas en la GPU»."
+            }
+            .to_owned(),
             Note::TorchtuneFsdp => if cli {
                 "torchtune no tiene DDP: con varias GPU siempre reparte con FSDP, así que se calcula como ZeRO-3 (FSDP completo, su valor por defecto). Con fsdp_reshard_after_forward: False los pesos reunidos se quedan hasta el paso hacia atrás; eso es --zero 2."
             } else {
@@ -1185,6 +1194,7 @@ mod tests {
             },
             Note::Pipeline { pp: 2 },
             Note::OffloadParamsNeedZero3,
+            Note::CpuMoeDense,
             Note::TorchtuneFsdp,
             Note::TrainerEval {
                 batch: 8,

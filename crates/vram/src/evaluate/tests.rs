@@ -369,6 +369,23 @@ fn offloaded_parameters_need_zero3() {
     assert!(e.notes.contains(&Note::OffloadParamsNeedZero3));
 }
 
+/// `--n-cpu-moe` on a dense model changes nothing, and the estimate says so.
+#[test]
+fn experts_on_the_cpu_of_a_dense_model_are_noted() {
+    let ask = |model: &str, layers: &str| {
+        let s = settings(&[(Field::Runtime, "llama.cpp"), (Field::CpuMoe, layers)]);
+        evaluate(&preset(model), &s).unwrap()
+    };
+    let dense = ask("llama-3.1-8b", "4");
+    assert!(dense.notes.contains(&Note::CpuMoeDense));
+    assert_eq!(
+        dense.estimate.per_gpu_bytes,
+        ask("llama-3.1-8b", "0").estimate.per_gpu_bytes
+    );
+    assert!(!ask("qwen3-30b-a3b", "4").notes.contains(&Note::CpuMoeDense));
+    assert!(!ask("llama-3.1-8b", "0").notes.contains(&Note::CpuMoeDense));
+}
+
 /// Trainer evaluates 8 sequences at a time: at 2048 tokens Llama 3.1 8B's loss over the
 /// logits needs 8 × 2048 × 128 256 × (2 + 8) bytes, and a 4090 that trains LoRA holds 3.
 #[test]
