@@ -82,7 +82,7 @@ pub const TABLE: &[Row] = &[
     ("transformers", true, band(-9.2, 3.2, 16, false)),
     ("transformers", false, band(-47.6, -0.7, 4, false)),
     ("unsloth", true, band(-21.7, 13.3, 31, true)),
-    ("torchtune", true, band(-1.7, 68.6, 5, false)),
+    ("torchtune", true, band(-1.7, 63.3, 5, false)),
     ("deepspeed", true, band(-21.7, 13.3, 31, true)),
     ("vllm", false, band(-2.0, -0.1, 34, false)),
     ("llama.cpp", false, band(-4.1, 0.0, 15, false)),

@@ -574,14 +574,33 @@ fn trains(w: &Workload, l: Linear) -> bool {
 
 /// Copies of one input that the trained linears reading it save. A full fine-tune
 /// without autocast shares one tensor. Autocast casts the fp32 input to 16 bits once per
-/// call (its cache holds only the casts of weights), and PEFT's LoRA layers cast the
-/// input to the adapter's fp32 (`_cast_input_dtype`) before autocast casts it back:
-/// there each trained reader saves its own 16-bit copy.
+/// call (its cache holds only the casts of weights): each trained reader saves its own
+/// 16-bit copy. So it goes with LoRA wherever the adapter's input is cast: PEFT's
+/// linears cast it to the adapter's dtype (`_cast_input_dtype` in
+/// peft/tuners/lora/layer.py; fp32 adapters, `autocast_adapter_dtype=True`) before
+/// autocast casts it back, and an fp32 residual stream (PEFT's k-bit preparation) is
+/// cast by every reader. Adapters in the compute dtype (pure precision: PEFT's cast is
+/// a no-op, torchtune reads `x` itself) and PEFT's bitsandbytes layers under autocast
+/// (they cast only without it: `requires_conversion = not torch.is_autocast_enabled()`
+/// in peft/tuners/lora/bnb.py) read the 16-bit input itself: one tensor for all.
 fn input_copies(w: &Workload, amp: bool, readers: &[Linear]) -> u128 {
     let n = readers.iter().filter(|&&l| trains(w, l)).count() as u128;
-    match w.finetune {
-        Finetune::Full if !amp => n.min(1),
-        _ => n,
+    let shared = match w.finetune {
+        Finetune::Full => !amp,
+        Finetune::Lora | Finetune::Qlora => {
+            (w.precision == Precision::Pure || bnb_base(w)) && !kbit_prepared(w)
+        }
+    };
+    if shared { n.min(1) } else { n }
+}
+
+/// Whether the frozen base is a bitsandbytes one (NF4, or LLM.int8), whose PEFT
+/// layers leave the input to autocast.
+fn bnb_base(w: &Workload) -> bool {
+    match w.weights {
+        WeightFormat::Nf4 { .. } => true,
+        WeightFormat::Plain { .. } => w.finetune == Finetune::Qlora || bnb_int8(w),
+        _ => false,
     }
 }
 
@@ -1161,16 +1180,18 @@ fn bnb_int8(w: &Workload) -> bool {
 }
 
 /// The working tensors of one LLM.int8 product besides its output, in bytes, for the
-/// linear that needs most: `MatMul8bitLt.forward` quantizes the input row by row
-/// (`int8_vectorwise_quant(A.to(torch.float16))`: an fp16 copy of a bf16 input while
-/// it runs, then the int8 rows and an fp32 scale per row), multiplies into an int32
-/// matrix (`int8_linear_matmul`) and only then scales it into the output
-/// (`int8_mm_dequant`) (bitsandbytes/autograd/_functions.py,
-/// bitsandbytes/backends/default/ops.py). Every token the pass takes goes through it:
-/// the prefill, and each training step's forward (and its recomputation under
-/// checkpointing). The outlier columns (`llm_int8_threshold`, 6.0) add a 16-bit slice
-/// of the input a few columns wide, not counted. An MoE counts its widest expert over
-/// all the tokens, more than its router sends to one.
+/// linear that needs most. `MatMul8bitLt.forward` (bitsandbytes/autograd/_functions.py)
+/// first quantizes the input row by row, `int8_vectorwise_quant(A.to(torch.float16))`:
+/// an fp16 copy of a bf16 input, the int8 rows and an fp32 scale per row, and, with
+/// transformers' `llm_int8_threshold` of 6.0, `A.abs()` and its boolean outlier mask
+/// for a moment (bitsandbytes/backends/cuda/ops.py). Then it multiplies into an int32
+/// matrix (`int8_linear_matmul`, bitsandbytes/backends/default/ops.py) that
+/// `int8_mm_dequant` scales into an fp16 output, converted to a bf16 input's dtype
+/// only after that (`out.to(dtype)`). Every token the pass takes goes through it: the
+/// prefill, and each training step's forward (and its recomputation under
+/// checkpointing). The outlier columns' 16-bit slices, a few columns wide, are not
+/// counted. An MoE counts its widest expert over all the tokens, more than its router
+/// sends to one.
 pub fn bnb_int8_scratch(a: &Architecture, w: &Workload) -> u64 {
     if !bnb_int8(w) {
         return 0;
@@ -1183,14 +1204,19 @@ pub fn bnb_int8_scratch(a: &Architecture, w: &Workload) -> u64 {
     let inter = a.moe.map_or(u128::from(a.intermediate), |m| {
         u128::from(m.expert_intermediate).max(u128::from(a.intermediate))
     }) / tp;
-    // The fp16 copy of the input exists only while it is quantized.
+    // Beside the int8 input and its scales: the fp16 copy (of a bf16 input), `abs()`
+    // and the mask while quantizing; the int32 product and the fp16 output (before a
+    // bf16 one) while multiplying.
     let cast = if w.compute_dtype() == Dtype::Fp16 {
         0
     } else {
         2
     };
-    let product =
-        |(inputs, outputs): (u128, u128)| tokens * (inputs + 4 + (cast * inputs).max(4 * outputs));
+    let product = |(inputs, outputs): (u128, u128)| {
+        let quantize = (cast + 2 + 1) * inputs;
+        let multiply = (4 + cast) * outputs;
+        tokens * (inputs + 4 + quantize.max(multiply))
+    };
     let widest = [(h, q), (h, kv), (q, h), (h, inter), (inter, h)]
         .into_iter()
         .map(product)
@@ -2812,16 +2838,38 @@ mod tests {
             layer_activations(&a, &full),
             2 * sb * (h + q + 2 * kv + q + q) + lse + 2 * sb * (h + 4 * inter) + norms
         );
-        // LoRA on q and v: each adapter saves its own cast of the input; the frozen o,
-        // gate, up and down projections save nothing, and the norms only their input.
+        // LoRA on q and v under autocast (fp32 adapters): each adapter saves its own
+        // cast of the input; the frozen o, gate, up and down projections save nothing,
+        // and the norms only their input.
         let lora = Workload {
             finetune: Finetune::Lora,
             lora_targets: LoraTargets::QUERY_VALUE,
+            precision: Precision::Amp,
             ..full.clone()
         };
+        let lora_rest = 2 * sb * (q + 2 * kv + q) + lse + 2 * sb * 3 * inter + 2 * 4 * sb * h;
+        assert_eq!(layer_activations(&a, &lora), 2 * sb * 2 * h + lora_rest);
+        // Adapters in the compute dtype read the input itself: one tensor for both.
+        // So do PEFT's bitsandbytes layers under autocast, which leave the cast to it,
+        // unless PEFT's k-bit preparation made the residual stream fp32.
+        let pure = Workload {
+            precision: Precision::Pure,
+            ..lora.clone()
+        };
+        assert_eq!(layer_activations(&a, &pure), 2 * sb * h + lora_rest);
+        let nf4 = Workload {
+            finetune: Finetune::Qlora,
+            weights: WeightFormat::Nf4 { double_quant: true },
+            ..lora.clone()
+        };
+        assert_eq!(layer_activations(&a, &nf4), 2 * sb * h + lora_rest);
+        let prepared = Workload {
+            kbit_fp32: true,
+            ..nf4.clone()
+        };
         assert_eq!(
-            layer_activations(&a, &lora),
-            2 * sb * (2 * h + q + 2 * kv + q) + lse + 2 * sb * 3 * inter + 2 * 4 * sb * h
+            layer_activations(&a, &prepared),
+            layer_activations(&a, &lora)
         );
         // Autocast over fp32 weights: q, k, v and gate, up each cast the input again,
         // and the norms keep fp32 normalized outputs.
@@ -3303,9 +3351,10 @@ mod tests {
             weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
             ..int8.clone()
         };
-        // The widest product is gate/up's: 4096 inputs (int8 + an fp32 scale per row,
-        // the fp16 copy of the bf16 input is gone by then), 14 336 int32 outputs.
-        let gate = 8192 * (4096 + 4 + 4 * 14_336);
+        // The widest product is gate/up's: 4096 inputs (int8 + an fp32 scale per row;
+        // the fp16 copy of the bf16 input is gone by then), 14 336 outputs in int32,
+        // then in fp16 before the bf16 output.
+        let gate = 8192 * (4096 + 4 + 6 * 14_336);
         assert_eq!(bnb_int8_scratch(&a, &int8), gate);
         assert_eq!(bnb_int8_scratch(&a, &bf16), 0);
         assert_eq!(
