@@ -1225,6 +1225,36 @@ pub fn bnb_int8_scratch(a: &Architecture, w: &Workload) -> u64 {
     u64::try_from(widest).unwrap_or(u64::MAX)
 }
 
+/// What LLM.int8 keeps beyond checkpointing when that checkpointing is non-reentrant
+/// (`use_reentrant=False`), in bytes: `MatMul8bitLt` holds its input as a `ctx`
+/// attribute (`ctx.tensors`), not through `save_for_backward`, so the saved-tensor hooks
+/// of `torch.utils.checkpoint` never free it, and every layer keeps its q/k/v input,
+/// the attention output, the MLP's input and the product `down_proj` reads. Reentrant
+/// checkpointing (transformers' default, `gradient_checkpointing_kwargs=None`) runs the
+/// forward without autograd and keeps none of them. Zero unless LLM.int8 trains with
+/// checkpointing.
+pub fn bnb_int8_unhooked_inputs(a: &Architecture, w: &Workload) -> u64 {
+    if !(w.mode == Mode::Train && w.grad_checkpointing && bnb_int8(w)) {
+        return 0;
+    }
+    let h = u64::from(a.hidden);
+    let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
+        u64::from(m.expert_intermediate)
+            * (u64::from(m.experts_per_token.min(m.experts)) + u64::from(m.shared_experts))
+    });
+    let per_token = h
+        .saturating_add(a.q_width())
+        .saturating_add(h)
+        .saturating_add(inter);
+    mul(&[
+        u64::from(a.layers),
+        w.seq,
+        w.batch,
+        per_token,
+        w.compute_dtype().bytes_for(1),
+    ]) / u64::from(w.tp.max(1))
+}
+
 /// The 16-bit copy of one 4-bit linear that bitsandbytes makes to multiply by it, in
 /// bytes: `MatMul4Bit` runs `linear(A, dequantize_4bit(B, quant_state).t())` in forward
 /// and dequantizes again for the input's gradient in backward
@@ -3384,6 +3414,16 @@ mod tests {
         assert_eq!(
             layer_activations(&a, &lora) - layer_activations(&a, &lora_bf16),
             2 * 4096 * (4096 + 14_336)
+        );
+        // Non-reentrant checkpointing would leave every layer's four inputs alive.
+        assert_eq!(bnb_int8_unhooked_inputs(&a, &lora), 0);
+        let checkpointed = Workload {
+            grad_checkpointing: true,
+            ..lora.clone()
+        };
+        assert_eq!(
+            bnb_int8_unhooked_inputs(&a, &checkpointed),
+            32 * 4096 * (4096 + 4096 + 4096 + 14_336) * 2
         );
         // A QLoRA over int8 weights loads NF4 and behaves like one.
         let qlora = Workload {

@@ -1191,6 +1191,12 @@ fn notes(model: &Model, s: &Settings, w: &Workload, est: &Estimate) -> Vec<Note>
     if s.fsdp_forced() {
         notes.push(Note::TorchtuneFsdp);
     }
+    if let Some(a) = model.arch() {
+        let bytes = crate::estimate::bnb_int8_unhooked_inputs(a, w);
+        if bytes > 0 {
+            notes.push(Note::Int8Checkpointing { bytes });
+        }
+    }
     if s.cpu_moe > 0 && model.arch().is_some_and(|a| a.moe.is_none()) {
         notes.push(Note::CpuMoeDense);
     }

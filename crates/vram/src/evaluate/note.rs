@@ -206,6 +206,9 @@ pub enum Note {
     Pipeline { pp: u32 },
     /// Parameters in RAM were asked for without ZeRO-3, which alone can do it.
     OffloadParamsNeedZero3,
+    /// LLM.int8 with checkpointing: what non-reentrant checkpointing would keep
+    /// (`estimate::bnb_int8_unhooked_inputs`), not counted in the total.
+    Int8Checkpointing { bytes: u64 },
     /// Experts on the CPU were asked for a model without experts: llama.cpp's
     /// `--n-cpu-moe` only moves expert tensors, so it changes nothing.
     CpuMoeDense,
@@ -816,6 +819,10 @@ impl Note {
                 "Pesos en la CPU: solo ZeRO-3 (o FSDP) puede dejarlos en la RAM; con esta etapa se ignora."
             }
             .to_owned(),
+            Note::Int8Checkpointing { bytes } => format!(
+                "Con LLM.int8, el checkpointing debe ser el reentrante (el de transformers si no le pasas gradient_checkpointing_kwargs): con use_reentrant=False, bitsandbytes guarda la entrada de cada capa de 8 bits fuera de su alcance y el entrenamiento pediría {} más, no contados aquí.",
+                ByteSize(*bytes).binary()
+            ),
             Note::CpuMoeDense => if cli {
                 "--n-cpu-moe no cambia nada: este modelo no tiene expertos (MoE), y llama.cpp solo deja en la CPU los tensores de expertos. Para dejar capas enteras en la CPU, usa -ngl."
             } else {
@@ -1195,6 +1202,7 @@ mod tests {
             Note::Pipeline { pp: 2 },
             Note::OffloadParamsNeedZero3,
             Note::CpuMoeDense,
+            Note::Int8Checkpointing { bytes: 6 << 30 },
             Note::TorchtuneFsdp,
             Note::TrainerEval {
                 batch: 8,
