@@ -604,6 +604,24 @@ fn bnb_base(w: &Workload) -> bool {
     }
 }
 
+/// The MLP width one token runs through: a dense model's intermediate size, or an
+/// MoE's routed and shared experts together.
+fn token_intermediate(a: &Architecture) -> u64 {
+    a.moe.map_or(u64::from(a.intermediate), |m| {
+        u64::from(m.expert_intermediate).saturating_mul(
+            u64::from(m.experts_per_token.min(m.experts)) + u64::from(m.shared_experts),
+        )
+    })
+}
+
+/// The widest single MLP matrix's intermediate side: a dense model's, or an MoE's
+/// wider of one expert and its dense layers.
+fn widest_intermediate(a: &Architecture) -> u64 {
+    a.moe.map_or(u64::from(a.intermediate), |m| {
+        u64::from(m.expert_intermediate).max(u64::from(a.intermediate))
+    })
+}
+
 /// Activations saved for backward by one layer, in bytes (Korthikanti et al. 2022,
 /// "Reducing Activation Recomputation in Large Transformer Models", §4.1, adapted to
 /// GQA, gated MLPs, dropout-free models, fused attention kernels, frozen projections and
@@ -620,13 +638,7 @@ pub fn layer_activations(a: &Architecture, w: &Workload) -> u64 {
     let sb = s * b;
     // Autocast over fp32 weights keeps some activations in fp32.
     let amp = w.mode == Mode::Train && w.precision == Precision::Amp && c < 4;
-    let inter = match a.moe {
-        None => u128::from(a.intermediate),
-        Some(m) => {
-            u128::from(m.expert_intermediate)
-                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
-        }
-    } / tp;
+    let inter = u128::from(token_intermediate(a)) / tp;
     let lse = 4 * heads * sb;
     if w.fused_layers && w.finetune != Finetune::Full && a.mlp == Mlp::Gated && !a.dropout {
         // Unsloth's kernels (unsloth/kernels/fast_lora.py, rms_layernorm.py,
@@ -1201,9 +1213,7 @@ pub fn bnb_int8_scratch(a: &Architecture, w: &Workload) -> u64 {
     let h = u128::from(a.hidden);
     let q = u128::from(a.q_width()) / tp;
     let kv = u128::from(a.kv_width()).div_ceil(tp);
-    let inter = a.moe.map_or(u128::from(a.intermediate), |m| {
-        u128::from(m.expert_intermediate).max(u128::from(a.intermediate))
-    }) / tp;
+    let inter = u128::from(widest_intermediate(a)) / tp;
     // Beside the int8 input and its scales: the fp16 copy (of a bf16 input), `abs()`
     // and the mask while quantizing; the int32 product and the fp16 output (before a
     // bf16 one) while multiplying.
@@ -1238,10 +1248,7 @@ pub fn bnb_int8_unhooked_inputs(a: &Architecture, w: &Workload) -> u64 {
         return 0;
     }
     let h = u64::from(a.hidden);
-    let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
-        u64::from(m.expert_intermediate)
-            * (u64::from(m.experts_per_token.min(m.experts)) + u64::from(m.shared_experts))
-    });
+    let inter = token_intermediate(a);
     let per_token = h
         .saturating_add(a.q_width())
         .saturating_add(h)
@@ -1281,9 +1288,7 @@ pub fn bnb_dequant_bytes(a: &Architecture, w: &Workload) -> u64 {
     if !copies {
         return 0;
     }
-    let inter = a.moe.map_or(u64::from(a.intermediate), |m| {
-        u64::from(m.expert_intermediate).max(u64::from(a.intermediate))
-    });
+    let inter = widest_intermediate(a);
     mul(&[
         a.q_width().max(inter),
         u64::from(a.hidden),
@@ -1358,13 +1363,7 @@ pub fn prefill_activations(a: &Architecture, w: &Workload) -> u64 {
         (_, Attention::Sdpa | Attention::Flash) => 4 * heads * s * b,
     };
     let attn_phase = residual + c * s * b * (q + 2 * kv) + scores;
-    let inter = match a.moe {
-        None => u128::from(a.intermediate),
-        Some(m) => {
-            u128::from(m.expert_intermediate)
-                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
-        }
-    } / tp;
+    let inter = u128::from(token_intermediate(a)) / tp;
     let mlp_phase = residual
         + match a.mlp {
             Mlp::Gated => 3 * c * s * b * inter,
@@ -1501,13 +1500,7 @@ pub fn ggml_phases(a: &Architecture, w: &Workload) -> GgmlPhases {
     };
     let attention =
         ub * f32 * (u128::from(a.q_width()) + 2 * u128::from(a.kv_width()) + h) + scores;
-    let inter = match a.moe {
-        None => u128::from(a.intermediate),
-        Some(m) => {
-            u128::from(m.expert_intermediate)
-                * (u128::from(m.experts_per_token.min(m.experts)) + u128::from(m.shared_experts))
-        }
-    };
+    let inter = u128::from(token_intermediate(a));
     // Gate, up and their product alive together; for MoE layers the expert matmul
     // (`MUL_MAT_ID` in `build_moe_ffn`, src/llama-graph.cpp) then writes one hidden
     // vector per routed expert and token, beside the product it reads, before the
