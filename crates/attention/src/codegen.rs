@@ -200,7 +200,7 @@ fn nested(op: &str, terms: Vec<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::TILED;
+    use crate::source::TILED;
 
     fn plan(br: u32, bc: u32, tr: u32, tc: u32) -> TilePlan {
         TilePlan {

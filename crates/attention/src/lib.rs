@@ -25,6 +25,7 @@ pub mod reference;
 pub mod run;
 pub mod shape;
 pub mod smoke;
+pub mod source;
 
 pub use gpu::{AdapterSummary, ConnectOptions, Gpu, GpuError};
 
@@ -41,7 +42,8 @@ pub const SHADERS: &[(&str, &str)] = &[("smoke.wgsl", smoke::SHADER)];
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::{self, Caps, TilePlan};
+    use crate::plan::{Caps, TilePlan};
+    use crate::source;
     use crate::shape::{Dtype, Kernel};
 
     fn validate(name: &str, source: &str) {
@@ -71,13 +73,13 @@ mod tests {
         };
         for dtype in [Dtype::F32, Dtype::F16] {
             for d in (16..=256).step_by(16) {
-                validate("init.wgsl", &plan::init_source(dtype, d));
+                validate("init.wgsl", &source::init_source(dtype, d));
                 let chosen = TilePlan::choose(d, &Caps::WEBGPU_DEFAULT)
                     .or_else(|| TilePlan::choose(d, &roomy))
                     .unwrap();
                 validate(
                     "naive.wgsl",
-                    &plan::kernel_source(Kernel::Naive, dtype, &chosen),
+                    &source::kernel_source(Kernel::Naive, dtype, &chosen),
                 );
                 let mut plans: Vec<TilePlan> =
                     TilePlan::candidates(d).filter(|p| p.fits(&roomy)).collect();
@@ -88,7 +90,7 @@ mod tests {
                 }
                 for p in plans {
                     let name = format!("tiled.wgsl {dtype:?} {p:?}");
-                    validate(&name, &plan::kernel_source(Kernel::Tiled, dtype, &p));
+                    validate(&name, &source::kernel_source(Kernel::Tiled, dtype, &p));
                 }
             }
         }

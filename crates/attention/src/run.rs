@@ -7,9 +7,10 @@
 use wgpu::util::DeviceExt;
 
 use crate::gpu::{Gpu, GpuError};
-use crate::plan::{self, Caps, TilePlan};
+use crate::plan::{Caps, TilePlan};
 use crate::reference::reference_row;
 use crate::shape::{self, BufferRole, Dtype, Kernel, MemoryLimits, Shape, ShapeError, TooLarge};
+use crate::source;
 
 /// How a run is repeated and checked.
 #[derive(Clone, Debug)]
@@ -387,16 +388,16 @@ async fn prepare(
         let init = pipeline(
             device,
             &pipeline_layout,
-            &plan::init_source(dtype, shape.head_dim),
+            &source::init_source(dtype, shape.head_dim),
             "init",
             loop_bounding,
         );
-        let source = plan::kernel_source(kernel, dtype, plan);
+        let text = source::kernel_source(kernel, dtype, plan);
         let kernels = dispatches(kernel, shape, plan)
             .into_iter()
             .map(|d| {
                 (
-                    pipeline(device, &pipeline_layout, &source, d.entry, loop_bounding),
+                    pipeline(device, &pipeline_layout, &text, d.entry, loop_bounding),
                     d.groups,
                 )
             })

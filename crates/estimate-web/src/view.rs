@@ -751,7 +751,7 @@ mod tests {
                 bytes: 99_000_000,
                 params: Some(124_439_808),
                 source: "gpt2.gguf".into(),
-                experts: vec![vram::estimate::LayerExperts::default(); 2],
+                experts: vec![vram::arch::LayerExperts::default(); 2],
             }),
         };
         let (model, settings, back) = read_link(&query(link_pairs(CUSTOM, &s, &imported)));

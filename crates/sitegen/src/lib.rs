@@ -68,7 +68,9 @@ struct Page {
     body: markdown::Rendered,
 }
 
-/// Builds the whole site.
+/// Builds the whole site: assets with hashed names, pages rendered from Markdown,
+/// each wrapped in the shell with the one bundle it needs, the search index, the 404
+/// page and the sitemap.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     let config_path = opts.content.join("site.toml");
     let config_text = fs::read_to_string(&config_path)
@@ -104,163 +106,37 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         )?;
     }
     let embed_written = embed_files::write(&opts.out, &base, &manifest, &ui::layout::csp())?;
-    let asset = |name: &str| manifest.url(name).unwrap_or_default().to_owned();
+    let site = Site {
+        base,
+        origin,
+        manifest,
+    };
     let widget_ctx = widgets::WidgetContext {
-        gpu_js: asset("pkg/gpu_web.js"),
-        gpu_wasm: asset("pkg/gpu_web_bg.wasm"),
-        import_js: asset("pkg/import_web.js"),
-        import_wasm: asset("pkg/import_web_bg.wasm"),
-        estimate_js: asset("pkg/estimate_web.js"),
-        estimate_wasm: asset("pkg/estimate_web_bg.wasm"),
+        gpu_js: site.asset("pkg/gpu_web.js"),
+        gpu_wasm: site.asset("pkg/gpu_web_bg.wasm"),
+        import_js: site.asset("pkg/import_web.js"),
+        import_wasm: site.asset("pkg/import_web_bg.wasm"),
+        estimate_js: site.asset("pkg/estimate_web.js"),
+        estimate_wasm: site.asset("pkg/estimate_web_bg.wasm"),
         worker: ui::islands::background::WorkerUrls {
-            loader: asset("worker.js"),
-            js: asset("pkg/worker_web.js"),
-            wasm: asset("pkg/worker_web_bg.wasm"),
+            loader: site.asset("worker.js"),
+            js: site.asset("pkg/worker_web.js"),
+            wasm: site.asset("pkg/worker_web_bg.wasm"),
         },
-        base: base.clone(),
-        origin: origin.clone(),
+        base: site.base.clone(),
+        origin: site.origin.clone(),
         embed: embed_written,
         pages: page_paths(&opts.content.join("es")),
     };
 
-    let pages = load_pages(&opts.content.join("es"), &base, &widget_ctx)?;
+    let pages = load_pages(&opts.content.join("es"), &site.base, &widget_ctx)?;
     check_links(&pages)?;
-
-    let asset_urls = AssetUrls {
-        stylesheet: asset("style.css"),
-        favicon: asset("favicon.svg"),
-        loader: asset("islands.js"),
-        theme: asset("theme.js"),
-        copy: asset("copy.js"),
-        search: asset("search.js"),
-        hydrate_js: asset("pkg/hydrate.js"),
-        hydrate_wasm: asset("pkg/hydrate_bg.wasm"),
-        later_js: String::new(),
-        later_wasm: String::new(),
-    };
-    // Each page loads exactly one hydrate bundle: the light one, or the one that adds
-    // its family of heavy islands.
-    let bundle_urls = |bundle: Bundle| AssetUrls {
-        hydrate_js: asset(&format!("pkg/{}.js", bundle.stem())),
-        hydrate_wasm: asset(&format!("pkg/{}_bg.wasm", bundle.stem())),
-        ..asset_urls.clone()
-    };
-    for bundle in Bundle::ALL {
-        let needed = pages.iter().any(|p| {
-            (p.body.has_islands && p.body.bundle == bundle) || p.body.later == Some(bundle)
-        });
-        let urls = bundle_urls(bundle);
-        if needed && (urls.hydrate_js.is_empty() || urls.hydrate_wasm.is_empty()) {
-            bail!(
-                "hay páginas con islas pero falta el paquete {}: compila con `cargo xtask build`",
-                bundle.crate_name()
-            );
-        }
-    }
-    for (name, url) in [
-        ("style.css", &asset_urls.stylesheet),
-        ("favicon.svg", &asset_urls.favicon),
-        ("islands.js", &asset_urls.loader),
-        ("theme.js", &asset_urls.theme),
-        ("copy.js", &asset_urls.copy),
-        ("search.js", &asset_urls.search),
-    ] {
-        if url.is_empty() {
-            bail!("falta {} en {}", name, opts.site.display());
-        }
-    }
-
-    let page_url = |slug: &str| {
-        if slug.is_empty() {
-            base.clone()
-        } else {
-            format!("{base}{slug}/")
-        }
-    };
-    // The search box is an island of the light bundle with its engine in the lazily
-    // loaded `search-web`: a build without bundles (`pkg: None`) ships pages without it.
-    let search_js = asset("pkg/search_web.js");
-    let search_wasm = asset("pkg/search_web_bg.wasm");
-    let search = if [
-        &asset_urls.hydrate_js,
-        &asset_urls.hydrate_wasm,
-        &search_js,
-        &search_wasm,
-    ]
-    .iter()
-    .any(|u| u.is_empty())
-    {
-        None
-    } else {
-        let texts: Vec<search_index::PageText<'_>> = pages
-            .iter()
-            .map(|p| search_index::PageText {
-                url: page_url(&p.front.slug),
-                title: &p.front.title,
-                sections: &p.body.sections,
-            })
-            .collect();
-        Some(SearchUrls {
-            index: search_index::write(
-                &opts.out.join("assets"),
-                &format!("{base}assets/"),
-                &texts,
-            )?,
-            module_js: search_js,
-            module_wasm: search_wasm,
-        })
-    };
-    let nav_title = |p: &Page| {
-        p.front
-            .nav_title
-            .clone()
-            .unwrap_or_else(|| p.front.title.clone())
-    };
+    let asset_urls = site.shell_assets();
+    check_assets(&site, &pages, &asset_urls, &opts.site)?;
+    let search = site.search(&pages, &asset_urls, &opts.out)?;
     let mut report = BuildReport::default();
     for (i, page) in pages.iter().enumerate() {
-        let link = |p: &Page| NavLink {
-            title: nav_title(p),
-            href: page_url(&p.front.slug),
-            current: false,
-        };
-        let shell = PageShell {
-            site_title: config.title.clone(),
-            title: (!page.front.slug.is_empty()).then(|| page.front.title.clone()),
-            description: page.front.description.clone(),
-            canonical: format!("{origin}{}", page_url(&page.front.slug)),
-            base: base.clone(),
-            chapters: pages
-                .iter()
-                .map(|p| NavLink {
-                    current: p.front.slug == page.front.slug,
-                    ..link(p)
-                })
-                .collect(),
-            toc: page.body.toc.clone(),
-            prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
-            next: pages.get(i + 1).map(link),
-            has_islands: page.body.has_islands,
-            search: search.clone(),
-            // Shortcodes and islands write code blocks too (the widget's snippets, the
-            // estimator's embed code): they get the copy buttons as well.
-            has_code: page.body.has_code || page.body.html.contains("<div class=\"code\">"),
-            assets: match page.body.later {
-                Some(later) => {
-                    let l = bundle_urls(later);
-                    AssetUrls {
-                        later_js: l.hydrate_js,
-                        later_wasm: l.hydrate_wasm,
-                        ..bundle_urls(page.body.bundle)
-                    }
-                }
-                None => bundle_urls(page.body.bundle),
-            },
-            body_html: format!(
-                "<h1>{}</h1>\n{}",
-                crate::html::escape(&page.front.title),
-                page.body.html
-            ),
-        };
+        let shell = site.shell(&config, &pages, i, search.clone());
         let dir = if page.front.slug.is_empty() {
             opts.out.clone()
         } else {
@@ -275,18 +151,190 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     write_not_found(
         &opts.out,
         &config,
-        &base,
-        &origin,
+        &site.base,
+        &site.origin,
         &pages,
         &asset_urls,
         search,
     )?;
     write_sitemap(
         &opts.out,
-        &origin,
-        pages.iter().map(|p| page_url(&p.front.slug)),
+        &site.origin,
+        pages.iter().map(|p| site.page_url(&p.front.slug)),
     )?;
     Ok(report)
+}
+
+/// Where the built site lives and what its hashed assets are called.
+struct Site {
+    base: String,
+    origin: String,
+    manifest: assets::Manifest,
+}
+
+impl Site {
+    /// The hashed URL of an asset, empty when it was not built.
+    fn asset(&self, name: &str) -> String {
+        self.manifest.url(name).unwrap_or_default().to_owned()
+    }
+
+    fn page_url(&self, slug: &str) -> String {
+        if slug.is_empty() {
+            self.base.clone()
+        } else {
+            format!("{}{slug}/", self.base)
+        }
+    }
+
+    /// What every page's shell loads, with the light hydrate bundle.
+    fn shell_assets(&self) -> AssetUrls {
+        AssetUrls {
+            stylesheet: self.asset("style.css"),
+            favicon: self.asset("favicon.svg"),
+            loader: self.asset("islands.js"),
+            theme: self.asset("theme.js"),
+            copy: self.asset("copy.js"),
+            search: self.asset("search.js"),
+            hydrate_js: self.asset("pkg/hydrate.js"),
+            hydrate_wasm: self.asset("pkg/hydrate_bg.wasm"),
+            later_js: String::new(),
+            later_wasm: String::new(),
+        }
+    }
+
+    /// The shell's assets with `bundle` as the page's hydrate bundle: each page loads
+    /// exactly one, the light one or the one that adds its family of heavy islands.
+    fn bundle_urls(&self, bundle: Bundle) -> AssetUrls {
+        AssetUrls {
+            hydrate_js: self.asset(&format!("pkg/{}.js", bundle.stem())),
+            hydrate_wasm: self.asset(&format!("pkg/{}_bg.wasm", bundle.stem())),
+            ..self.shell_assets()
+        }
+    }
+
+    /// The search index and its module. The search box is an island of the light
+    /// bundle with its engine in the lazily loaded `search-web`: a build without
+    /// bundles (`pkg: None`) ships pages without it.
+    fn search(&self, pages: &[Page], shell: &AssetUrls, out: &Path) -> Result<Option<SearchUrls>> {
+        let search_js = self.asset("pkg/search_web.js");
+        let search_wasm = self.asset("pkg/search_web_bg.wasm");
+        if [
+            &shell.hydrate_js,
+            &shell.hydrate_wasm,
+            &search_js,
+            &search_wasm,
+        ]
+        .iter()
+        .any(|u| u.is_empty())
+        {
+            return Ok(None);
+        }
+        let texts: Vec<search_index::PageText<'_>> = pages
+            .iter()
+            .map(|p| search_index::PageText {
+                url: self.page_url(&p.front.slug),
+                title: &p.front.title,
+                sections: &p.body.sections,
+            })
+            .collect();
+        Ok(Some(SearchUrls {
+            index: search_index::write(
+                &out.join("assets"),
+                &format!("{}assets/", self.base),
+                &texts,
+            )?,
+            module_js: search_js,
+            module_wasm: search_wasm,
+        }))
+    }
+
+    /// The shell of page `i` of `pages`.
+    fn shell(
+        &self,
+        config: &SiteConfig,
+        pages: &[Page],
+        i: usize,
+        search: Option<SearchUrls>,
+    ) -> PageShell {
+        let page = &pages[i];
+        let link = |p: &Page| NavLink {
+            title: p
+                .front
+                .nav_title
+                .clone()
+                .unwrap_or_else(|| p.front.title.clone()),
+            href: self.page_url(&p.front.slug),
+            current: false,
+        };
+        PageShell {
+            site_title: config.title.clone(),
+            title: (!page.front.slug.is_empty()).then(|| page.front.title.clone()),
+            description: page.front.description.clone(),
+            canonical: format!("{}{}", self.origin, self.page_url(&page.front.slug)),
+            base: self.base.clone(),
+            chapters: pages
+                .iter()
+                .map(|p| NavLink {
+                    current: p.front.slug == page.front.slug,
+                    ..link(p)
+                })
+                .collect(),
+            toc: page.body.toc.clone(),
+            prev: i.checked_sub(1).and_then(|j| pages.get(j)).map(link),
+            next: pages.get(i + 1).map(link),
+            has_islands: page.body.has_islands,
+            search,
+            // Shortcodes and islands write code blocks too (the widget's snippets, the
+            // estimator's embed code): they get the copy buttons as well.
+            has_code: page.body.has_code || page.body.html.contains("<div class=\"code\">"),
+            assets: match page.body.later {
+                Some(later) => {
+                    let l = self.bundle_urls(later);
+                    AssetUrls {
+                        later_js: l.hydrate_js,
+                        later_wasm: l.hydrate_wasm,
+                        ..self.bundle_urls(page.body.bundle)
+                    }
+                }
+                None => self.bundle_urls(page.body.bundle),
+            },
+            body_html: format!(
+                "<h1>{}</h1>\n{}",
+                crate::html::escape(&page.front.title),
+                page.body.html
+            ),
+        }
+    }
+}
+
+/// Fails when a page needs a bundle that was not built, or the shell's own assets
+/// are missing from `site_dir`.
+fn check_assets(site: &Site, pages: &[Page], shell: &AssetUrls, site_dir: &Path) -> Result<()> {
+    for bundle in Bundle::ALL {
+        let needed = pages.iter().any(|p| {
+            (p.body.has_islands && p.body.bundle == bundle) || p.body.later == Some(bundle)
+        });
+        let urls = site.bundle_urls(bundle);
+        if needed && (urls.hydrate_js.is_empty() || urls.hydrate_wasm.is_empty()) {
+            bail!(
+                "hay páginas con islas pero falta el paquete {}: compila con `cargo xtask build`",
+                bundle.crate_name()
+            );
+        }
+    }
+    for (name, url) in [
+        ("style.css", &shell.stylesheet),
+        ("favicon.svg", &shell.favicon),
+        ("islands.js", &shell.loader),
+        ("theme.js", &shell.theme),
+        ("copy.js", &shell.copy),
+        ("search.js", &shell.search),
+    ] {
+        if url.is_empty() {
+            bail!("falta {} en {}", name, site_dir.display());
+        }
+    }
+    Ok(())
 }
 
 /// Paths of every page ("/" for the front page), read from the front matter alone so

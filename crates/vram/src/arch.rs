@@ -312,6 +312,24 @@ impl Architecture {
         u64::from(self.heads) * u64::from(self.head_dim)
     }
 
+    /// The MLP width one token runs through: a dense model's intermediate size, or an
+    /// MoE's routed and shared experts together.
+    pub fn token_intermediate(&self) -> u64 {
+        self.moe.map_or(u64::from(self.intermediate), |m| {
+            u64::from(m.expert_intermediate).saturating_mul(
+                u64::from(m.experts_per_token.min(m.experts)) + u64::from(m.shared_experts),
+            )
+        })
+    }
+
+    /// The widest single MLP matrix's intermediate side: a dense model's, or an MoE's
+    /// wider of one expert and its dense layers.
+    pub fn widest_intermediate(&self) -> u64 {
+        self.moe.map_or(u64::from(self.intermediate), |m| {
+            u64::from(m.expert_intermediate).max(u64::from(self.intermediate))
+        })
+    }
+
     /// Exact parameter count, by tensor groups.
     pub fn param_count(&self) -> ParamCount {
         let h = u128::from(self.hidden);
@@ -403,6 +421,21 @@ impl Architecture {
             active: sat(active),
         }
     }
+}
+
+/// Layer `layer`'s routed experts (`ffn_gate_exps`, `ffn_up_exps`, `ffn_down_exps`) as
+/// the weights are stored: the tensors `--n-cpu-moe` keeps in CPU RAM. From a GGUF
+/// header (`Workload::stored_experts`) they are the file's own tensors. Otherwise a
+/// GGUF mix stores gate and up in its base type and the down projection in its boosted
+/// type on the layers `use_more_bits` picks, as [`crate::estimate::weights::weight_bytes`] counts them, and exact
+/// stored weights scale that formula by the file's own size. Zero for dense layers and
+/// models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerExperts {
+    /// The layer's expert tensors together.
+    pub bytes: u64,
+    /// Its largest expert tensor.
+    pub largest: u64,
 }
 
 #[cfg(test)]

@@ -69,6 +69,20 @@ pub fn for_family(family: &str) -> ContextDefault {
     }
 }
 
+/// The cuBLAS workspace PyTorch allocates through its caching allocator on a thread's
+/// first matmul on a stream, and keeps (one per handle and stream, and handles are per
+/// thread: training holds two, its backward running on the autograd engine's thread,
+/// `Workload::blas_workspace`): 32 MiB on compute capability 9.0 (Hopper),
+/// else 4096 KiB × 2 + 16 KiB × 8 (`parseChosenWorkspaceSize` in
+/// aten/src/ATen/cuda/CublasHandlePool.cpp, PyTorch 2.10, the version vLLM 0.19
+/// requires). An unknown GPU (`None`) gets the larger.
+pub fn cublas_workspace(family: Option<&str>) -> u64 {
+    match family {
+        Some("hopper") | None => 32 * ByteSize::MIB,
+        Some(_) => 4096 * 1024 * 2 + 16 * 1024 * 8,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -23,7 +23,7 @@
 //! Runtimes that take the context from the data or the prompt (transformers, the
 //! training frameworks, AutoAWQ) have no `auto`.
 
-use crate::settings::Runtime;
+use crate::runtime::Runtime;
 use crate::units::ByteSize;
 
 /// The context (prompt plus generated tokens) used when the model's trained context is
@@ -134,6 +134,10 @@ pub fn llama_fit(trained: u64, used_full: u64, used_min: u64, free: u64) -> Opti
         layers_next: false,
     })
 }
+
+/// The share of one GPU's free memory under which Ollama's scheduler keeps a model on
+/// that GPU alone (`bestSingleGPUFit` in server/sched.go).
+pub const OLLAMA_ONE_GPU_PERCENT: u128 = 80;
 
 #[cfg(test)]
 mod tests {

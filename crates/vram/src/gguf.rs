@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::estimate::LayerExperts;
+use crate::arch::LayerExperts;
 use crate::quant::GgufType;
 use crate::safetensors::TensorTotal;
 

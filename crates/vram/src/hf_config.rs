@@ -181,49 +181,9 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         AttnBias::None
     };
 
-    let experts = f
-        .uint(&["num_local_experts", "num_experts", "n_routed_experts"])?
-        .unwrap_or(0);
-    let moe = if experts > 1 {
-        Some(Moe {
-            experts: experts as u32,
-            experts_per_token: f.uint(&["num_experts_per_tok"])?.unwrap_or(2) as u32,
-            expert_intermediate: f
-                .uint(&["moe_intermediate_size"])?
-                .map_or(intermediate, |v| v as u32),
-            shared_experts: f.uint(&["n_shared_experts"])?.unwrap_or(0) as u32,
-            dense_layers: f.uint(&["first_k_dense_replace"])?.unwrap_or(0) as u32,
-        })
-    } else {
-        None
-    };
-
-    let sliding_window = match f.uint(&["sliding_window"])? {
-        Some(w) if w > 0 && f.flag("use_sliding_window") != Some(false) => {
-            let global_every = if is(&["gemma2"]) {
-                2
-            } else if is(&["gemma3", "gemma3_text"]) {
-                f.uint(&["sliding_window_pattern"])?.map_or(6, |p| p as u32)
-            } else {
-                0
-            };
-            Some(SlidingWindow {
-                window: w as u32,
-                global_every,
-            })
-        }
-        _ => None,
-    };
-    let mla = match f.uint(&["kv_lora_rank"])? {
-        Some(kv_lora_rank) if kv_lora_rank > 0 => Some(Mla {
-            q_lora_rank: f.uint(&["q_lora_rank"])?.unwrap_or(0) as u32,
-            kv_lora_rank: kv_lora_rank as u32,
-            qk_nope_head_dim: f.required(&["qk_nope_head_dim"])?,
-            qk_rope_head_dim: f.required(&["qk_rope_head_dim"])?,
-            v_head_dim: f.required(&["v_head_dim"])?,
-        }),
-        _ => None,
-    };
+    let moe = moe(&f, intermediate)?;
+    let sliding_window = sliding_window(&f, &family)?;
+    let mla = mla(&f)?;
     // Gemma 3 (4B and up) tabulates its global layers' rope over `max_position_embeddings
     // × factor` positions and its windowed layers' separately (`rope_local_base_freq`).
     let rope = Rope {
@@ -231,38 +191,7 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         // `Gemma3TextConfig` always has one (10 000 by default).
         local: is(&["gemma3", "gemma3_text"]) || obj.contains_key("rope_local_base_freq"),
     };
-    let vision = match root.get("vision_config").and_then(Value::as_object) {
-        Some(v) if root_fields.text("model_type") == Some("gemma3") => {
-            let v = &with_class_defaults(v, "siglip_vision_model");
-            let v = Fields(v);
-            let vision = Vision {
-                layers: v.required(&["num_hidden_layers"])?,
-                hidden: v.required(&["hidden_size"])?,
-                heads: v.required(&["num_attention_heads"])?,
-                intermediate: v.required(&["intermediate_size"])?,
-                patch: v.required(&["patch_size"])?,
-                image: v.required(&["image_size"])?,
-                tokens_per_image: match root_fields.uint(&["mm_tokens_per_image"])? {
-                    Some(n) if n > 0 => n as u32,
-                    _ => 256,
-                },
-            };
-            warnings.push(format!(
-                "Se usan text_config (el modelo de lenguaje) y vision_config: la torre de visión SigLIP y su proyector ({} parámetros) se cuentan donde el motor los carga (vLLM).",
-                crate::units::group_digits(vision.params(hidden))
-            ));
-            Some(vision)
-        }
-        _ => {
-            if root.contains_key("text_config") {
-                warnings.push(
-                    "Se usa text_config (el modelo de lenguaje); la torre de visión no se cuenta."
-                        .into(),
-                );
-            }
-            None
-        }
-    };
+    let vision = vision(root, hidden, &mut warnings)?;
     // With MLA a query/key head is nope + rope wide; activations use that width.
     let head_dim = mla.map_or(head_dim, |m| m.qk_nope_head_dim + m.qk_rope_head_dim);
 
@@ -307,6 +236,102 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         max_positions,
     };
     Ok((arch, warnings))
+}
+
+/// Gemma 3's SigLIP tower and projector from `vision_config` (and a warning saying
+/// what is counted); other multimodal configs' towers are not modelled, and say so.
+fn vision(
+    root: &serde_json::Map<String, Value>,
+    hidden: u32,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vision>, ConfigError> {
+    let root_fields = Fields(root);
+    Ok(match root.get("vision_config").and_then(Value::as_object) {
+        Some(v) if root_fields.text("model_type") == Some("gemma3") => {
+            let v = &with_class_defaults(v, "siglip_vision_model");
+            let v = Fields(v);
+            let vision = Vision {
+                layers: v.required(&["num_hidden_layers"])?,
+                hidden: v.required(&["hidden_size"])?,
+                heads: v.required(&["num_attention_heads"])?,
+                intermediate: v.required(&["intermediate_size"])?,
+                patch: v.required(&["patch_size"])?,
+                image: v.required(&["image_size"])?,
+                tokens_per_image: match root_fields.uint(&["mm_tokens_per_image"])? {
+                    Some(n) if n > 0 => n as u32,
+                    _ => 256,
+                },
+            };
+            warnings.push(format!(
+                "Se usan text_config (el modelo de lenguaje) y vision_config: la torre de visión SigLIP y su proyector ({} parámetros) se cuentan donde el motor los carga (vLLM).",
+                crate::units::group_digits(vision.params(hidden))
+            ));
+            Some(vision)
+        }
+        _ => {
+            if root.contains_key("text_config") {
+                warnings.push(
+                    "Se usa text_config (el modelo de lenguaje); la torre de visión no se cuenta."
+                        .into(),
+                );
+            }
+            None
+        }
+    })
+}
+
+/// A mixture of experts, when the config names more than one expert.
+fn moe(f: &Fields, intermediate: u32) -> Result<Option<Moe>, ConfigError> {
+    let experts = f
+        .uint(&["num_local_experts", "num_experts", "n_routed_experts"])?
+        .unwrap_or(0);
+    if experts <= 1 {
+        return Ok(None);
+    }
+    Ok(Some(Moe {
+        experts: experts as u32,
+        experts_per_token: f.uint(&["num_experts_per_tok"])?.unwrap_or(2) as u32,
+        expert_intermediate: f
+            .uint(&["moe_intermediate_size"])?
+            .map_or(intermediate, |v| v as u32),
+        shared_experts: f.uint(&["n_shared_experts"])?.unwrap_or(0) as u32,
+        dense_layers: f.uint(&["first_k_dense_replace"])?.unwrap_or(0) as u32,
+    }))
+}
+
+/// A sliding window, and how often a global layer comes (Gemma 2 every other layer,
+/// Gemma 3 every `sliding_window_pattern`; 0: every layer windowed).
+fn sliding_window(f: &Fields, family: &str) -> Result<Option<SlidingWindow>, ConfigError> {
+    Ok(match f.uint(&["sliding_window"])? {
+        Some(w) if w > 0 && f.flag("use_sliding_window") != Some(false) => {
+            let global_every = match family {
+                "gemma2" => 2,
+                "gemma3" | "gemma3_text" => {
+                    f.uint(&["sliding_window_pattern"])?.map_or(6, |p| p as u32)
+                }
+                _ => 0,
+            };
+            Some(SlidingWindow {
+                window: w as u32,
+                global_every,
+            })
+        }
+        _ => None,
+    })
+}
+
+/// DeepSeek's multi-head latent attention, when the config has a KV LoRA rank.
+fn mla(f: &Fields) -> Result<Option<Mla>, ConfigError> {
+    Ok(match f.uint(&["kv_lora_rank"])? {
+        Some(kv_lora_rank) if kv_lora_rank > 0 => Some(Mla {
+            q_lora_rank: f.uint(&["q_lora_rank"])?.unwrap_or(0) as u32,
+            kv_lora_rank: kv_lora_rank as u32,
+            qk_nope_head_dim: f.required(&["qk_nope_head_dim"])?,
+            qk_rope_head_dim: f.required(&["qk_rope_head_dim"])?,
+            v_head_dim: f.required(&["v_head_dim"])?,
+        }),
+        _ => None,
+    })
 }
 
 /// The config with what its transformers config class fills in when a field is left

@@ -21,7 +21,7 @@ pub struct StoredWeights {
     /// A GGUF file's routed expert tensors per layer (what `--n-cpu-moe` moves); empty
     /// for other sources.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub experts: Vec<crate::estimate::LayerExperts>,
+    pub experts: Vec<crate::arch::LayerExperts>,
 }
 
 impl StoredWeights {

@@ -30,6 +30,7 @@ pub mod model_search;
 pub mod palette;
 pub mod quant;
 pub mod reconcile;
+pub mod runtime;
 pub mod safetensors;
 pub mod serving;
 pub mod settings;

@@ -203,7 +203,7 @@ impl GgmlLog {
 /// Evaluates `model` as the llama.cpp run of `log` ([`ggml_settings`]). A partial
 /// offload whose log says nothing of the output layer (neither "offloading output layer
 /// to GPU" nor the repeating layers' line survived the paste) may come from a build of
-/// either `-ngl` ([`crate::estimate::ggml_placement`]): the one whose GPU weights match
+/// either `-ngl` ([`crate::estimate::ggml::placement`]): the one whose GPU weights match
 /// the log's model buffers is kept.
 pub fn ggml_evaluate(model: &Model, log: &GgmlLog) -> Result<Evaluation, EstimateError> {
     let s = ggml_settings(log);
@@ -226,7 +226,7 @@ pub fn ggml_evaluate(model: &Model, log: &GgmlLog) -> Result<Evaluation, Estimat
 }
 
 /// A log of several GPUs evaluated with its GPUs, for [`ggml_busiest`]: llama.cpp
-/// deals the layers among them (`estimate::ggml_gpu_shares`) and, with every layer
+/// deals the layers among them (`estimate::ggml::gpu_shares`) and, with every layer
 /// there, pipelines them. `whole` is [`ggml_evaluate`]'s, whose reading of `-ngl` holds
 /// here too. `None` for one GPU.
 pub fn ggml_split_evaluate(model: &Model, log: &GgmlLog, whole: &Evaluation) -> Option<Evaluation> {

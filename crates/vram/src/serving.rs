@@ -27,7 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::arch::Architecture;
 use crate::catalog::Gpu;
 use crate::cuda_graphs::{self, CudaGraphs};
-use crate::estimate::{Estimate, kv_cache, prefill_activations};
+use crate::estimate::Estimate;
+use crate::estimate::kv::kv_cache;
+use crate::estimate::torch::activations::prefill_activations;
 use crate::units::ByteSize;
 use crate::workload::Workload;
 
@@ -61,7 +63,7 @@ pub struct Profile {
     pub sequences: u64,
     /// The GPU's multiprocessors, which size the top-k/top-p kernel's buffer.
     pub sms: u64,
-    /// PyTorch's cuBLAS workspace on this GPU ([`cublas_workspace`]).
+    /// PyTorch's cuBLAS workspace on this GPU ([`crate::context::cublas_workspace`]).
     pub blas_workspace: u64,
     /// Where the CUDA graphs captured after the profile take their memory from.
     pub graphs: CudaGraphs,
@@ -70,20 +72,6 @@ pub struct Profile {
 /// Multiprocessors assumed for a GPU that is not in the catalog: an H100's 132, the
 /// usual serving card (choosing the GPU gives its own count).
 pub const UNKNOWN_SMS: u64 = 132;
-
-/// The cuBLAS workspace PyTorch allocates through its caching allocator on a thread's
-/// first matmul on a stream, and keeps (one per handle and stream, and handles are per
-/// thread: training holds two, its backward running on the autograd engine's thread,
-/// `Workload::blas_workspace`): 32 MiB on compute capability 9.0 (Hopper),
-/// else 4096 KiB × 2 + 16 KiB × 8 (`parseChosenWorkspaceSize` in
-/// aten/src/ATen/cuda/CublasHandlePool.cpp, PyTorch 2.10, the version vLLM 0.19
-/// requires). An unknown GPU (`None`) gets the larger.
-pub fn cublas_workspace(family: Option<&str>) -> u64 {
-    match family {
-        Some("hopper") | None => 32 * ByteSize::MIB,
-        Some(_) => 4096 * 1024 * 2 + 16 * 1024 * 8,
-    }
-}
 
 impl Profile {
     /// vLLM v1's defaults for its OpenAI-compatible server (`get_batch_defaults` in
@@ -98,7 +86,7 @@ impl Profile {
             batched_tokens,
             sequences: sequences.min(batched_tokens),
             sms: gpu.map_or(UNKNOWN_SMS, |g| u64::from(g.sms)),
-            blas_workspace: cublas_workspace(gpu.map(|g| g.family.as_str())),
+            blas_workspace: crate::context::cublas_workspace(gpu.map(|g| g.family.as_str())),
             graphs: CudaGraphs::default(),
         }
     }
@@ -251,7 +239,7 @@ pub fn profile_peak(a: &Architecture, w: &Workload, p: Profile) -> u64 {
 ///
 /// Gemma 3 adds a second rotary table, because its global layers scale positions
 /// linearly by 8 over the windowed layers' unscaled one ([`crate::arch::Rope`]); its
-/// vision tower is already in `weights` ([`crate::estimate::vision_bytes`]). With both,
+/// vision tower is already in `weights` ([`crate::estimate::weights::vision_bytes`]). With both,
 /// vLLM 0.19's "Model loading took 8.58 / 23.31 / 51.45 GiB" for
 /// gemma-3-4b/12b/27b-it come out as 8.57 / 23.31 / 51.44 here.
 pub fn loaded_weights(a: &Architecture, w: &Workload, weights: u64) -> u64 {
@@ -405,14 +393,14 @@ pub fn hybrid_padding(a: &Architecture, pp: u32) -> Option<(u64, u64)> {
 /// a T4, 0.10 on an A100-40GB, 0.25 on an H100 in vLLM's own logs), not modelled. With
 /// several GPUs it holds NCCL's buffers, vLLM's custom all-reduce and, on Hopper, NVLink
 /// SHARP: 2.07 GiB per H100 with TP 2 or 4 in vLLM 0.19's logs, more than the NCCL
-/// communicator the estimate models ([`crate::estimate::communication_bytes`], measured
+/// communicator the estimate models ([`crate::estimate::overhead::communication_bytes`], measured
 /// on A100s); there the whole estimated overhead (CUDA context and allocator margin
 /// included) stands in for the rest, on the safe side.
 fn non_torch_growth(w: &Workload, overhead: u64) -> u64 {
     if pays_whole_overhead(w) {
         overhead
     } else {
-        crate::estimate::communication_bytes(w)
+        crate::estimate::overhead::communication_bytes(w)
     }
 }
 

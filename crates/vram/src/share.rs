@@ -13,8 +13,8 @@
 //! every dimension exactly as the `config.json` importer does, so an edited link can
 //! never reach arithmetic the importer would have refused.
 
+use crate::arch::LayerExperts;
 use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
-use crate::estimate::LayerExperts;
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
 

@@ -10,11 +10,7 @@ use crate::catalog::Gpu;
 use crate::estimate::Estimate;
 use crate::workload::{Engine, Mode, Workload};
 
-/// Peak bandwidth, in GB/s, of the RAM the CPU reads llama.cpp's offloaded layers from
-/// when the reader does not say (`Workload::ram_gbs`): a desktop's dual-channel
-/// DDR5-5000 (2 channels × 8 bytes × 5000 MT/s). Servers with more channels read
-/// faster (8 × DDR5-4800: 307 GB/s), laptops and DDR4 slower (2 × DDR4-3200: 51 GB/s).
-pub const DEFAULT_RAM_GBS: u32 = 80;
+pub use crate::workload::DEFAULT_RAM_GBS;
 
 /// `gbs` GB/s in bytes per second (at least 1 GB/s).
 pub fn ram_bytes_per_second(gbs: u32) -> f64 {
@@ -55,9 +51,9 @@ pub fn speed(a: &Architecture, w: &Workload, est: &Estimate, gpu: &Gpu) -> Optio
     // llama.cpp's pipeline works on several micro-batches of a long prompt at once
     // (the copies of each GPU's inputs exist for that): at best its GPUs divide the
     // prefill among them, up to one micro-batch each.
-    let overlap = if w.engine == Engine::Ggml && crate::estimate::ggml_pipeline(a, w) {
+    let overlap = if w.engine == Engine::Ggml && crate::estimate::ggml::pipeline(a, w) {
         let ubatches = w.seq.div_ceil(w.ubatch.max(1)).max(1);
-        crate::estimate::ggml_devices(w).min(ubatches) as f64
+        crate::estimate::ggml::devices(w).min(ubatches) as f64
     } else {
         1.0
     };

@@ -330,7 +330,7 @@ pub struct Workload {
     /// ZeRO stage 0–3 (data parallel sharding).
     pub zero: u8,
     /// PyTorch FSDP full sharding: ZeRO-3 for the states, plus the parameters FSDP
-    /// keeps whole while it computes (`estimate::fsdp_unsharded`). DeepSpeed's ZeRO-3
+    /// keeps whole while it computes (`estimate::torch::parallel::fsdp_unsharded`). DeepSpeed's ZeRO-3
     /// is `zero: 3` without it.
     pub fsdp: bool,
     /// Tensor-parallel degree.
@@ -341,8 +341,8 @@ pub struct Workload {
     pub cpu_offload: bool,
     /// ZeRO-3 with the parameter shards in CPU memory as well (DeepSpeed's
     /// `offload_param`, FSDP's `CPUOffload(offload_params=True)`): the GPU only holds
-    /// what it gathers to compute ([`crate::estimate::grad_sync`],
-    /// [`crate::estimate::fsdp_unsharded`]).
+    /// what it gathers to compute ([`crate::estimate::torch::parallel::grad_sync`],
+    /// [`crate::estimate::torch::parallel::fsdp_unsharded`]).
     #[serde(default)]
     pub offload_params: bool,
     /// Overrides the CUDA context estimate, in bytes.
@@ -354,7 +354,7 @@ pub struct Workload {
     /// Inference from a GGUF file: its routed expert tensors per layer, read from the
     /// header (empty otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stored_experts: Vec<crate::estimate::LayerExperts>,
+    pub stored_experts: Vec<crate::arch::LayerExperts>,
     /// The inference engine.
     #[serde(default)]
     pub engine: Engine,
@@ -362,7 +362,7 @@ pub struct Workload {
     /// keep their memory between steps (its gradient buffers) instead of being freed by
     /// `zero_grad(set_to_none=True)` and allocated again during backward; ZeRO reduces
     /// them through its own buckets and, at stage 3, gathers whole modules
-    /// (`estimate::grad_sync`).
+    /// (`estimate::torch::parallel::grad_sync`).
     #[serde(default)]
     pub deepspeed: bool,
     /// Training with Unsloth's fused LoRA, RMSNorm and RoPE kernels, which save less per
@@ -375,7 +375,7 @@ pub struct Workload {
     /// stream, and the layer inputs that checkpointing keeps, are fp32 too.
     #[serde(default)]
     pub kbit_fp32: bool,
-    /// ggml only: `-ngl`, how many layers live on the GPU (`estimate::ggml_placement`
+    /// ggml only: `-ngl`, how many layers live on the GPU (`estimate::ggml::placement`
     /// says which); `None` or more than the layers puts every layer and the output
     /// there.
     #[serde(default)]
@@ -391,11 +391,11 @@ pub struct Workload {
     /// ggml only: llama-server's `-np auto` (its default) opens this many slots over
     /// one KV pool (`kv_unified`), which sizes the sliding-window cache for that many
     /// windows; 0 when the `batch` slots are separate streams (`-np N` given, as
-    /// Ollama does). See `estimate::ggml_swa_cells`.
+    /// Ollama does). See `estimate::ggml::swa_cells`.
     #[serde(default)]
     pub shared_slots: u32,
     /// PyTorch only: the cuBLAS workspaces its caching allocator holds for the run
-    /// (`serving::cublas_workspace` per handle: one for inference, two for training,
+    /// (`context::cublas_workspace` per handle: one for inference, two for training,
     /// whose backward runs on the autograd engine's own thread and so its own handle).
     #[serde(default)]
     pub blas_workspace: u64,
@@ -413,8 +413,18 @@ pub struct Workload {
     pub ram_gbs: u32,
 }
 
+/// Peak bandwidth, in GB/s, of the RAM the CPU reads llama.cpp's offloaded layers from
+/// when the reader does not say (`Workload::ram_gbs`): a desktop's dual-channel
+/// DDR5-5000 (2 channels × 8 bytes × 5000 MT/s). Servers with more channels read
+/// faster (8 × DDR5-4800: 307 GB/s), laptops and DDR4 slower (2 × DDR4-3200: 51 GB/s).
+pub const DEFAULT_RAM_GBS: u32 = 80;
+
+/// ggml's micro-batch (`n_ubatch`, 512 by default in llama.cpp and Ollama): the most
+/// tokens one pass of the compute graph takes.
+pub const GGML_UBATCH: u32 = 512;
+
 fn default_ram_gbs() -> u32 {
-    crate::speed::DEFAULT_RAM_GBS
+    DEFAULT_RAM_GBS
 }
 
 fn yes() -> bool {
@@ -422,7 +432,7 @@ fn yes() -> bool {
 }
 
 fn default_ubatch() -> u64 {
-    u64::from(crate::estimate::GGML_UBATCH)
+    u64::from(GGML_UBATCH)
 }
 
 impl Default for Workload {

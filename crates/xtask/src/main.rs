@@ -5,6 +5,8 @@
 //!   through its library, `wasm-opt -Oz` from npm's binaryen, then sitegen.
 //! - `serve`: builds, then serves `dist/` on loopback with the production headers.
 //! - `test`: the one command CI runs; installs what is missing, then every check.
+//! - `layout`: the code-shape check `test` starts with (module cycles, long files and
+//!   functions).
 //! - `bench`: sizes, estimator update time and attention kernel speeds, written to
 //!   `target/bench/`.
 //! - `device-bench --pack DIR`: the folder one call on an NVIDIA machine runs.
@@ -20,6 +22,7 @@ mod bench_lighthouse;
 mod build;
 mod cmd;
 mod device_bench;
+mod layout;
 mod serve;
 mod system;
 mod test;
@@ -70,6 +73,12 @@ enum Command {
         #[arg(long)]
         no_browser: bool,
     },
+    /// Comprueba la forma del código: sin ciclos de módulos, archivos y funciones cortos.
+    Layout {
+        /// Raíz del espacio de trabajo que comprobar (por defecto, este).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Mide tamaños, velocidades y Lighthouse; escribe target/bench/report.json y report.md.
     Bench {
         /// Pasadas de Lighthouse por página (se informa la mediana); 0 lo omite.
@@ -117,6 +126,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Test { no_browser } => test::run(!no_browser),
+        Command::Layout { root: dir } => layout::check(&dir.unwrap_or_else(root)),
         Command::Bench { lighthouse_runs } => bench::run(lighthouse_runs),
         Command::DeviceBench { pack } => device_bench::pack(&pack),
     };

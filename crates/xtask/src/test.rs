@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{build, cmd, root, serve, system};
+use crate::{build, cmd, layout, root, serve, system};
 
 /// Crates that must also build (and pass clippy) for wasm32, besides the bundles.
 const WASM_CRATES: &[&str] = &["vram", "oom", "attention", "ui", "allocator"];
@@ -16,6 +16,7 @@ pub fn run(browser: bool) -> Result<()> {
     system::ensure_wasm_target()?;
 
     cmd::run(cmd::cargo().args(["fmt", "--all", "--check"]))?;
+    layout::check(&root())?;
     cmd::run(cmd::cargo().args([
         "clippy",
         "--workspace",

@@ -11,11 +11,8 @@
 //!
 //! So every value is exact to the unit it was printed in, no better.
 
-mod rows;
-pub(crate) mod table;
-
-pub use rows::{Metric, RowUnit};
-pub use table::{Cells, SummaryRow, SummaryTable};
+pub use crate::model::summary_rows::{Metric, RowUnit};
+pub use crate::model::summary_table::{Cells, SummaryRow, SummaryTable};
 
 use crate::model::{Decoded, Kind};
 use crate::scan::Text;

@@ -1,6 +1,9 @@
 use super::*;
 use crate::catalog;
-use crate::settings::{Field, Surface};
+use crate::cuda_graphs::CudaGraphs;
+use crate::settings::{Field, Surface, Task};
+use crate::units::ByteSize;
+use crate::workload::Attention;
 
 fn preset(id: &str) -> Model {
     Model::new(ModelInput::Arch {

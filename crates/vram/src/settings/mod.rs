@@ -17,13 +17,15 @@
 mod choice;
 mod count;
 mod field;
+mod value;
 
 pub use choice::{
     ATTENTIONS, CUDA_GRAPHS, Choice, CudaGraphs, KV_DTYPES, LORA_TARGETS, LOSSES, OPTIMIZERS,
     PRECISIONS, Precision, RUNTIMES, Runtime, TASKS, Task, ZERO_STAGES, entry, find,
 };
 pub use count::{Bounds, CountProblem, Unit};
-pub use field::{FIELDS, Field, Problem, SettingError, Spec};
+pub use field::{FIELDS, Field, Spec};
+pub use value::{Problem, SettingError};
 
 use crate::catalog::Gpu;
 use crate::default_context::{self, Opened};
@@ -276,7 +278,7 @@ impl Settings {
             block_size: 16,
             cuda_context: None,
             gpu_layers: None,
-            ubatch: crate::estimate::GGML_UBATCH,
+            ubatch: crate::workload::GGML_UBATCH,
             cpu_moe: 0,
             ram_gbs: crate::speed::DEFAULT_RAM_GBS,
             mmproj: runtime == Runtime::Ollama,
@@ -318,8 +320,8 @@ impl Settings {
         out.task = task;
         out.runtime = runtime;
         for &f in Field::ALL {
-            if !matches!(f, Field::Task | Field::Runtime) && field::same(self, &old, f) {
-                field::copy(&mut out, &new, f);
+            if !matches!(f, Field::Task | Field::Runtime) && value::same(self, &old, f) {
+                value::copy(&mut out, &new, f);
             }
         }
         out
@@ -386,7 +388,7 @@ impl Settings {
                 f.spec().core
                     || match f {
                         Field::Runtime => self.runtime != by_task.runtime,
-                        _ => !field::same(self, &reference, f),
+                        _ => !value::same(self, &reference, f),
                     }
             })
             .filter_map(|&f| self.text(f, Surface::Web).map(|v| (f.spec().key, v)))
@@ -442,7 +444,7 @@ impl Settings {
         for &f in Field::ALL {
             let differs = (f == Field::Task && self.task != Task::Inference)
                 || (f == Field::Runtime && self.runtime != Runtime::default_for(self.task))
-                || !field::same(self, &reference, f);
+                || !value::same(self, &reference, f);
             if differs && let Some(v) = self.text(f, Surface::Cli) {
                 args.push(format!("--{}", f.cli()));
                 args.push(v);
@@ -454,12 +456,12 @@ impl Settings {
     /// This setting's value as `surface` writes it; `None` when unset (no GPU,
     /// automatic tensor parallelism, the family's CUDA context).
     pub fn text(&self, f: Field, surface: Surface) -> Option<String> {
-        field::text(self, f, surface)
+        value::text(self, f, surface)
     }
 
     /// Sets one field from text, as any surface may spell it.
     pub fn set(&mut self, f: Field, input: &str, surface: Surface) -> Result<(), SettingError> {
-        field::set(self, f, input, surface)
+        value::set(self, f, input, surface)
     }
 
     /// The memory of one whole GPU as a process sees it: the memory given, else what
@@ -638,7 +640,7 @@ impl Settings {
             shared_slots: match self.slots {
                 Some(n) => n,
                 None if self.runtime == Runtime::LlamaCpp && self.batch == 1 => {
-                    crate::estimate::LLAMA_SERVER_AUTO_SLOTS
+                    crate::estimate::ggml::LLAMA_SERVER_AUTO_SLOTS
                 }
                 None => 0,
             },
@@ -652,7 +654,7 @@ impl Settings {
                 (Runtime::Vllm, false) if self.serve => 0,
                 _ => {
                     let handles = if training { 2 } else { 1 };
-                    handles * crate::serving::cublas_workspace(self.gpu.map(|g| g.family.as_str()))
+                    handles * crate::context::cublas_workspace(self.gpu.map(|g| g.family.as_str()))
                 }
             },
             engine: match self.runtime {

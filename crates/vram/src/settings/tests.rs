@@ -379,6 +379,137 @@ fn any_settings() -> impl Strategy<Value = Settings> {
         })
 }
 
+/// Settings in the ranges people use (for the corpus recorder): a handful of GPUs,
+/// small batches, real contexts.
+fn realistic_settings() -> impl Strategy<Value = Settings> {
+    let gpus = crate::catalog::gpus();
+    (
+        (
+            proptest::option::of(0..gpus.len()),
+            prop_oneof![4 => Just(None), 1 => (8u64..=192).prop_map(|g| Some(g << 30))],
+            (0..TASKS.len(), prop_oneof![Just(0u64), Just(1u64 << 30)]),
+            0..FORMATS.len(),
+            1u64..=16,
+            proptest::option::of(prop_oneof![
+                Just(512u64),
+                Just(2048),
+                Just(4096),
+                Just(8192),
+                Just(32_768),
+                Just(131_072),
+                1u64..=200_000
+            ]),
+            prop_oneof![Just(0u64), Just(256), Just(1024), 1u64..=4096],
+            0..ATTENTIONS.len(),
+        ),
+        (
+            any::<bool>(),
+            0..OPTIMIZERS.len(),
+            (
+                0..PRECISIONS.len(),
+                0..RUNTIMES.len(),
+                0..LOSSES.len(),
+                prop_oneof![
+                    (0..LORA_TARGETS.len()).prop_map(|i| LORA_TARGETS[i].value),
+                    // Any non-empty set of a block's linears.
+                    (1u8..128).prop_map(|bits| {
+                        let list: Vec<_> = crate::workload::Linear::ALL
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(i, _)| bits & (1 << i) != 0)
+                            .map(|(_, l)| l)
+                            .collect();
+                        crate::workload::LoraTargets::Modules(crate::workload::Linears::of(&list))
+                    }),
+                ],
+            ),
+            prop_oneof![Just(8u32), Just(16), Just(64)],
+            0..KV_DTYPES.len(),
+            prop_oneof![4 => Just(1u32), 1 => Just(2), 1 => Just(4), 1 => Just(8)],
+            0..ZERO_STAGES.len(),
+            proptest::option::of(prop_oneof![Just(1u32), Just(2)]),
+            0..CUDA_GRAPHS.len(),
+            any::<bool>(),
+        ),
+        (
+            Just(1u32),
+            any::<bool>(),
+            any::<bool>(),
+            prop_oneof![Just(9000u16), 7000u16..=9800],
+            prop_oneof![Just(16u32), Just(32)],
+            prop_oneof![4 => Just(None), 1 => (300u64..=600).prop_map(|m| Some(m << 20))],
+            prop_oneof![
+                Just(None),
+                (0u32..=100).prop_map(Some),
+                Just(Some(GPU_LAYERS_ALL))
+            ],
+            prop_oneof![Just(512u32), Just(256), Just(2048)],
+            proptest::option::of(prop_oneof![Just(2048u64), Just(8192), Just(16_384)]),
+            proptest::option::of(prop_oneof![Just(16u64), Just(64), Just(256)]),
+            prop_oneof![4 => Just(0u32), 1 => 1u32..=40, 1 => Just(CPU_MOE_ALL)],
+            prop_oneof![Just(60u32), Just(100)],
+        ),
+    )
+        .prop_map(move |(a, b, c)| Settings {
+            gpu: a.0.map(|i| &gpus[i]),
+            gpu_memory: a.1,
+            reserve: a.2.1,
+            task: TASKS[a.2.0].value,
+            runtime: {
+                let (task, r) = (TASKS[a.2.0].value, RUNTIMES[b.2.1].value);
+                if r.runs(task) {
+                    r
+                } else {
+                    Runtime::default_for(task)
+                }
+            },
+            format: WeightFormat::parse(FORMATS[a.3]).unwrap_or(WeightFormat::Plain {
+                dtype: crate::Dtype::Bf16,
+            }),
+            batch: a.4,
+            // `auto` only where the runtime chooses a context.
+            seq: {
+                let (task, r) = (TASKS[a.2.0].value, RUNTIMES[b.2.1].value);
+                let opens =
+                    r.runs(task) && !task.is_training() && crate::default_context::opens_context(r);
+                match a.5 {
+                    None if opens => None,
+                    given => Some(given.unwrap_or(4096)),
+                }
+            },
+            new_tokens: a.6,
+            attention: ATTENTIONS[a.7].value,
+            checkpointing: b.0,
+            optimizer: OPTIMIZERS[b.1].value,
+            precision: PRECISIONS[b.2.0].value,
+            loss: LOSSES[b.2.2].value,
+            lora_targets: b.2.3,
+            lora_rank: b.3,
+            kv_dtype: KV_DTYPES[b.4].value,
+            gpus: b.5,
+            zero: ZERO_STAGES[b.6].value,
+            tp: b.7,
+            pp: c.0,
+            cpu_offload: c.1,
+            // No strategy slot left in the tuples: both values from two switches.
+            offload_params: c.1 != c.2,
+            serve: c.2,
+            utilization: c.3,
+            block_size: c.4,
+            cuda_context: c.5,
+            gpu_layers: c.6,
+            ubatch: c.7,
+            batched_tokens: c.8,
+            max_seqs: c.9,
+            cuda_graphs: CUDA_GRAPHS[b.8].value,
+            mmproj: b.9,
+            slots: None,
+            ngl_output_first: true,
+            cpu_moe: c.10,
+            ram_gbs: c.11,
+        })
+}
+
 proptest! {
     /// Settings → link query / widget attributes → settings, on either web base.
     #[test]
@@ -500,4 +631,77 @@ fn lora_targets_take_a_preset_or_a_module_list() {
     // torchtune's own default.
     let t = Settings::for_task(Task::Lora).with_runtime(Runtime::Torchtune);
     assert_eq!(t.lora_targets, crate::workload::LoraTargets::TORCHTUNE);
+}
+
+/// Not a check but a recorder for refactors that must change no number: writes, for a
+/// fixed seed, 1 200 (model, settings) pairs with everything `evaluate` returns, its
+/// worded verdicts and notes on both surfaces, the context chart and the CLI flags that
+/// give the settings (for a CLI replay). Compare two runs' files with `cmp`.
+/// `VRAMLAB_CORPUS=/tmp/a.txt cargo test -p vram --lib dump_corpus -- --ignored`
+#[test]
+#[ignore = "writes a corpus file for before/after comparisons"]
+fn dump_corpus() {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    use std::fmt::Write as _;
+    let Ok(path) = std::env::var("VRAMLAB_CORPUS") else {
+        return;
+    };
+    let models = crate::catalog::models();
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let strategy = (
+        0..models.len() + 1,
+        prop_oneof![5 => realistic_settings(), 1 => any_settings()],
+    );
+    let mut out = String::new();
+    let mut flags = String::new();
+    for i in 0..1200 {
+        let (m, s) = strategy
+            .new_tree(&mut runner)
+            .map(|t| proptest::strategy::ValueTree::current(&t))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (model, id) = match models.get(m) {
+            Some(p) => (
+                crate::Model::new(crate::ModelInput::Arch {
+                    arch: Box::new(p.arch.clone()),
+                    total_params: None,
+                }),
+                p.id.as_str(),
+            ),
+            None => (
+                crate::Model::new(crate::ModelInput::Params(7_000_000_000)),
+                "params:7e9",
+            ),
+        };
+        let _ = writeln!(out, "## case {i} {id} {s:?}");
+        match crate::evaluate(&model, &s) {
+            Ok(e) => {
+                let _ = writeln!(out, "{e:?}");
+                for surface in [Surface::Cli, Surface::Web] {
+                    let _ = writeln!(out, "{:?}", e.verdict_text(Some("GPU"), surface));
+                    let _ = writeln!(out, "{:?}", e.verdict_text(None, surface));
+                    for n in &e.notes {
+                        let _ = writeln!(out, "{}", n.text(surface));
+                    }
+                }
+                let _ = writeln!(
+                    out,
+                    "{:?}",
+                    crate::evaluate::context_curve(&model, &e.workload)
+                );
+            }
+            Err(err) => {
+                let _ = writeln!(out, "error: {err}");
+            }
+        }
+        let model_flag = match models.get(m) {
+            Some(p) => format!("--model\t{}", p.id),
+            None => "--params\t7e9".to_owned(),
+        };
+        let _ = writeln!(flags, "{model_flag}\t{}", s.cli_args().join("\t"));
+    }
+    std::fs::write(&path, out).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(format!("{path}.flags"), flags).unwrap_or_else(|e| panic!("{e}"));
 }

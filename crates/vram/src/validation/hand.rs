@@ -3,7 +3,8 @@
 
 use crate::catalog;
 use crate::dtype::Dtype;
-use crate::estimate::{ModelInput, estimate, kv_cache};
+use crate::estimate::kv::kv_cache;
+use crate::estimate::{ModelInput, estimate};
 use crate::quant::WeightFormat;
 use crate::units::ByteSize;
 use crate::workload::{Attention, Mode, Optimizer, Precision, Workload};
@@ -136,7 +137,7 @@ pub(super) fn cases() -> Vec<Case> {
             ..Workload::default()
         };
         // The paper counts model states alone: not PyTorch DDP's bucket copy of the
-        // gradients, which the estimate adds at stage 0 (`estimate::grad_sync`).
+        // gradients, which the estimate adds at stage 0 (`estimate::torch::parallel::grad_sync`).
         let est = estimate(&zero_model, &w)
             .map(|e| e.breakdown.model_states() - e.grad_sync.buckets)
             .unwrap_or(0);

@@ -80,7 +80,7 @@ enum Measure {
     /// The whole GPU as nvidia-smi or NVML show it.
     Device,
     /// The same, for transformers' `generate` before 2024, which held the previous
-    /// step's KV cache beside the new one (`estimate::previous_step_cache`, shown to
+    /// step's KV cache beside the new one (`estimate::kv::previous_step_cache`, shown to
     /// users as `Note::OldGenerateCache`).
     DeviceOldGenerate,
     /// vLLM's "GPU KV cache size" in tokens.
@@ -1147,7 +1147,7 @@ const SPECS: &[Spec] = &[
         unit: Unit::Binary,
     },
     // Several GPUs with PyTorch FSDP: each holds its shard plus the root unit whole
-    // (embeddings and head) and the layer it works on (`estimate::fsdp_unsharded`).
+    // (embeddings and head) and the layer it works on (`estimate::torch::parallel::fsdp_unsharded`).
     Spec {
         id: "torchtune-llama31-70b-lora-8xa100",
         what: "Llama 3.1 70B, LoRA con torchtune y FSDP en 8 A100, lote 2 × 2048 empaquetado: pico por GPU",

@@ -36,6 +36,28 @@ fn prepare_now(
     Ok(p)
 }
 
+/// The reader's trace or snapshot, decoded in the diagnostics worker: `loaded` gets
+/// the trace, `load_error` why it could not be read.
+fn trace_files(
+    worker: WorkerUrls,
+    reading: RwSignal<Option<String>>,
+    loaded: impl Fn(String, allocator::Trace) + Copy + 'static,
+    load_error: RwSignal<Option<String>>,
+) -> FileJobs {
+    use diag_worker::Reply;
+    let on_reply = move |name: String, reply: Reply| match reply {
+        Reply::Trace { result: Ok(p), .. } => match p.unpack() {
+            Ok(t) => loaded(name, t),
+            Err(e) => load_error.set(Some(e)),
+        },
+        Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
+            load_error.set(Some(e))
+        }
+        Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } => {}
+    };
+    FileJobs::new(Job::Trace, worker, reading, on_reply)
+}
+
 #[island]
 pub fn AllocatorLab(
     /// Scenario id (`training`, `kv-cache`, `mixed`).
@@ -132,25 +154,17 @@ pub fn AllocatorLab(
     // The reader's file is decoded in the diagnostics worker; this is its name while
     // the worker has it.
     let reading: RwSignal<Option<String>> = RwSignal::new(None);
-    let files = {
-        use diag_worker::Reply;
-        let on_reply = move |name: String, reply: Reply| match reply {
-            Reply::Trace { result: Ok(p), .. } => match p.unpack() {
-                Ok(t) => {
-                    playing.set(false);
-                    load_error.set(None);
-                    custom.set(Some((name, t)));
-                    step.set(0);
-                }
-                Err(e) => load_error.set(Some(e)),
-            },
-            Reply::Trace { result: Err(e), .. } | Reply::Failed { why: e, .. } => {
-                load_error.set(Some(e))
-            }
-            Reply::Ready | Reply::Explain { .. } | Reply::Snapshot { .. } => {}
-        };
-        FileJobs::new(Job::Trace, worker, reading, on_reply)
-    };
+    let files = trace_files(
+        worker,
+        reading,
+        move |name, t| {
+            playing.set(false);
+            load_error.set(None);
+            custom.set(Some((name, t)));
+            step.set(0);
+        },
+        load_error,
+    );
     let on_file = move |ev: leptos::ev::Event| files.on_file(ev, load_error);
     let cancel = move || files.cancel();
     let on_scenario = move |ev| {

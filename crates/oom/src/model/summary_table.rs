@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rows::{Metric, RowUnit};
+use super::summary_rows::{Metric, RowUnit};
 
 /// One column set: the four cells of a row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

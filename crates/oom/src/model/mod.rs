@@ -6,9 +6,12 @@
 //! `reserved_total_bytes = allocated + reserved_unallocated` for PyTorch 2.1+ messages and
 //! `reserved_unallocated_bytes = reserved_total − allocated` for 1.4–2.0 ones.
 
+pub mod summary_rows;
+pub mod summary_table;
+
 use serde::{Deserialize, Serialize};
 
-use crate::summary::table::SummaryTable;
+use summary_table::SummaryTable;
 
 /// Which family a message belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,0 +1,166 @@
+//! How the notes of one subject read. The machine and the model: capacity, CUDA context, the error band, what is known of the parameters and weights, the context asked against the trained one.
+
+use super::{Note, TowerPlace};
+use crate::units::{ByteSize, group_digits};
+
+/// The wording of this subject's notes; the dispatcher in [`Note::text`] sends only
+/// them here.
+pub(super) fn text(note: &Note, cli: bool) -> String {
+    match note {
+        Note::Band {
+            runtime,
+            training,
+            serving,
+            band,
+        } => {
+            let phase = if *training {
+                "entrenamiento"
+            } else {
+                "inferencia"
+            };
+            let whose = if band.pooled {
+                format!(
+                    "{runtime} tiene menos de {} casos publicados de {phase}, así que se usan los de todos los motores ({} casos)",
+                    crate::band::MIN_CASES,
+                    band.cases
+                )
+            } else {
+                format!("{} casos publicados de {runtime} en {phase}", band.cases)
+            };
+            format!(
+                "Margen de error: {whose}; entre el P10 y el P90, {} el cálculo se desvió de {} a {} (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo.",
+                if *serving { "en tokens de caché KV," } else { "en la memoria que no son pesos," },
+                signed_percent(band.p10),
+                signed_percent(band.p90)
+            )
+        }
+        Note::Capacity {
+            gpu,
+            usable,
+            nominal,
+            source,
+            reserve,
+        } => {
+            let held = if *reserve > 0 {
+                format!(
+                    " Se restan {} que ya ocupan la pantalla u otros procesos.",
+                    ByteSize(*reserve).binary()
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "Capacidad: de los {} que nvidia-smi muestra en la {gpu}, PyTorch recibe {} ({source}).{held}",
+                ByteSize(*nominal).binary(),
+                ByteSize(*usable).binary()
+            )
+        }
+        Note::CudaContext { bytes, gpu, basis } => {
+            let hint = if cli {
+                " Mide el tuyo con nvidia-smi mientras corre tu trabajo (justo tras torch.ones(1).cuda() aún faltan los kernels que se cargan al usarse) y pásalo con --cuda-context."
+            } else {
+                ""
+            };
+            format!(
+                "Contexto CUDA de {} por GPU para {gpu}: {basis}.{hint}",
+                ByteSize(*bytes).binary()
+            )
+        }
+        Note::TotalParams { given, derived } => format!(
+            "Se usa el total de parámetros indicado ({}) en lugar del derivado de la arquitectura ({}).",
+            group_digits(*given),
+            group_digits(*derived)
+        ),
+        Note::ParamsOnly => if cli {
+            "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV (usa --model con un id del catálogo, un config.json o un .gguf)."
+        } else {
+            "Solo se conoce el número de parámetros: no se estiman activaciones ni caché KV (elige un modelo del catálogo o importa el tuyo)."
+        }
+        .to_owned(),
+        Note::ExactWeights {
+            bytes,
+            params,
+            tensors,
+            source,
+        } => {
+            let mut detail = Vec::new();
+            if let Some(t) = tensors {
+                detail.push(format!("{} tensores", group_digits(*t)));
+            }
+            if let Some(p) = params {
+                detail.push(format!("{} parámetros", group_digits(*p)));
+            }
+            let detail = if detail.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", detail.join(", "))
+            };
+            format!(
+                "Pesos: {} exactos, de {source}{detail}.",
+                ByteSize(*bytes).binary()
+            )
+        }
+        Note::ExactWeightsIgnored { source } => format!(
+            "Los bytes exactos de {source} solo valen para inferencia: al entrenar, los pesos se cuentan con {}.",
+            if cli { "--dtype" } else { "el formato elegido" }
+        ),
+        Note::BeyondTrainedContext {
+            asked,
+            trained,
+            vllm,
+        } => {
+            if *vllm {
+                format!(
+                    "Contexto: {} tokens pasan de los {} del modelo, y vLLM no arranca con un max_model_len mayor que el suyo (salvo con VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, bajo tu responsabilidad).",
+                    group_digits(*asked),
+                    group_digits(*trained)
+                )
+            } else {
+                format!(
+                    "Contexto: {} tokens pasan de los {} con los que se entrenó el modelo; la memoria se cuenta igual, pero más allá de ese punto las respuestas suelen degradarse (y un modelo con posiciones aprendidas, como GPT-2, ni siquiera las acepta).",
+                    group_digits(*asked),
+                    group_digits(*trained)
+                )
+            }
+        }
+        Note::QloraBase { asked } => format!(
+            "QLoRA carga el modelo base en NF4 con doble cuantización, no en {asked}: así se cuenta."
+        ),
+        Note::VisionTower {
+            bytes,
+            place,
+            compute,
+        } => {
+            let bytes = ByteSize(*bytes).binary();
+            let compute = ByteSize(*compute).binary();
+            let (flag, mmproj) = if cli {
+                ("--mmproj en llama.cpp", "--mmproj true")
+            } else {
+                ("mmproj en llama.cpp", "el proyector de visión marcado")
+            };
+            match place {
+                TowerPlace::Loaded => format!(
+                    "Torre de visión: el checkpoint es multimodal, y tanto transformers (AutoModelForCausalLM construye Gemma3ForConditionalGeneration) como vLLM cargan la torre SigLIP y su proyector aunque solo lleguen textos: sus {bytes} están en los pesos."
+                ),
+                TowerPlace::Projector => format!(
+                    "Torre de visión: llama.cpp solo la carga si le das su archivo de proyector (mmproj), y Ollama cuando el modelo la trae (gemma3 la trae). Este cálculo no la incluye; con {mmproj} suma sus pesos ({bytes}) y el búfer para codificar una imagen ({compute})."
+                ),
+                TowerPlace::ProjectorLoaded => format!(
+                    "Torre de visión: el proyector ({flag}; Ollama lo carga siempre que el modelo lo trae) va a la GPU sea cual sea el número de capas: sus pesos ({bytes}, matrices en F16 y embeddings y vectores en F32, como los escribe el conversor de llama.cpp) y un búfer de {compute} para codificar una imagen, que sin flash attention guarda la matriz de atención de cada cabeza. Ya están sumados."
+                ),
+                TowerPlace::Frozen => format!(
+                    "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Con LoRA queda congelada con el resto del modelo base (en QLoRA, sus capas lineales en 4 bits), y como PEFT elige las capas por su nombre, sus q_proj y v_proj (y las demás lineales si eliges todas) llevan adaptadores también. Ya está en los pesos; no guarda activaciones si solo le das texto."
+                ),
+                TowerPlace::Trained => format!(
+                    "Torre de visión: el checkpoint es multimodal y AutoModelForCausalLM la carga también al entrenar ({bytes} en 16 bits). Un ajuste completo la entrena con el resto salvo que la congeles (requires_grad=False en vision_tower), así que sus pesos, gradientes y estados del optimizador ya están contados: congelarla ahorra los dos últimos."
+                ),
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// "−42,4 %": sign always, one decimal, decimal comma.
+fn signed_percent(v: f64) -> String {
+    format!("{v:+.1} %").replace('.', ",").replace('-', "−")
+}
