@@ -15,7 +15,7 @@ export const VIEWPORTS = {
   movil: { width: 390, height: 844 },
 };
 
-// Flags from DESIGN.md: WebGPU through SwiftShader, and no background traffic to a
+// Chromium flags verified on these machines: WebGPU through SwiftShader, and no background traffic to a
 // network this machine does not have.
 const ARGS = [
   "--no-sandbox",

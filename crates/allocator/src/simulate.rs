@@ -75,7 +75,7 @@ pub struct FragmentationReport {
     pub segments_omitted: u64,
 }
 
-/// The result of a simulation (DESIGN.md: `vramlab simulate --json`).
+/// The result of a simulation (`docs/cli-json.md`: `vramlab simulate --json`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     pub peak_allocated_bytes: u64,

@@ -1,5 +1,5 @@
 //! The trace format: one JSON object per line, `{"op":"alloc","id":1,"bytes":1048576}`
-//! or `{"op":"free","id":1}` (DESIGN.md, `vramlab simulate`).
+//! or `{"op":"free","id":1}` (`docs/cli-json.md`, `vramlab simulate`).
 //!
 //! Traces come from users (pasted in the site, or written by a hook around
 //! `torch.cuda.memory._record_memory_history`), so parsing validates everything and

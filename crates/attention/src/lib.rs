@@ -43,8 +43,8 @@ pub const SHADERS: &[(&str, &str)] = &[("smoke.wgsl", smoke::SHADER)];
 #[cfg(test)]
 mod tests {
     use crate::plan::{Caps, TilePlan};
-    use crate::source;
     use crate::shape::{Dtype, Kernel};
+    use crate::source;
 
     fn validate(name: &str, source: &str) {
         let module = naga::front::wgsl::parse_str(source)

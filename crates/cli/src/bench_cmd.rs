@@ -141,7 +141,7 @@ fn size(s: &str) -> Result<u64, String> {
     ByteSize::parse(s).map(|b| b.0).map_err(|e| e.to_string())
 }
 
-/// One JSON row (DESIGN.md contract plus the extra fields after `backend`).
+/// One JSON row (`docs/cli-json.md`, plus the extra fields after `backend`).
 #[derive(Debug, Serialize)]
 struct Row {
     kernel: &'static str,

@@ -1,7 +1,7 @@
 //! `vramlab explain`: an OOM message, a traceback or a `memory_summary()` table → the
 //! numbers it holds and a ranked diagnosis (the `oom` crate), as Spanish text or JSON.
 //!
-//! Exit codes follow DESIGN.md: a recognised message (even cut short) and unrecognised
+//! Exit codes follow `docs/cli-json.md`: a recognised message (even cut short) and unrecognised
 //! text both exit 0 (the latter with `"kind": "unknown"`); only input that cannot be
 //! read (missing file, over 64 MiB) is an error, exit 2.
 

@@ -1,6 +1,6 @@
 //! `vramlab`: the same engines as the site, on the command line.
 //!
-//! Output contract (DESIGN.md): JSON on stdout with `--json`, human text on stdout
+//! Output contract (`docs/cli-json.md`): JSON on stdout with `--json`, human text on stdout
 //! otherwise, errors on stderr as one Spanish line with exit code 2 for bad input.
 //! clap's own messages are English, so parse errors are rewritten in Spanish here.
 

@@ -70,7 +70,7 @@ fn count(n: usize, one: &str, many: &str) -> String {
 }
 
 fn percent(ratio: f64) -> String {
-    format!("{} %", (ratio * 100.0).round() as u64)
+    numfmt::percent(ratio * 100.0, 0)
 }
 
 fn human(a: &Analysis) -> String {

@@ -121,27 +121,14 @@ fn a_closed_pipe_is_not_an_error() {
 /// every range: the debug binary (overflow checks on) must answer, not panic.
 #[test]
 fn forged_gguf_and_safetensors_headers_do_not_overflow() {
-    let mut b = b"GGUF".to_vec();
-    let u32le = |b: &mut Vec<u8>, v: u32| b.extend(v.to_le_bytes());
-    let u64le = |b: &mut Vec<u8>, v: u64| b.extend(v.to_le_bytes());
-    let text = |b: &mut Vec<u8>, t: &str| {
-        b.extend((t.len() as u64).to_le_bytes());
-        b.extend(t.as_bytes());
-    };
-    u32le(&mut b, 3);
-    u64le(&mut b, 4); // tensors
-    u64le(&mut b, 4); // metadata
-    text(&mut b, "general.architecture");
-    u32le(&mut b, 8);
-    text(&mut b, "llama");
+    let mut w = vram::gguf_writer::Writer::v3(4, 4);
+    w.kv_str("general.architecture", "llama");
     for key in [
         "llama.block_count",
         "llama.embedding_length",
         "llama.feed_forward_length",
     ] {
-        text(&mut b, key);
-        u32le(&mut b, 4); // uint32
-        u32le(&mut b, u32::MAX);
+        w.kv_u32(key, u32::MAX);
     }
     for (i, dims) in [
         vec![u64::MAX / 2, 2],
@@ -152,14 +139,10 @@ fn forged_gguf_and_safetensors_headers_do_not_overflow() {
     .iter()
     .enumerate()
     {
-        text(&mut b, &format!("blk.{i}.ffn_up.weight"));
-        u32le(&mut b, dims.len() as u32);
-        for &d in dims {
-            u64le(&mut b, d);
-        }
-        u32le(&mut b, 0); // F32
-        u64le(&mut b, 0);
+        // F32 tensors.
+        w.tensor(&format!("blk.{i}.ffn_up.weight"), dims, 0);
     }
+    let b = w.0;
     let gguf = scratch("forjado.gguf", &b);
     let gguf = gguf.to_str().unwrap();
     answers_without_panic(&["inspect", gguf]);

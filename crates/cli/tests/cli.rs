@@ -14,14 +14,9 @@ fn estimate_json_contract() {
         "rtx-4090",
         "--json",
     ]);
-    for key in [
-        "total_bytes",
-        "per_gpu_bytes",
-        "fits",
-        "max_batch_fit",
-        "max_seq_fit",
-    ] {
-        assert!(v.get(key).is_some(), "falta {key}: {v}");
+    // Every key of the documented example is there.
+    for key in documented_example_keys() {
+        assert!(v.get(&key).is_some(), "falta {key}: {v}");
     }
     let b = &v["breakdown"];
     let sum: u64 = [
@@ -678,5 +673,119 @@ fn llama_cpp_moe_experts_in_ram_fit_a_small_card() {
     assert!(
         text.contains("se leen de la RAM de la CPU, a 307 GB/s"),
         "{text}"
+    );
+}
+
+/// The top-level keys of the example in `docs/cli-json.md`, the contract's one list.
+fn documented_example_keys() -> Vec<String> {
+    let doc = include_str!("../../../docs/cli-json.md");
+    let block = doc
+        .split("```json")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    let example: serde_json::Value = serde_json::from_str(block).unwrap();
+    example.as_object().unwrap().keys().cloned().collect()
+}
+
+/// Every key the JSON prints anywhere (training on several GPUs, a vLLM server,
+/// llama.cpp with layers in RAM and its projector) is named in `docs/cli-json.md`: the
+/// contract cannot grow a field nobody documented.
+#[test]
+fn every_json_key_is_documented() {
+    fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    out.insert(k.clone());
+                    // Settings are the flags' table, documented there by flag.
+                    if k != "settings" {
+                        keys(v, out);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| keys(i, out)),
+            _ => {}
+        }
+    }
+    let doc = include_str!("../../../docs/cli-json.md");
+    let mut found = std::collections::BTreeSet::new();
+    for args in [
+        &[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "rtx-4090",
+            "--json",
+        ][..],
+        &[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "l4",
+            "--runtime",
+            "vllm",
+            "--json",
+        ],
+        &[
+            "estimate",
+            "--model",
+            "gemma-3-12b",
+            "--gpu",
+            "rtx-3060",
+            "--runtime",
+            "llama.cpp",
+            "--dtype",
+            "Q4_K_M",
+            "--seq",
+            "32k",
+            "--mmproj",
+            "--gpu-layers",
+            "20",
+            "--json",
+        ],
+        &[
+            "estimate",
+            "--model",
+            "qwen3-30b-a3b",
+            "--gpu",
+            "rtx-3060",
+            "--runtime",
+            "llama.cpp",
+            "--dtype",
+            "Q4_K_M",
+            "--n-cpu-moe",
+            "20",
+            "--json",
+        ],
+        &[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--mode",
+            "full",
+            "--runtime",
+            "deepspeed",
+            "--gpus",
+            "4",
+            "--zero",
+            "3",
+            "--cpu-offload",
+            "--gpu",
+            "a100-80gb",
+            "--json",
+        ],
+    ] {
+        keys(&json(args), &mut found);
+    }
+    let missing: Vec<_> = found
+        .iter()
+        .filter(|k| !doc.contains(&format!("`{k}`")) && !doc.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "claves sin documentar en docs/cli-json.md: {missing:?}"
     );
 }

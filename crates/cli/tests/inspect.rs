@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 mod common;
 use common::vramlab;
+use vram::gguf_writer::Writer;
 
 /// `vramlab inspect PATH`, which must succeed; its output with plain spaces
 /// (group_digits separates thousands with a narrow no-break space).
@@ -39,41 +40,13 @@ fn safetensors_file_with_weights() {
     );
 }
 
-/// Little-endian GGUF fields, the way llama.cpp's writer lays them out.
-struct Gguf(Vec<u8>);
-
-impl Gguf {
-    fn new() -> Self {
-        Gguf(b"GGUF".to_vec())
-    }
-    fn u32(&mut self, v: u32) -> &mut Self {
-        self.0.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    fn u64(&mut self, v: u64) -> &mut Self {
-        self.0.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    fn str(&mut self, t: &str) -> &mut Self {
-        self.u64(t.len() as u64);
-        self.0.extend_from_slice(t.as_bytes());
-        self
-    }
-}
-
 #[test]
 fn gguf_header() {
-    let mut g = Gguf::new();
-    g.u32(3).u64(1).u64(2);
-    g.str("general.architecture").u32(8).str("llama");
-    g.str("llama.block_count").u32(4).u32(32);
-    // token_embd.weight: 2 dimensions, Q4_K (12), offset 0.
-    g.str("token_embd.weight")
-        .u32(2)
-        .u64(4096)
-        .u64(256)
-        .u32(12)
-        .u64(0);
+    let mut g = Writer::v3(1, 2);
+    g.kv_str("general.architecture", "llama")
+        .kv_u32("llama.block_count", 32)
+        // token_embd.weight: 2 dimensions, Q4_K (12), offset 0.
+        .tensor("token_embd.weight", &[4096, 256], 12);
     let b = g.0;
     let path = scratch("m.gguf", &b);
     let text = inspect_ok(&path);
@@ -116,27 +89,19 @@ fn llama_gguf() -> (Vec<u8>, u64) {
         ("llama.feed_forward_length", 14_336),
         ("llama.context_length", 131_072),
     ];
-    let mut g = Gguf::new();
-    g.u32(3).u64(3).u64(ints.len() as u64 + 2);
-    g.str("general.architecture").u32(8).str("llama");
+    let mut g = Writer::v3(3, ints.len() as u64 + 2);
+    g.kv_str("general.architecture", "llama");
     for (k, v) in ints {
-        g.str(k).u32(4).u32(v);
+        g.kv_u32(k, v);
     }
-    g.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(128_256);
-    for _ in 0..128_256 {
-        g.str("t");
-    }
+    g.kv_strs("tokenizer.ggml.tokens", &["t"; 128_256]);
     let mut bytes = 0;
     for (name, dims, ggml, per_256) in [
         ("token_embd.weight", [4096u64, 128_256], 12, 144),
         ("output.weight", [4096, 128_256], 14, 210),
         ("blk.0.ffn_gate.weight", [4096, 14_336], 12, 144),
     ] {
-        g.str(name).u32(2);
-        dims.iter().for_each(|&d| {
-            g.u64(d);
-        });
-        g.u32(ggml).u64(0);
+        g.tensor(name, &dims, ggml);
         bytes += dims[0] * dims[1] / 256 * per_256;
     }
     (g.0, bytes)
@@ -221,21 +186,14 @@ fn moe_gguf() -> (Vec<u8>, [u64; 2]) {
         ("blk.1.ffn_up_exps.weight", [2048, 768, 128], 8, 34, 32),
         ("blk.1.ffn_down_exps.weight", [768, 2048, 128], 8, 34, 32),
     ];
-    let mut g = Gguf::new();
-    g.u32(3)
-        .u64(tensors.len() as u64)
-        .u64(ints.len() as u64 + 1);
-    g.str("general.architecture").u32(8).str("qwen3moe");
+    let mut g = Writer::v3(tensors.len() as u64, ints.len() as u64 + 1);
+    g.kv_str("general.architecture", "qwen3moe");
     for (k, v) in ints {
-        g.str(k).u32(4).u32(v);
+        g.kv_u32(k, v);
     }
     let mut experts = [0u64; 2];
     for (name, dims, ggml, per_block, block) in tensors {
-        g.str(name).u32(3);
-        dims.iter().for_each(|&d| {
-            g.u64(d);
-        });
-        g.u32(ggml).u64(0);
+        g.tensor(name, &dims, ggml);
         let bytes = dims.iter().product::<u64>() / block * per_block;
         match name.as_bytes()[4] {
             b'0' if name.starts_with("blk.") => experts[0] += bytes,

@@ -38,7 +38,7 @@ fn human_output_for_a_pickle() {
         "Reservado por PyTorch (segmentos)",
         "22,00 MiB",
         "23,07 MB",
-        "Fragmentación: 43 %",
+        "Fragmentación: 43\u{a0}%",
         "Las 2 asignaciones vivas más grandes",
         "8,00 MiB (8,39 MB)",
         "/home/ana/train.py:10 en main",

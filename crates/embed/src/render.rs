@@ -16,22 +16,8 @@ pub const CUSTOM_OPTION: &str = "propio";
 pub const MODEL_NAME: &str = "modelo";
 pub const HUB_NAME: &str = "hf";
 
-/// `text` with the five characters that matter in HTML text and quoted attributes
-/// escaped.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// `text` escaped for HTML text and quoted attributes (`numfmt::escape_html`).
+pub use numfmt::escape_html as esc;
 
 /// The Hub id the reader sees in the field: the one shown, if any.
 pub fn shown_repo(c: &Config) -> String {
@@ -133,31 +119,17 @@ pub fn problems(list: &[Problem]) -> String {
     list.iter().map(|p| problem_line(&p.sentence())).collect()
 }
 
-/// The stacked bar (per GPU) against the card's capacity, as SVG: no inline styles.
+/// The stacked bar (per GPU) against the card's capacity
+/// ([`vram::palette::bar_svg`], drawn as on the site, with the widget's own classes).
 fn bar(o: &Outcome) -> String {
-    let top = o.per_gpu().max(o.capacity()).max(1) as f64;
-    let mut x = 0.0;
-    let mut rects = String::new();
-    for (&v, c) in o
-        .eval
-        .estimate
-        .breakdown
-        .parts()
-        .iter()
-        .zip(vram::palette::CATEGORIES)
-        .filter(|(v, _)| **v > 0)
-    {
-        let w = v as f64 / top * 1000.0;
-        let _ = write!(
-            rects,
-            r#"<rect x="{x:.1}" y="0" width="{w:.1}" height="16" class="{}"></rect>"#,
-            c.class
-        );
-        x += w;
-    }
-    let cap = format!("{:.1}", o.capacity() as f64 / top * 1000.0);
-    format!(
-        r#"<svg class="vw-bar" viewBox="0 0 1000 20" preserveAspectRatio="none" aria-hidden="true">{rects}<line class="vw-cap" x1="{cap}" x2="{cap}" y1="0" y2="20"></line></svg>"#
+    vram::palette::bar_svg(
+        o.eval.estimate.breakdown.parts(),
+        o.capacity(),
+        vram::palette::BarClasses {
+            bar: "vw-bar",
+            cap: "vw-cap",
+        },
+        None,
     )
 }
 

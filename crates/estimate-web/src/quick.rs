@@ -52,32 +52,33 @@ pub fn quick(query: &str) -> Quick {
 /// attributes, not inline styles: the site's Content-Security-Policy blocks those), its
 /// legend and the limits.
 fn answer(o: &Outcome, s: &Settings) -> String {
-    let top = o.per_gpu().max(o.capacity()).max(1);
-    let permille = |v: u64| u32::try_from(u128::from(v) * 1000 / u128::from(top)).unwrap_or(1000);
-    let (mut rects, mut legend, mut x) = (String::new(), String::new(), 0u32);
+    let mut legend = String::new();
     let parts = o.eval.estimate.breakdown.parts();
     for (v, c) in parts
         .into_iter()
         .zip(vram::palette::CATEGORIES)
         .filter(|(v, _)| *v > 0)
     {
-        let (width, value) = (permille(v), ByteSize(v).binary());
-        let _ = write!(
-            rects,
-            r#"<rect x="{x}" y="0" width="{width}" height="20" class="{}"><title>{}: {value}</title></rect>"#,
-            c.class, c.label
-        );
         let _ = write!(
             legend,
-            r#"<li><span class="swatch {}"></span>{}: {value}</li>"#,
-            c.class, c.label
+            r#"<li><span class="swatch {}"></span>{}: {}</li>"#,
+            c.class,
+            c.label,
+            ByteSize(v).binary()
         );
-        x = x.saturating_add(width);
     }
+    let bar = vram::palette::bar_svg(
+        parts,
+        o.capacity(),
+        vram::palette::BarClasses {
+            bar: "quick-bar",
+            cap: "cap-line",
+        },
+        None,
+    );
     let state = o.eval.verdict.map_or("", vram::Verdict::id);
-    let cap = permille(o.capacity()).min(1000);
     format!(
-        r#"<p class="quick-title">{title}</p><p class="quick-total"><strong>{total}</strong> por GPU, de {capacity}</p><p class="quick-verdict" data-verdict="{state}" data-cabe="{fits}">{verdict}</p><svg class="quick-bar" viewBox="0 0 1000 20" preserveAspectRatio="none" aria-hidden="true">{rects}<line class="cap-line" x1="{cap}" x2="{cap}" y1="0" y2="20"></line></svg><ul class="quick-legend">{legend}</ul><p class="calc-hint">{limits}</p>"#,
+        r#"<p class="quick-title">{title}</p><p class="quick-total"><strong>{total}</strong> por GPU, de {capacity}</p><p class="quick-verdict" data-verdict="{state}" data-cabe="{fits}">{verdict}</p>{bar}<ul class="quick-legend">{legend}</ul><p class="calc-hint">{limits}</p>"#,
         title = esc(&o.title(s)),
         total = ByteSize(o.per_gpu()).binary(),
         capacity = ByteSize(o.capacity()).binary(),

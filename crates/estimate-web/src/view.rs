@@ -327,40 +327,24 @@ fn serving(o: &Outcome) -> String {
     format!(r#"<p class="est-serving">{text}</p>"#)
 }
 
-/// A horizontal stacked bar: each category's share of max(total, capacity), with a
-/// marker at the GPU's capacity. SVG attributes, not inline styles: the site's
-/// Content-Security-Policy blocks those.
+/// The stacked bar of the six categories against the GPU's capacity
+/// ([`vram::palette::bar_svg`], the one drawing every surface shares).
 fn bar(o: &Outcome) -> String {
     let cap = o.capacity();
     let per_gpu = o.eval.estimate.per_gpu_bytes;
-    let scale = per_gpu.max(cap).max(1) as f64;
-    let mut out = format!(
-        r#"<svg class="est-bar" viewBox="0 -1 100 12" preserveAspectRatio="none" role="img" aria-label="Memoria necesaria {} frente a {} de la GPU">"#,
-        ByteSize(per_gpu).binary(),
-        ByteSize(cap).binary()
-    );
-    let mut x = 0.0;
-    let parts = o.eval.estimate.breakdown.parts();
-    for (v, (name, class)) in parts.into_iter().zip(categories()).filter(|(v, _)| *v > 0) {
-        let width = v as f64 / scale * 100.0;
-        let _ = write!(
-            out,
-            r#"<rect class="{class}" x="{}" y="0" width="{}" height="10"><title>{name}: {}</title></rect>"#,
-            fixed(x, 3),
-            fixed(width, 3),
-            ByteSize(v).binary()
-        );
-        x += width;
-    }
-    if cap > 0 {
-        let at = fixed(cap as f64 / scale * 100.0, 3);
-        let _ = write!(
-            out,
-            r#"<line class="cap-line" x1="{at}" x2="{at}" y1="-1" y2="11"></line>"#
-        );
-    }
-    out.push_str("</svg>");
-    out
+    vram::palette::bar_svg(
+        o.eval.estimate.breakdown.parts(),
+        cap,
+        vram::palette::BarClasses {
+            bar: "est-bar",
+            cap: "cap-line",
+        },
+        Some(&format!(
+            "Memoria necesaria {} frente a {} de la GPU",
+            ByteSize(per_gpu).binary(),
+            ByteSize(cap).binary()
+        )),
+    )
 }
 
 /// "4k", "512": a token count as the chart's axis writes it.

@@ -4,8 +4,10 @@
 //! snapshot reader all cite byte counts and echo what the user typed. They depend on no
 //! common engine, so this crate, with no dependencies, is where the shared rules live:
 //! "1,95 GiB" with a decimal comma and two decimals computed in integer arithmetic
-//! (rounded half up, so the browser and the CLI print the same digits), and echoes of
-//! user input cut to a length a message can carry.
+//! (rounded half up, so the browser and the CLI print the same digits), counts in
+//! groups of three ("35 931"), percentages ("−4,2 %"), echoes of user input cut to a
+//! length a message can carry, and text escaped for HTML. One function per fact: every
+//! surface (CLI, pages, widget, worker) prints these through here.
 
 /// Binary units (B, KiB, MiB, GiB, TiB, PiB, EiB): "13,04 GiB".
 pub fn binary(bytes: u64) -> String {
@@ -43,6 +45,58 @@ fn scaled(bytes: u64, base: u64, units: &[&str]) -> String {
     }
     let hundredths = (u128::from(bytes) * 100 + divisor / 2) / divisor;
     format!("{},{:02} {unit}", hundredths / 100, hundredths % 100)
+}
+
+/// An integer with its digits in groups of three separated by a narrow no-break space,
+/// as Spanish typography (RAE) asks for numbers of five digits or more:
+/// 7000000000 → "7 000 000 000". Four-digit numbers stay together ("4096").
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    if digits.len() <= 4 {
+        return digits;
+    }
+    let mut out = String::with_capacity(digits.len() * 2);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('\u{202f}');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `v` percent with `decimals` decimals: "9,3 %" — a decimal comma, a true minus sign
+/// ("−4,2 %") and a no-break space before the sign, so it never wraps alone.
+pub fn percent(v: f64, decimals: u32) -> String {
+    format!("{}\u{a0}%", fixed_es(v, decimals).replace('-', "\u{2212}"))
+}
+
+/// [`percent`] with its sign always: "+7,9 %", "−42,4 %" (a deviation).
+pub fn signed_percent(v: f64, decimals: u32) -> String {
+    let text = percent(v, decimals);
+    if text.starts_with('\u{2212}') {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// `text` with the five characters that matter in HTML text and quoted attributes
+/// escaped: what every renderer (the site generator, the browser bundles, the widget)
+/// writes user and catalog text with.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Most characters of user input a message echoes.
@@ -122,6 +176,28 @@ mod tests {
         assert_eq!(scientific_es(2.61e-6), "2,61e-6");
         assert_eq!(scientific_es(9.999e-3), "1,00e-2");
         assert_eq!(scientific_es(0.0), "0");
+    }
+
+    #[test]
+    fn groups_and_percentages() {
+        for (n, want) in [
+            (0, "0"),
+            (4096, "4096"),
+            (12_345, "12\u{202f}345"),
+            (7_000_000_000, "7\u{202f}000\u{202f}000\u{202f}000"),
+        ] {
+            assert_eq!(group_digits(n), want);
+        }
+        assert_eq!(percent(9.34, 1), "9,3\u{a0}%");
+        assert_eq!(percent(53.4, 0), "53\u{a0}%");
+        assert_eq!(percent(-4.25, 1), "\u{2212}4,3\u{a0}%");
+        assert_eq!(signed_percent(7.94, 1), "+7,9\u{a0}%");
+        assert_eq!(signed_percent(-42.4, 1), "\u{2212}42,4\u{a0}%");
+        assert_eq!(signed_percent(0.0, 1), "+0,0\u{a0}%");
+        assert_eq!(
+            escape_html(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
     }
 
     #[test]

@@ -1,21 +1,13 @@
 //! Byte counts written for Spanish readers: "1,95 GiB", decimal comma, two decimals.
 //!
 //! The diagnosis cites the numbers it decoded; byte sizes print as everywhere in
-//! vramlab (`numfmt`), counts with no-break spaces between groups of three.
+//! vramlab (`numfmt`), counts in groups of three as everywhere else.
 
 pub use numfmt::{binary, both, decimal};
 
-/// A count with thin groups of three: "131 072".
+/// A count in groups of three: "131 072" (`numfmt::group_digits`).
 pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push('\u{a0}');
-        }
-        out.push(c);
-    }
-    out
+    numfmt::group_digits(n)
 }
 
 /// What a ggml buffer was for, in Spanish (`Decoded::buffer`'s values).
@@ -435,7 +427,7 @@ mod tests {
     fn counts() {
         assert_eq!(count(0), "0");
         assert_eq!(count(999), "999");
-        assert_eq!(count(131_072), "131\u{a0}072");
-        assert_eq!(count(1_000_000), "1\u{a0}000\u{a0}000");
+        assert_eq!(count(131_072), "131\u{202f}072");
+        assert_eq!(count(1_000_000), "1\u{202f}000\u{202f}000");
     }
 }

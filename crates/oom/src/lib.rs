@@ -622,7 +622,7 @@ mod tests {
         let rows = crate::format::ggml_rows(&g);
         assert!(
             rows.iter().any(|(_, v)| v
-                == "32\u{a0}768 celdas × 10 capas, y 4\u{a0}608 × 52 en las de ventana deslizante"),
+                == "32\u{202f}768 celdas × 10 capas, y 4608 × 52 en las de ventana deslizante"),
             "{rows:?}"
         );
     }

@@ -11,9 +11,9 @@ use vram::ByteSize;
 
 use crate::html::escape;
 
-/// "9,3 %": one decimal, Spanish decimal comma.
+/// A ratio as "9,3 %" (`numfmt`).
 fn percent(v: f64) -> String {
-    format!("{}\u{a0}%", format!("{:.1}", v * 100.0).replace('.', ","))
+    numfmt::percent(v * 100.0, 1)
 }
 
 /// The HTML table, or why a scenario could not be measured.

@@ -112,16 +112,16 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         manifest,
     };
     let widget_ctx = widgets::WidgetContext {
-        gpu_js: site.asset("pkg/gpu_web.js"),
-        gpu_wasm: site.asset("pkg/gpu_web_bg.wasm"),
-        import_js: site.asset("pkg/import_web.js"),
-        import_wasm: site.asset("pkg/import_web_bg.wasm"),
-        estimate_js: site.asset("pkg/estimate_web.js"),
-        estimate_wasm: site.asset("pkg/estimate_web_bg.wasm"),
+        gpu_js: site.js(&bundles::GPU),
+        gpu_wasm: site.wasm(&bundles::GPU),
+        import_js: site.js(&bundles::IMPORT),
+        import_wasm: site.wasm(&bundles::IMPORT),
+        estimate_js: site.js(&bundles::ESTIMATE),
+        estimate_wasm: site.wasm(&bundles::ESTIMATE),
         worker: ui::islands::background::WorkerUrls {
             loader: site.asset("worker.js"),
-            js: site.asset("pkg/worker_web.js"),
-            wasm: site.asset("pkg/worker_web_bg.wasm"),
+            js: site.js(&bundles::WORKER),
+            wasm: site.wasm(&bundles::WORKER),
         },
         base: site.base.clone(),
         origin: site.origin.clone(),
@@ -178,6 +178,16 @@ impl Site {
         self.manifest.url(name).unwrap_or_default().to_owned()
     }
 
+    /// A bundle's hashed glue script.
+    fn js(&self, b: &bundles::Bundle) -> String {
+        self.asset(&format!("pkg/{}.js", b.stem))
+    }
+
+    /// A bundle's hashed wasm.
+    fn wasm(&self, b: &bundles::Bundle) -> String {
+        self.asset(&format!("pkg/{}_bg.wasm", b.stem))
+    }
+
     fn page_url(&self, slug: &str) -> String {
         if slug.is_empty() {
             self.base.clone()
@@ -195,8 +205,8 @@ impl Site {
             theme: self.asset("theme.js"),
             copy: self.asset("copy.js"),
             search: self.asset("search.js"),
-            hydrate_js: self.asset("pkg/hydrate.js"),
-            hydrate_wasm: self.asset("pkg/hydrate_bg.wasm"),
+            hydrate_js: self.js(&bundles::LIGHT),
+            hydrate_wasm: self.wasm(&bundles::LIGHT),
             later_js: String::new(),
             later_wasm: String::new(),
         }
@@ -206,8 +216,8 @@ impl Site {
     /// exactly one, the light one or the one that adds its family of heavy islands.
     fn bundle_urls(&self, bundle: Bundle) -> AssetUrls {
         AssetUrls {
-            hydrate_js: self.asset(&format!("pkg/{}.js", bundle.stem())),
-            hydrate_wasm: self.asset(&format!("pkg/{}_bg.wasm", bundle.stem())),
+            hydrate_js: self.js(bundle.spec()),
+            hydrate_wasm: self.wasm(bundle.spec()),
             ..self.shell_assets()
         }
     }
@@ -216,8 +226,8 @@ impl Site {
     /// bundle with its engine in the lazily loaded `search-web`: a build without
     /// bundles (`pkg: None`) ships pages without it.
     fn search(&self, pages: &[Page], shell: &AssetUrls, out: &Path) -> Result<Option<SearchUrls>> {
-        let search_js = self.asset("pkg/search_web.js");
-        let search_wasm = self.asset("pkg/search_web_bg.wasm");
+        let search_js = self.js(&bundles::SEARCH);
+        let search_wasm = self.wasm(&bundles::SEARCH);
         if [
             &shell.hydrate_js,
             &shell.hydrate_wasm,

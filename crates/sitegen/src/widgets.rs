@@ -87,28 +87,26 @@ impl Bundle {
         Bundle::Attention,
     ];
 
+    /// Its row of the bundle table.
+    pub fn spec(self) -> &'static bundles::Bundle {
+        match self {
+            Bundle::Light => &bundles::LIGHT,
+            Bundle::Tools => &bundles::TOOLS,
+            Bundle::Diag => &bundles::DIAG,
+            Bundle::Lab => &bundles::LAB,
+            Bundle::Attention => &bundles::ATTENTION,
+            Bundle::Home => &bundles::HOME,
+        }
+    }
+
     /// The crate that builds it.
     pub fn crate_name(self) -> &'static str {
-        match self {
-            Bundle::Light => "hydrate",
-            Bundle::Tools => "hydrate-tools",
-            Bundle::Diag => "hydrate-diag",
-            Bundle::Lab => "hydrate-lab",
-            Bundle::Attention => "hydrate-attention",
-            Bundle::Home => "hydrate-home",
-        }
+        self.spec().krate
     }
 
     /// wasm-bindgen's output stem (`pkg/STEM.js`, `pkg/STEM_bg.wasm`).
     pub fn stem(self) -> &'static str {
-        match self {
-            Bundle::Light => "hydrate",
-            Bundle::Tools => "hydrate_tools",
-            Bundle::Diag => "hydrate_diag",
-            Bundle::Lab => "hydrate_lab",
-            Bundle::Attention => "hydrate_attention",
-            Bundle::Home => "hydrate_home",
-        }
+        self.spec().stem
     }
 
     /// What a reader of a build error calls it.
@@ -619,14 +617,13 @@ fn runtime_label(runtime: &str) -> &str {
     }
 }
 
-/// "-7,9 %": one decimal, Spanish decimal comma.
+/// "−7,9 %": one decimal, signed for deviations (`numfmt`).
 fn percent(v: f64, signed: bool) -> String {
-    let text = if signed {
-        format!("{v:+.1}")
+    if signed {
+        numfmt::signed_percent(v, 1)
     } else {
-        format!("{v:.1}")
-    };
-    format!("{}\u{a0}%", text.replace('.', ","))
+        numfmt::percent(v, 1)
+    }
 }
 
 #[cfg(test)]

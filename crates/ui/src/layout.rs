@@ -94,13 +94,6 @@ pub fn render_page(shell: PageShell) -> String {
     format!("<!DOCTYPE html>\n{html}")
 }
 
-fn escape_attr(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// Open Graph and Twitter card tags, for the preview a shared link gets.
 fn open_graph(shell: &PageShell) -> String {
     let kind = if shell.title.is_some() {
@@ -119,7 +112,12 @@ fn open_graph(shell: &PageShell) -> String {
     ];
     let mut out: String = tags
         .iter()
-        .map(|(p, c)| format!("<meta property=\"{p}\" content=\"{}\">", escape_attr(c)))
+        .map(|(p, c)| {
+            format!(
+                "<meta property=\"{p}\" content=\"{}\">",
+                numfmt::escape_html(c)
+            )
+        })
         .collect();
     out.push_str("<meta name=\"twitter:card\" content=\"summary\">");
     out

@@ -302,55 +302,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Writes a small GGUF header the way llama.cpp's writer lays it out.
-    #[derive(Default)]
-    struct Writer(Vec<u8>);
-
-    impl Writer {
-        fn u32(&mut self, v: u32) -> &mut Self {
-            self.0.extend_from_slice(&v.to_le_bytes());
-            self
-        }
-        fn u64(&mut self, v: u64) -> &mut Self {
-            self.0.extend_from_slice(&v.to_le_bytes());
-            self
-        }
-        fn str(&mut self, s: &str) -> &mut Self {
-            self.u64(s.len() as u64);
-            self.0.extend_from_slice(s.as_bytes());
-            self
-        }
-        fn kv_str(&mut self, k: &str, v: &str) -> &mut Self {
-            self.str(k).u32(8).str(v)
-        }
-        fn kv_u32(&mut self, k: &str, v: u32) -> &mut Self {
-            self.str(k).u32(4).u32(v)
-        }
-        fn tensor(&mut self, name: &str, dims: &[u64], ggml: u32) -> &mut Self {
-            self.str(name).u32(dims.len() as u32);
-            for &d in dims {
-                self.u64(d);
-            }
-            self.u32(ggml).u64(0)
-        }
-    }
+    use crate::gguf_writer::Writer;
 
     fn llama_like() -> Vec<u8> {
-        let mut w = Writer::default();
-        w.0.extend_from_slice(b"GGUF");
-        w.u32(3).u64(3).u64(5);
+        let mut w = Writer::v3(3, 5);
         w.kv_str("general.architecture", "llama")
             .kv_u32("llama.block_count", 32)
             .kv_u32("llama.attention.head_count_kv", 8)
             .kv_u32("llama.embedding_length", 4096);
-        // tokenizer.ggml.tokens: an array of 3 strings.
-        w.str("tokenizer.ggml.tokens")
-            .u32(9)
-            .u32(8)
-            .u64(3)
-            .str("a")
-            .str("b")
-            .str("c");
+        w.kv_strs("tokenizer.ggml.tokens", &["a", "b", "c"]);
         w.tensor("token_embd.weight", &[4096, 128256], 12)
             .tensor("output_norm.weight", &[4096], 0)
             .tensor("blk.0.ffn_down.weight", &[14336, 4096], 14);
@@ -395,9 +355,7 @@ mod tests {
         for (name, want) in names {
             assert_eq!(expert_block(name), want, "{name}");
         }
-        let mut w = Writer::default();
-        w.0.extend_from_slice(b"GGUF");
-        w.u32(3).u64(4).u64(1);
+        let mut w = Writer::v3(4, 1);
         w.kv_str("general.architecture", "qwen3moe");
         // Q4_K gate and up, Q6_K down in block 1; nothing in block 0.
         w.tensor("blk.1.ffn_gate_exps.weight", &[2048, 768, 128], 12)
@@ -431,23 +389,19 @@ mod tests {
         let mut v1 = b"GGUF".to_vec();
         v1.extend_from_slice(&1u32.to_le_bytes());
         assert_eq!(parse(&v1), Err(GgufError::Version(1)));
-        let mut w = Writer::default();
-        w.0.extend_from_slice(b"GGUF");
-        w.u32(3).u64(1).u64(0).tensor("x", &[32], 99);
+        let mut w = Writer::v3(1, 0);
+        w.tensor("x", &[32], 99);
         let err = parse(&w.0).unwrap_err().to_string();
         assert!(err.contains("tipo GGML 99"), "{err}");
     }
 
     #[test]
     fn forged_counts_do_not_allocate() {
-        let mut w = Writer::default();
-        w.0.extend_from_slice(b"GGUF");
-        w.u32(3).u64(u64::MAX).u64(u64::MAX);
+        let w = Writer::v3(u64::MAX, u64::MAX);
         assert_eq!(parse(&w.0), Err(GgufError::NeedMore(w.0.len())));
         // An array claiming 2^60 elements in a tiny file.
-        let mut w = Writer::default();
-        w.0.extend_from_slice(b"GGUF");
-        w.u32(3).u64(0).u64(1).str("k").u32(9).u32(0).u64(1 << 60);
+        let mut w = Writer::v3(0, 1);
+        w.str("k").u32(9).u32(0).u64(1 << 60);
         assert!(matches!(parse(&w.0), Err(GgufError::NeedMore(_))));
     }
 

@@ -22,6 +22,8 @@ pub mod estimate;
 pub mod evaluate;
 pub mod gguf;
 pub mod gguf_arch;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod gguf_writer;
 pub mod hf_config;
 pub mod hub;
 pub mod import;

@@ -115,12 +115,10 @@ mod tests {
     #[test]
     fn only_ggml_inference_with_mmproj_loads_it() {
         let a = model("gemma-3-4b").unwrap().arch.clone();
-        let ggml = Workload {
-            engine: Engine::Ggml,
-            mmproj: true,
-            attention: Attention::Flash,
-            ..Workload::default()
-        };
+        let ggml = Workload::default()
+            .engine(Engine::Ggml)
+            .mmproj(true)
+            .attention(Attention::Flash);
         assert_eq!(
             of(&a, &ggml),
             Some(Projector {
@@ -129,18 +127,9 @@ mod tests {
             })
         );
         for w in [
-            Workload {
-                mmproj: false,
-                ..ggml.clone()
-            },
-            Workload {
-                engine: Engine::Torch,
-                ..ggml.clone()
-            },
-            Workload {
-                mode: Mode::Train,
-                ..ggml.clone()
-            },
+            ggml.clone().mmproj(false),
+            ggml.clone().engine(Engine::Torch),
+            ggml.clone().mode(Mode::Train),
         ] {
             assert_eq!(of(&a, &w), None);
         }

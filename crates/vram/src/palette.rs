@@ -58,9 +58,80 @@ pub fn css() -> String {
         .collect()
 }
 
+/// The class names one surface's stylesheet gives the bar and its capacity line (the
+/// widget prefixes its own, to stay clear of the host page's rules).
+#[derive(Clone, Copy, Debug)]
+pub struct BarClasses {
+    pub bar: &'static str,
+    pub cap: &'static str,
+}
+
+/// The stacked bar of the categories (`parts`, in [`CATEGORIES`] order) against a GPU
+/// of `capacity` bytes, drawn once for every surface: each part's share of the larger
+/// of the total and the capacity in thousandths (integer arithmetic, the same digits
+/// in the browser and the CLI), a line at the capacity, and each part's name and size
+/// as its tooltip. SVG attributes and classes, never inline styles: the site's
+/// Content-Security-Policy blocks those. With a `label` the bar is an image with that
+/// accessible name; without one the text beside it says the numbers.
+pub fn bar_svg(parts: [u64; 6], capacity: u64, classes: BarClasses, label: Option<&str>) -> String {
+    let total = parts.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let top = u128::from(total.max(capacity).max(1));
+    let permille = |v: u64| u32::try_from(u128::from(v) * 1000 / top).unwrap_or(1000);
+    let role = match label {
+        Some(l) => format!(r#"role="img" aria-label="{}""#, numfmt::escape_html(l)),
+        None => r#"aria-hidden="true""#.to_owned(),
+    };
+    let mut out = format!(
+        r#"<svg class="{}" viewBox="0 -2 1000 24" preserveAspectRatio="none" {role}>"#,
+        classes.bar
+    );
+    let mut x = 0u32;
+    for (v, c) in parts.into_iter().zip(CATEGORIES).filter(|(v, _)| *v > 0) {
+        let width = permille(v);
+        out.push_str(&format!(
+            r#"<rect class="{}" x="{x}" y="0" width="{width}" height="20"><title>{}: {}</title></rect>"#,
+            c.class,
+            c.label,
+            numfmt::binary(v)
+        ));
+        x = x.saturating_add(width);
+    }
+    if capacity > 0 {
+        let at = permille(capacity).min(1000);
+        out.push_str(&format!(
+            r#"<line class="{}" x1="{at}" x2="{at}" y1="-2" y2="22"></line>"#,
+            classes.cap
+        ));
+    }
+    out.push_str("</svg>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shares of the larger of total and capacity, in order, with the capacity line;
+    /// nothing drawn for empty parts.
+    #[test]
+    fn the_bar_draws_each_part_and_the_capacity() {
+        let classes = BarClasses { bar: "b", cap: "c" };
+        let svg = bar_svg([600, 0, 0, 200, 0, 200], 2000, classes, None);
+        assert!(
+            svg.starts_with(r#"<svg class="b" viewBox="0 -2 1000 24""#),
+            "{svg}"
+        );
+        assert!(svg.contains(r#"aria-hidden="true""#));
+        assert!(svg.contains(r#"<rect class="seg-weights" x="0" y="0" width="300""#));
+        assert!(svg.contains(r#"<rect class="seg-acts" x="300" y="0" width="100""#));
+        assert!(svg.contains(r#"<rect class="seg-overhead" x="400" y="0" width="100""#));
+        assert!(!svg.contains("seg-grads"));
+        assert!(svg.contains(r#"<line class="c" x1="1000" x2="1000""#));
+        // Over capacity the total fills the bar and the line marks where it ends.
+        let over = bar_svg([3000, 0, 0, 1000, 0, 0], 2000, classes, Some("4 < 2 & más"));
+        assert!(over.contains(r#"x1="500" x2="500""#), "{over}");
+        assert!(over.contains(r#"role="img" aria-label="4 &lt; 2 &amp; más""#));
+    }
 
     #[test]
     fn every_category_has_one_class_and_a_hex_colour() {

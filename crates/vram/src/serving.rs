@@ -605,12 +605,9 @@ mod tests {
             (132, 32 * ByteSize::MIB)
         );
         // fp32 logits need no fp32 copy.
-        let fp32 = Workload {
-            weights: crate::quant::WeightFormat::Plain {
-                dtype: crate::dtype::Dtype::Fp32,
-            },
-            ..Workload::default()
-        };
+        let fp32 = Workload::default().weights(crate::quant::WeightFormat::Plain {
+            dtype: crate::dtype::Dtype::Fp32,
+        });
         let sampler_only = Profile {
             batched_tokens: 1,
             ..h100
@@ -673,11 +670,7 @@ mod tests {
         ] {
             let mut a = model(id).unwrap().arch.clone();
             a.max_positions = positions.unwrap_or(a.max_positions);
-            let w = Workload {
-                tp,
-                gpus: tp,
-                ..Workload::default()
-            };
+            let w = Workload::default().tp(tp).gpus(tp);
             let gib = loaded_gib(&a, &w);
             assert!(
                 (gib - logged).abs() <= 0.005,
@@ -687,11 +680,7 @@ mod tests {
         // The 72B's surplus: 80 layers × 1 MiB of `down_proj`, and 8 MiB of rotary cache.
         let mut a = model("qwen2.5-72b").unwrap().arch.clone();
         a.max_positions = 32_768;
-        let w = Workload {
-            tp: 2,
-            gpus: 2,
-            ..Workload::default()
-        };
+        let w = Workload::default().tp(2).gpus(2);
         assert_eq!(loaded_weights(&a, &w, 0), 88 * ByteSize::MIB);
         // FP8 quantises the linear layers only: the tables stay in BF16 (vLLM 0.19:
         // Llama-3.1-8B with `quantization: fp8` 8.49 GiB; RedHatAI's Llama-3.3-70B
@@ -701,12 +690,10 @@ mod tests {
             ("llama-3.1-70b", 2, 33.88),
             ("llama-3.1-70b", 4, 16.96),
         ] {
-            let fp8 = Workload {
-                weights: crate::quant::WeightFormat::parse("fp8").unwrap(),
-                tp,
-                gpus: tp,
-                ..Workload::default()
-            };
+            let fp8 = Workload::default()
+                .weights(crate::quant::WeightFormat::parse("fp8").unwrap())
+                .tp(tp)
+                .gpus(tp);
             let gib = loaded_gib(&model(id).unwrap().arch, &fp8);
             assert!(
                 (gib - logged).abs() <= 0.015,
@@ -714,10 +701,7 @@ mod tests {
             );
         }
         // Quantised weights get the rotary cache only.
-        let gptq = Workload {
-            weights: crate::quant::WeightFormat::parse("gptq-4bit-128g").unwrap(),
-            ..w
-        };
+        let gptq = (w).weights(crate::quant::WeightFormat::parse("gptq-4bit-128g").unwrap());
         assert_eq!(loaded_weights(&a, &gptq, 0), 8 * ByteSize::MIB);
     }
 
@@ -806,11 +790,7 @@ mod tests {
             ("gemma-3-27b", 1, 3.99),
         ] {
             let a = model(id).unwrap().arch.clone();
-            let w = Workload {
-                tp,
-                gpus: tp,
-                ..Workload::default()
-            };
+            let w = Workload::default().tp(tp).gpus(tp);
             let p = Profile::vllm_default(80 * ByteSize::GIB, catalog::gpu("h100-sxm"));
             let gib = profile_peak(&a, &w, p) as f64 / ByteSize::GIB as f64;
             assert!(
@@ -917,10 +897,7 @@ mod tests {
             overhead: 0,
             ..e.breakdown
         };
-        let w = Workload {
-            seq: 8192,
-            ..Workload::default()
-        };
+        let w = Workload::default().seq(8192);
         let budget = 15_995 * 16 * 8192 * 10 + loaded_weights(&gemma3, &w, 0);
         let p = plan(
             &gemma3,

@@ -229,14 +229,14 @@ mod tests {
         let cap = 24 * ByteSize::GIB;
         let b = max_batch(&llama(), &w, cap).unwrap();
         let at = |batch| {
-            estimate(&llama(), &Workload { batch, ..w.clone() })
+            estimate(&llama(), &w.clone().batch(batch))
                 .unwrap()
                 .per_gpu_bytes
         };
         assert!(at(b) <= cap && at(b + 1) > cap, "{b}");
         let s = max_seq(&llama(), &w, cap).unwrap();
         let at = |seq| {
-            estimate(&llama(), &Workload { seq, ..w.clone() })
+            estimate(&llama(), &w.clone().seq(seq))
                 .unwrap()
                 .per_gpu_bytes
         };
@@ -249,10 +249,7 @@ mod tests {
     fn context_length_caps_max_seq() {
         let w = Workload::default();
         assert_eq!(max_seq(&llama(), &w, 1 << 40), Some(131_072));
-        let generating = Workload {
-            new_tokens: 1000,
-            ..w
-        };
+        let generating = (w).new_tokens(1000);
         assert_eq!(max_seq(&llama(), &generating, 1 << 40), Some(130_072));
     }
 
@@ -281,25 +278,15 @@ mod tests {
             arch: Box::new(model("llama-3.1-8b").unwrap().arch.clone()),
             total_params: None,
         };
-        let w = Workload {
-            mode: crate::workload::Mode::Train,
-            seq: 2048,
-            grad_checkpointing: true,
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(crate::workload::Mode::Train)
+            .seq(2048)
+            .grad_checkpointing(true);
         let capacity = 24 * ByteSize::GIB;
         for deepspeed in [false, true] {
-            let w = Workload {
-                deepspeed,
-                ..w.clone()
-            };
+            let w = w.clone().deepspeed(deepspeed);
             let n = fewest_gpus(&m, &w, capacity).unwrap();
-            let at = |gpus: u32| Workload {
-                gpus,
-                zero: 3,
-                fsdp: !deepspeed,
-                ..w.clone()
-            };
+            let at = |gpus: u32| w.clone().gpus(gpus).zero(3).fsdp(!deepspeed);
             assert!(
                 fits(&m, &at(n), capacity),
                 "{n} GPUs, DeepSpeed {deepspeed}"
@@ -324,25 +311,11 @@ mod tests {
             arch: Box::new(model("qwen2.5-7b").unwrap().arch.clone()),
             total_params: None,
         };
-        let w = Workload {
-            seq: 1024,
-            ..Workload::default()
-        };
+        let w = Workload::default().seq(1024);
         let cap = 3 * ByteSize::GIB;
         let n = fewest_gpus(&m, &w, cap).unwrap();
         assert!(n >= 8, "{n}");
-        let at = |tp: u32, pp: u32| {
-            fits(
-                &m,
-                &Workload {
-                    gpus: n,
-                    tp,
-                    pp,
-                    ..w.clone()
-                },
-                cap,
-            )
-        };
+        let at = |tp: u32, pp: u32| fits(&m, &w.clone().gpus(n).tp(tp).pp(pp), cap);
         let tp = gcd(n, 28);
         assert!(at(tp, n / tp), "{n}");
         // Any count, not only powers of two: one fewer does not hold it.
@@ -350,12 +323,10 @@ mod tests {
         assert!(!at(gcd(fewer, 28), fewer / gcd(fewer, 28)) || fewer == 0);
         assert!(!fits(
             &m,
-            &Workload {
-                gpus: n / 2,
-                tp: gcd(n / 2, 28),
-                pp: n / 2 / gcd(n / 2, 28),
-                ..w.clone()
-            },
+            &w.clone()
+                .gpus(n / 2)
+                .tp(gcd(n / 2, 28))
+                .pp(n / 2 / gcd(n / 2, 28)),
             cap
         ));
     }

@@ -91,10 +91,7 @@ mod tests {
     #[test]
     fn llama_8b_on_a_4090() {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
-        let w = Workload {
-            seq: 1,
-            ..Workload::default()
-        };
+        let w = Workload::default().seq(1);
         let m = ModelInput::Arch {
             arch: Box::new(a.clone()),
             total_params: None,
@@ -106,10 +103,7 @@ mod tests {
         assert!((60.0..66.0).contains(&h.decode_tokens_per_second), "{h:?}");
         // One token of prefill: 2 × 8.03e9 FLOPs.
         assert!((h.prefill_flops - 2.0 * 8_030_261_248.0 - 2.0 * 4096.0 * 32.0).abs() < 1.0);
-        let train = Workload {
-            mode: Mode::Train,
-            ..w
-        };
+        let train = (w).mode(Mode::Train);
         assert!(speed(&a, &train, &e, g).is_none());
     }
 
@@ -125,13 +119,7 @@ mod tests {
         };
         let g = gpu("h100-sxm").unwrap();
         let hint = |gpus: u32, tp: u32, pp: u32| {
-            let w = Workload {
-                seq: 4096,
-                gpus,
-                tp,
-                pp,
-                ..Workload::default()
-            };
+            let w = Workload::default().seq(4096).gpus(gpus).tp(tp).pp(pp);
             speed(&a, &w, &estimate(&m, &w).unwrap(), g).unwrap()
         };
         let (one, tp2, pp2) = (hint(1, 1, 1), hint(2, 2, 1), hint(2, 1, 2));
@@ -156,15 +144,13 @@ mod tests {
             arch: Box::new(a.clone()),
             total_params: None,
         };
-        let w = Workload {
-            seq: 4096,
-            gpu_layers,
-            cpu_moe,
-            ram_gbs,
-            engine: crate::workload::Engine::Ggml,
-            weights: crate::quant::WeightFormat::parse("Q4_K_M").unwrap(),
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .seq(4096)
+            .gpu_layers(gpu_layers)
+            .cpu_moe(cpu_moe)
+            .ram_gbs(ram_gbs)
+            .engine(crate::workload::Engine::Ggml)
+            .weights(crate::quant::WeightFormat::parse("Q4_K_M").unwrap());
         let e = estimate(&m, &w).unwrap();
         speed(&a, &w, &e, gpu("rtx-4090").unwrap()).unwrap()
     }

@@ -11,11 +11,11 @@
 //! each of two GPUs is 231 MiB and is charged 232; over 80 layers, vLLM's "Model loading
 //! took 67.8 GiB" is 80 MiB above the parameters' bytes. Expandable segments (off in
 //! vLLM and by default) follow other rules and are not modelled.
+//!
+//! The constants are the allocator simulator's ([`allocator::sizes`]); a property test
+//! below replays each size through that simulator and checks both say the same.
 
-const MIN_BLOCK: u64 = 512;
-const SMALL_SIZE: u64 = 1 << 20;
-const MIN_LARGE_ALLOC: u64 = 10 << 20;
-const ROUND_LARGE: u64 = 2 << 20;
+use allocator::sizes::{MIN_BLOCK_SIZE as MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_SIZE};
 
 /// Bytes `memory_allocated()` grows by when a tensor of `bytes` gets a segment of its
 /// own (as each weight does while a model is built on an empty allocator).
@@ -38,6 +38,20 @@ mod tests {
     use super::*;
 
     const MIB: u64 = 1 << 20;
+
+    proptest::proptest! {
+        /// The charge of one tensor on an empty allocator is what the allocator
+        /// simulator allocates for it, at any size it accepts.
+        #[test]
+        fn agrees_with_the_allocator_simulator(bytes in 1u64..(64u64 << 30)) {
+            let mut sim = allocator::Allocator::new(allocator::Config::new(1 << 40))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let before = sim.allocated();
+            let block = sim.alloc(0, bytes).unwrap_or_else(|e| panic!("{e:?}"));
+            let _ = block;
+            proptest::prop_assert_eq!(sim.allocated() - before, charged(bytes));
+        }
+    }
 
     #[test]
     fn blocks_follow_the_caching_allocator() {

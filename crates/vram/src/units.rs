@@ -237,23 +237,7 @@ pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", group_digits(n), if n == 1 { one } else { many })
 }
 
-/// Writes an integer with its digits in groups of three separated by a narrow no-break
-/// space, as Spanish typography (RAE) asks for numbers of five digits or more:
-/// 7000000000 → "7 000 000 000". Four-digit numbers stay together ("4096").
-pub fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    if digits.len() <= 4 {
-        return digits;
-    }
-    let mut out = String::with_capacity(digits.len() * 2);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push('\u{202f}');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use numfmt::group_digits;
 
 /// A number of bytes. Serialised as a plain integer.
 #[derive(

@@ -505,6 +505,65 @@ impl Workload {
     }
 }
 
+/// Test builders: `Workload::default().seq(32_768).gpus(2)`, one setter per field,
+/// for the tests of every module that estimates a workload.
+#[cfg(test)]
+macro_rules! setters {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        // A setter for every field: not every test sets every one.
+        #[allow(dead_code)]
+        impl Workload {
+            $(
+                pub(crate) fn $field(mut self, value: $ty) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+#[cfg(test)]
+setters! {
+    mode: Mode,
+    finetune: Finetune,
+    weights: WeightFormat,
+    precision: Precision,
+    loss: Loss,
+    lora_targets: LoraTargets,
+    optimizer: Optimizer,
+    batch: u64,
+    seq: u64,
+    new_tokens: u64,
+    grad_checkpointing: bool,
+    checkpoint_offload: bool,
+    attention: Attention,
+    lora_rank: u32,
+    kv_dtype: KvDtype,
+    gpus: u32,
+    zero: u8,
+    fsdp: bool,
+    tp: u32,
+    pp: u32,
+    cpu_offload: bool,
+    offload_params: bool,
+    cuda_context: Option<u64>,
+    stored_weights: Option<u64>,
+    stored_experts: Vec<crate::arch::LayerExperts>,
+    engine: Engine,
+    deepspeed: bool,
+    fused_layers: bool,
+    kbit_fp32: bool,
+    gpu_layers: Option<u32>,
+    ngl_output_first: bool,
+    ubatch: u64,
+    shared_slots: u32,
+    blas_workspace: u64,
+    cpu_moe: u32,
+    mmproj: bool,
+    ram_gbs: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

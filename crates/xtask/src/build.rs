@@ -8,24 +8,6 @@ use crate::{cmd, root, system};
 
 pub use crate::system::WASM_TARGET;
 
-/// The wasm bundles: (crate, artefact stem, wasm-bindgen output name).
-/// Each is built in its own cargo invocation so `ui`'s features do not unify between
-/// the light `hydrate` bundle and the heavy ones.
-pub const BUNDLES: &[(&str, &str)] = &[
-    ("hydrate", "hydrate"),
-    ("hydrate-tools", "hydrate_tools"),
-    ("hydrate-diag", "hydrate_diag"),
-    ("hydrate-lab", "hydrate_lab"),
-    ("hydrate-attention", "hydrate_attention"),
-    ("hydrate-home", "hydrate_home"),
-    ("gpu-web", "gpu_web"),
-    ("search-web", "search_web"),
-    ("import-web", "import_web"),
-    ("estimate-web", "estimate_web"),
-    ("worker-web", "worker_web"),
-    ("embed", "embed"),
-];
-
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub release: bool,
@@ -41,7 +23,9 @@ pub struct Built {
 pub fn build(opts: &Options) -> Result<Built> {
     system::ensure_wasm_target()?;
     let profile = if opts.release { "wasm-release" } else { "dev" };
-    for (krate, _) in BUNDLES {
+    // Each bundle in its own cargo invocation, so `ui`'s features do not unify between
+    // the light `hydrate` bundle and the heavy ones.
+    for b in bundles::ALL {
         cmd::run(cmd::cargo().args([
             "build",
             "--target",
@@ -49,7 +33,7 @@ pub fn build(opts: &Options) -> Result<Built> {
             "--profile",
             profile,
             "-p",
-            krate,
+            b.krate,
         ]))?;
     }
 
@@ -64,7 +48,7 @@ pub fn build(opts: &Options) -> Result<Built> {
         std::fs::remove_dir_all(&pkg)?;
     }
     std::fs::create_dir_all(&pkg)?;
-    for (_, stem) in BUNDLES {
+    for stem in bundles::ALL.map(|b| b.stem) {
         let input = wasm_dir.join(format!("{stem}.wasm"));
         eprintln!("==> wasm-bindgen {}", input.display());
         wasm_bindgen_cli_support::Bindgen::new()

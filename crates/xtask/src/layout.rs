@@ -8,6 +8,7 @@
 //! - No production file over [`MAX_FILE_LINES`] lines (test modules, inline or in their
 //!   own file behind `#[cfg(test)]`, do not count).
 //! - No function over [`MAX_FN_LINES`] lines, from `fn` to its closing brace.
+//! - ARCHITECTURE.md within [`MAX_ARCHITECTURE_WORDS`] words.
 //!
 //! Exceptions live in [`ALLOW`], each with its reason; an entry that no longer matches
 //! anything fails too, so the list only shrinks. Files are parsed with `syn` from each
@@ -22,6 +23,9 @@ use syn::visit::Visit;
 
 pub const MAX_FILE_LINES: usize = 900;
 pub const MAX_FN_LINES: usize = 200;
+/// ARCHITECTURE.md stays a map a newcomer reads in one sitting; mechanisms belong in
+/// the `//!` docs of the modules that implement them.
+pub const MAX_ARCHITECTURE_WORDS: usize = 2500;
 
 /// One accepted exception: a production file (`crates/…/x.rs`) or a function
 /// (`crates/…/x.rs::name`) over its limit.
@@ -74,6 +78,14 @@ pub fn check(root: &Path) -> Result<()> {
                 }
             }
         }
+    }
+    let words = std::fs::read_to_string(root.join("ARCHITECTURE.md"))
+        .map(|t| t.split_whitespace().count())
+        .unwrap_or(0);
+    if words > MAX_ARCHITECTURE_WORDS {
+        problems.push(format!(
+            "ARCHITECTURE.md: {words} palabras (máximo {MAX_ARCHITECTURE_WORDS}): los mecanismos van en los //! de sus módulos"
+        ));
     }
     for a in ALLOW {
         if !seen.contains(a.what) {
@@ -580,9 +592,12 @@ mod tests {
             .collect()
     }
 
+    /// A crate's files (path, text) and the problems expected of it.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+
     #[test]
     fn finds_sibling_cycles_and_nothing_else() {
-        let cases: &[(&[(&str, &str)], &[&str])] = &[
+        let cases: &[Case] = &[
             // a → b → a.
             (
                 &[

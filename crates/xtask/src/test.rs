@@ -33,7 +33,7 @@ pub fn run(browser: bool) -> Result<()> {
     cmd::run(wasm_clippy.args(["--", "-D", "warnings"]))?;
     // Each bundle on its own, as the build compiles it: `ui`'s features must not unify,
     // or code that only one bundle uses would hide dead code in the others.
-    for (krate, _) in build::BUNDLES {
+    for krate in bundles::ALL.map(|b| b.krate) {
         cmd::run(cmd::cargo().args([
             "clippy",
             "--target",

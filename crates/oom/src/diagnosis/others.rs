@@ -476,7 +476,7 @@ mod tests {
         let c = &diagnose(&d).causes[0];
         assert!(c.fix.contains("--max-model-len 18224"), "{}", c.fix);
         assert!(
-            c.explanation.contains("18\u{a0}224 tokens"),
+            c.explanation.contains("18\u{202f}224 tokens"),
             "{}",
             c.explanation
         );

@@ -1,5 +1,5 @@
 //! What a message or table says, decoded into numbers: the JSON contract of
-//! `vramlab explain` (DESIGN.md, "Interface contracts").
+//! `vramlab explain` (`docs/cli-json.md`).
 //!
 //! Every field is always serialised; what the text did not say is `null`, never a guess.
 //! Byte counts are `u64` bytes. A field is only derived (never estimated) from others:

@@ -133,7 +133,7 @@ fn opened_view(v: &SnapshotView) -> impl IntoView + use<> {
             {stat("Asignada", ByteSize(t.allocated_bytes).binary())}
             {stat("En caché (inactiva)", ByteSize(t.inactive_bytes).binary())}
             {stat("Mayor bloque inactivo", ByteSize(t.largest_inactive_block_bytes).binary())}
-            {stat("Fragmentación", format!("{}\u{a0}%", fixed(t.fragmentation * 100.0, 0)))}
+            {stat("Fragmentación", numfmt::percent(t.fragmentation * 100.0, 0))}
             {stat("Segmentos", t.segments.to_string())}
             {stat("Bloques", t.blocks.to_string())}
         </dl>

@@ -88,20 +88,14 @@ mod tests {
     #[test]
     fn kv_cache_windows_and_dtypes() {
         let gemma = model("gemma-3-4b").unwrap().arch.clone();
-        let w = Workload {
-            seq: 32_768,
-            ..Workload::default()
-        };
+        let w = Workload::default().seq(32_768);
         // 34 layers: 29 windowed at 1024 tokens, 5 global at 32 768.
         let per_token_layer = 2 * 4 * 256 * 2;
         assert_eq!(
             kv_cache(&gemma, &w),
             per_token_layer * (5 * 32_768 + 29 * 1024)
         );
-        let fp8 = Workload {
-            kv_dtype: KvDtype::Fp8,
-            ..w.clone()
-        };
+        let fp8 = w.clone().kv_dtype(KvDtype::Fp8);
         assert_eq!(kv_cache(&gemma, &fp8) * 2, kv_cache(&gemma, &w));
         let bert = model("bert-base-uncased").unwrap().arch.clone();
         assert_eq!(kv_cache(&bert, &w), 0);
@@ -110,17 +104,11 @@ mod tests {
     #[test]
     fn mla_caches_the_latent() {
         let a = crate::arch::tests::deepseek_v2_lite();
-        let w = Workload {
-            seq: 1000,
-            ..Workload::default()
-        };
+        let w = Workload::default().seq(1000);
         // 27 layers × (512 + 64) elements × 2 bytes per token.
         assert_eq!(kv_cache(&a, &w), 1000 * 27 * 576 * 2);
         // Tensor parallelism replicates the latent instead of splitting heads.
-        assert_eq!(
-            kv_cache(&a, &Workload { tp: 2, ..w.clone() }),
-            kv_cache(&a, &w)
-        );
+        assert_eq!(kv_cache(&a, &w.clone().tp(2)), kv_cache(&a, &w));
         let gqa = Architecture { mla: None, ..a };
         assert!(kv_cache(&gqa, &w) > 10 * 1000 * 27 * 576 * 2);
     }

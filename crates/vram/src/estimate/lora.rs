@@ -98,24 +98,15 @@ mod tests {
             lora_params(&a, 8, list("q_proj,k_proj,v_proj,o_proj,mlp")),
             lora_params(&a, 8, LoraTargets::AllLinear)
         );
-        let w = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Qlora,
-            grad_checkpointing: true,
-            loss: Loss::Fused,
-            seq: 32_768,
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Qlora)
+            .grad_checkpointing(true)
+            .loss(Loss::Fused)
+            .seq(32_768);
         let on_gpu = training_activations(&a, &w, 0, &GradSync::default());
-        let offloaded = training_activations(
-            &a,
-            &Workload {
-                checkpoint_offload: true,
-                ..w
-            },
-            0,
-            &GradSync::default(),
-        );
+        let offloaded =
+            training_activations(&a, &(w).checkpoint_offload(true), 0, &GradSync::default());
         // 30 of the 32 layer inputs (2 bytes × 32 768 × 4096 each) go to CPU RAM.
         assert_eq!(on_gpu - offloaded, 30 * 2 * 32_768 * 4096);
     }
@@ -129,16 +120,11 @@ mod tests {
             lora_params(&a, 16, LoraTargets::AllLinear),
             16 * 32 * (8192 + 2 * 5120 + 8192 + 3 * 18432)
         );
-        let lora = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Lora,
-            precision: Precision::Amp,
-            ..Workload::default()
-        };
-        let qlora = Workload {
-            finetune: Finetune::Qlora,
-            ..lora.clone()
-        };
+        let lora = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Lora)
+            .precision(Precision::Amp);
+        let qlora = lora.clone().finetune(Finetune::Qlora);
         let e_lora = estimate(&m, &lora).unwrap();
         let e_qlora = estimate(&m, &qlora).unwrap();
         assert_eq!(

@@ -70,13 +70,7 @@ mod tests {
 
     #[test]
     fn nccl_buffers_per_parallel_group() {
-        let w = |mode, gpus, tp, pp| Workload {
-            mode,
-            gpus,
-            tp,
-            pp,
-            ..Workload::default()
-        };
+        let w = |mode, gpus, tp, pp| Workload::default().mode(mode).gpus(gpus).tp(tp).pp(pp);
         // One GPU, or inference replicas without tensor parallelism: no communicator.
         assert_eq!(communication_bytes(&w(Mode::Inference, 1, 1, 1)), 0);
         assert_eq!(communication_bytes(&w(Mode::Inference, 4, 1, 1)), 0);

@@ -143,11 +143,9 @@ mod tests {
     #[test]
     fn full_training_costs_16_bytes_per_parameter() {
         // fp32 AdamW: 4 (weights) + 4 (grads) + 8 (moments).
-        let w = Workload {
-            mode: Mode::Train,
-            weights: WeightFormat::Plain { dtype: Dtype::Fp32 },
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .weights(WeightFormat::Plain { dtype: Dtype::Fp32 });
         let e = estimate(&ModelInput::Params(7_000_000_000), &w).unwrap();
         assert_eq!(e.breakdown.model_states(), 112_000_000_000);
         assert_eq!(e.trainable_params, 7_000_000_000);
@@ -160,12 +158,10 @@ mod tests {
     #[test]
     fn precision_modes_store_what_their_frameworks_store() {
         let per_param = |precision| {
-            let w = Workload {
-                mode: Mode::Train,
-                weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-                precision,
-                ..Workload::default()
-            };
+            let w = Workload::default()
+                .mode(Mode::Train)
+                .weights(WeightFormat::Plain { dtype: Dtype::Bf16 })
+                .precision(precision);
             let e = estimate(&ModelInput::Params(1_000_000), &w).unwrap();
             let b = e.breakdown;
             (
@@ -189,12 +185,12 @@ mod tests {
     #[test]
     fn paged_optimizers_count_their_states() {
         let m = preset("llama-3.1-8b");
-        let full = |optimizer| Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Full,
-            precision: Precision::Pure,
-            optimizer,
-            ..Workload::default()
+        let full = |optimizer| {
+            Workload::default()
+                .mode(Mode::Train)
+                .finetune(Finetune::Full)
+                .precision(Precision::Pure)
+                .optimizer(optimizer)
         };
         let states = |w: &Workload| estimate(&m, w).unwrap().breakdown.optimizer;
         let trainable = estimate(&m, &full(Optimizer::Adamw))
@@ -202,16 +198,11 @@ mod tests {
             .trainable_params;
         assert_eq!(states(&full(Optimizer::Adamw)), 4 * trainable);
         assert_eq!(states(&full(Optimizer::PagedAdamw)), 8 * trainable);
-        let w = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Qlora,
-            optimizer: Optimizer::Adamw8bit,
-            ..Workload::default()
-        };
-        let paged = Workload {
-            optimizer: Optimizer::PagedAdamw8bit,
-            ..w.clone()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Qlora)
+            .optimizer(Optimizer::Adamw8bit);
+        let paged = w.clone().optimizer(Optimizer::PagedAdamw8bit);
         assert_eq!(
             estimate(&m, &w).unwrap().breakdown,
             estimate(&m, &paged).unwrap().breakdown

@@ -29,13 +29,11 @@ pub(crate) fn preset(id: &str) -> ModelInput {
 pub(crate) fn llama_8b_full() -> (ModelInput, Architecture, u64, u64, Workload) {
     let a = model("llama-3.1-8b").unwrap().arch.clone();
     let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
-    let w = Workload {
-        mode: Mode::Train,
-        weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-        precision: Precision::Master,
-        seq: 1024,
-        grad_checkpointing: true,
-        ..Workload::default()
-    };
+    let w = Workload::default()
+        .mode(Mode::Train)
+        .weights(WeightFormat::Plain { dtype: Dtype::Bf16 })
+        .precision(Precision::Master)
+        .seq(1024)
+        .grad_checkpointing(true);
     (preset("llama-3.1-8b"), a, h, vocab, w)
 }

@@ -8,29 +8,13 @@ use crate::estimate::testing::*;
 fn bad_workloads_are_spanish_errors() {
     let m = preset("llama-3.1-8b");
     let cases = [
-        Workload {
-            batch: 0,
-            ..Workload::default()
-        },
-        Workload {
-            seq: MAX_SEQ + 1,
-            ..Workload::default()
-        },
-        Workload {
-            gpus: 3,
-            tp: 2,
-            ..Workload::default()
-        },
-        Workload {
-            tp: u32::MAX,
-            gpus: u32::MAX,
-            ..Workload::default()
-        },
-        Workload {
-            mode: Mode::Train,
-            weights: WeightFormat::Nf4 { double_quant: true },
-            ..Workload::default()
-        },
+        Workload::default().batch(0),
+        Workload::default().seq(MAX_SEQ + 1),
+        Workload::default().gpus(3).tp(2),
+        Workload::default().tp(u32::MAX).gpus(u32::MAX),
+        Workload::default()
+            .mode(Mode::Train)
+            .weights(WeightFormat::Nf4 { double_quant: true }),
     ];
     for w in cases {
         let e = estimate(&m, &w).unwrap_err();
@@ -58,16 +42,16 @@ fn workload() -> impl Strategy<Value = Workload> {
         prop_oneof![Just(1u32), Just(2), Just(8), Just(64)],
     )
         .prop_map(
-            |(mode, finetune, attention, batch, seq, ckpt, zero, gpus)| Workload {
-                mode,
-                finetune,
-                attention,
-                batch,
-                seq,
-                grad_checkpointing: ckpt,
-                zero,
-                gpus,
-                ..Workload::default()
+            |(mode, finetune, attention, batch, seq, ckpt, zero, gpus)| {
+                Workload::default()
+                    .mode(mode)
+                    .finetune(finetune)
+                    .attention(attention)
+                    .batch(batch)
+                    .seq(seq)
+                    .grad_checkpointing(ckpt)
+                    .zero(zero)
+                    .gpus(gpus)
             },
         )
 }
@@ -124,11 +108,7 @@ proptest! {
             arch: Box::new(model("llama-3.1-8b").unwrap().arch.clone()),
             total_params: Some(total),
         };
-        let w = Workload {
-            mode: if train { Mode::Train } else { Mode::Inference },
-            precision: Precision::Master,
-            ..Workload::default()
-        };
+        let w = Workload::default().mode(if train { Mode::Train } else { Mode::Inference }).precision(Precision::Master);
         let e = estimate(&m, &w).unwrap();
         prop_assert_eq!(e.breakdown.total(), e.per_gpu_bytes);
     }
@@ -139,7 +119,7 @@ proptest! {
         w in workload(),
         fmt in prop_oneof![Just("bf16"), Just("Q4_K_M"), Just("nf4"), Just("gptq-4bit-128g")],
     ) {
-        let w = Workload { weights: WeightFormat::parse(fmt).unwrap(), ..w };
+        let w = (w).weights(WeightFormat::parse(fmt).unwrap());
         let m = ModelInput::Arch { arch: Box::new(a.clone()), total_params: None };
         if let Ok(e) = estimate(&m, &w) {
             let g = &crate::catalog::gpus()[0];
@@ -161,24 +141,24 @@ proptest! {
     #[test]
     fn monotonic_in_batch_and_seq(m in any_preset(), w in workload()) {
         let base = estimate(&m, &w).unwrap().per_gpu_bytes;
-        let more_batch = estimate(&m, &Workload { batch: w.batch + 1, ..w.clone() }).unwrap().per_gpu_bytes;
-        let more_seq = estimate(&m, &Workload { seq: w.seq + 1, ..w.clone() }).unwrap().per_gpu_bytes;
+        let more_batch = estimate(&m, &w.clone().batch(w.batch + 1)).unwrap().per_gpu_bytes;
+        let more_seq = estimate(&m, &w.clone().seq(w.seq + 1)).unwrap().per_gpu_bytes;
         prop_assert!(more_batch >= base);
         prop_assert!(more_seq >= base);
     }
 
     #[test]
     fn sharding_never_increases_per_gpu_memory(m in any_preset(), w in workload()) {
-        let w = Workload { gpus: 8, ..w };
+        let w = (w).gpus(8);
         let mut last = u64::MAX;
         for zero in 0..=3 {
-            let e = estimate(&m, &Workload { zero, ..w.clone() }).unwrap().per_gpu_bytes;
+            let e = estimate(&m, &w.clone().zero(zero)).unwrap().per_gpu_bytes;
             prop_assert!(e <= last, "ZeRO-{} {} > {}", zero, e, last);
             last = e;
         }
         // FSDP keeps its root and one layer whole, still less than every parameter.
-        let fsdp = Workload { zero: 3, fsdp: true, ..w.clone() };
-        let two = estimate(&m, &Workload { zero: 2, ..w.clone() }).unwrap().per_gpu_bytes;
+        let fsdp = w.clone().zero(3).fsdp(true);
+        let two = estimate(&m, &w.clone().zero(2)).unwrap().per_gpu_bytes;
         let e = estimate(&m, &fsdp).unwrap().per_gpu_bytes;
         prop_assert!(e <= two, "FSDP {} > ZeRO-2 {}", e, two);
     }
@@ -191,37 +171,24 @@ proptest! {
         gpus in any::<u32>(),
         tp in any::<u32>(),
     ) {
-        let w = Workload { batch, seq, gpus, tp, mode: Mode::Train, ..Workload::default() };
+        let w = Workload::default().batch(batch).seq(seq).gpus(gpus).tp(tp).mode(Mode::Train);
         let _ = estimate(&ModelInput::Params(params), &w);
     }
 }
 
 #[test]
 fn stored_weights_replace_the_formula_in_inference_only() {
-    let w = Workload {
-        stored_weights: Some(4_920_000_000),
-        gpus: 2,
-        tp: 2,
-        ..Workload::default()
-    };
+    let w = Workload::default()
+        .stored_weights(Some(4_920_000_000))
+        .gpus(2)
+        .tp(2);
     let e = estimate(&preset("llama-3.1-8b"), &w).unwrap();
     assert_eq!(
         e.breakdown.weights, 2_460_000_000,
         "split by tensor parallelism"
     );
-    let train = Workload {
-        mode: Mode::Train,
-        precision: Precision::Master,
-        ..w
-    };
-    let formula = estimate(
-        &preset("llama-3.1-8b"),
-        &Workload {
-            stored_weights: None,
-            ..train.clone()
-        },
-    )
-    .unwrap();
+    let train = (w).mode(Mode::Train).precision(Precision::Master);
+    let formula = estimate(&preset("llama-3.1-8b"), &train.clone().stored_weights(None)).unwrap();
     assert_eq!(
         estimate(&preset("llama-3.1-8b"), &train).unwrap().breakdown,
         formula.breakdown

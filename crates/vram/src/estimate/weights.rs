@@ -168,12 +168,10 @@ mod tests {
         let gguf = |model: &ModelInput, mix: &str, seq| {
             estimate(
                 model,
-                &Workload {
-                    seq,
-                    engine: crate::workload::Engine::Ggml,
-                    weights: WeightFormat::parse(mix).unwrap(),
-                    ..Workload::default()
-                },
+                &Workload::default()
+                    .seq(seq)
+                    .engine(crate::workload::Engine::Ggml)
+                    .weights(WeightFormat::parse(mix).unwrap()),
             )
             .unwrap()
         };
@@ -240,13 +238,11 @@ mod tests {
             )
         };
         // LoRA on q and v, rank 16: the tower frozen in bf16, 27 × 2 more adapters.
-        let lora = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Lora,
-            lora_targets: LoraTargets::QUERY_VALUE,
-            precision: Precision::Amp,
-            ..Workload::default()
-        };
+        let lora = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Lora)
+            .lora_targets(LoraTargets::QUERY_VALUE)
+            .precision(Precision::Amp);
         let (with, without) = both(&lora);
         let adapters = 16 * 27 * 2 * (1152 + 1152);
         assert_eq!(
@@ -272,12 +268,10 @@ mod tests {
             nf4.linear_bytes(linear) + (tower - linear) * (2 + 2) + adapters * 4
         );
         // A full fine-tune trains it: AMP's 6 + 4 + 8 bytes per parameter.
-        let full = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Full,
-            precision: Precision::Amp,
-            ..Workload::default()
-        };
+        let full = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Full)
+            .precision(Precision::Amp);
         let (with, without) = both(&full);
         let total =
             |e: &Estimate| e.breakdown.weights + e.breakdown.gradients + e.breakdown.optimizer;
@@ -290,16 +284,14 @@ mod tests {
     fn a_vision_tower_is_loaded_by_pytorch_inference_only() {
         let gemma = preset("gemma-3-27b");
         let weights = |w: &Workload| estimate(&gemma, w).unwrap().breakdown.weights;
-        let text = weights(&Workload {
-            weights: WeightFormat::parse("Q8_0").unwrap(),
-            engine: Engine::Torch,
-            ..Workload::default()
-        });
-        let ggml = Workload {
-            weights: WeightFormat::parse("Q8_0").unwrap(),
-            engine: Engine::Ggml,
-            ..Workload::default()
-        };
+        let text = weights(
+            &Workload::default()
+                .weights(WeightFormat::parse("Q8_0").unwrap())
+                .engine(Engine::Torch),
+        );
+        let ggml = Workload::default()
+            .weights(WeightFormat::parse("Q8_0").unwrap())
+            .engine(Engine::Ggml);
         let bf16 = Workload::default();
         let tower = 423_060_336 * 2;
         let ModelInput::Arch { arch, .. } = &gemma else {
@@ -319,14 +311,8 @@ mod tests {
         );
         for w in [
             ggml,
-            Workload {
-                stored_weights: Some(54_900_000_000),
-                ..Workload::default()
-            },
-            Workload {
-                mode: Mode::Train,
-                ..Workload::default()
-            },
+            Workload::default().stored_weights(Some(54_900_000_000)),
+            Workload::default().mode(Mode::Train),
         ] {
             assert_eq!(vision_bytes(Some(arch), &w), 0, "{w:?}");
         }

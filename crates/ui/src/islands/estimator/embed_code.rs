@@ -11,11 +11,7 @@ use vram::Settings;
 use super::compute::{CUSTOM, Imported, Inputs};
 
 /// Text for an HTML attribute between double quotes.
-fn attr(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-}
+use numfmt::escape_html as attr;
 
 /// The script and element that embed these settings; `script` is the widget's URL.
 /// `None` while the custom model is chosen but nothing was imported.
@@ -155,7 +151,13 @@ mod tests {
             .split('"')
             .next()
             .unwrap();
-        let text = text.replace("&quot;", "\"").replace("&amp;", "&");
+        // What the browser's attribute parser gives back.
+        let text = text
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
         assert_eq!(vram::share::decode(&text).unwrap(), arch);
     }
 

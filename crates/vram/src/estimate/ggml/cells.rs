@@ -95,14 +95,12 @@ mod tests {
         let elements = 8192 * 32 * 8 * 128 * 2;
         let m = preset("llama-3.1-8b");
         let kv = |engine, kv_dtype| {
-            let w = Workload {
-                seq: 8192,
-                new_tokens: 0,
-                engine,
-                kv_dtype,
-                attention: Attention::Flash,
-                ..Workload::default()
-            };
+            let w = Workload::default()
+                .seq(8192)
+                .new_tokens(0)
+                .engine(engine)
+                .kv_dtype(kv_dtype)
+                .attention(Attention::Flash);
             estimate(&m, &w).unwrap().breakdown.kv_cache
         };
         use crate::workload::{Engine, KvDtype};
@@ -121,14 +119,14 @@ mod tests {
     #[test]
     fn ggml_window_cache_holds_each_shared_window_and_a_micro_batch() {
         let gemma2 = model("gemma-2-2b").unwrap().arch.clone();
-        let w = |seq, batch, shared_slots| Workload {
-            seq,
-            batch,
-            shared_slots,
-            engine: crate::workload::Engine::Ggml,
-            weights: WeightFormat::parse("Q4_K_M").unwrap(),
-            kv_dtype: crate::workload::KvDtype::Fp16,
-            ..Workload::default()
+        let w = |seq, batch, shared_slots| {
+            Workload::default()
+                .seq(seq)
+                .batch(batch)
+                .shared_slots(shared_slots)
+                .engine(crate::workload::Engine::Ggml)
+                .weights(WeightFormat::parse("Q4_K_M").unwrap())
+                .kv_dtype(crate::workload::KvDtype::Fp16)
         };
         // -np auto: min(8192, 4 × 4096 + 512) = the whole context on every layer.
         assert_eq!(swa_cells(4096, 8192, &w(8192, 1, 4)), 8192);
@@ -146,10 +144,7 @@ mod tests {
         // Gemma 3's 1024-token window: 1024 + 512 = 1536 cells per sequence; with a
         // 100-token micro-batch, 1124 padded to 1280.
         assert_eq!(swa_cells(1024, 32_768, &w(32_768, 1, 0)), 1536);
-        let small_ubatch = Workload {
-            ubatch: 100,
-            ..w(32_768, 1, 0)
-        };
+        let small_ubatch = w(32_768, 1, 0).ubatch(100);
         assert_eq!(swa_cells(1024, 32_768, &small_ubatch), 1280);
         // Never more than the full cache.
         assert_eq!(swa_cells(1024, 512, &w(512, 1, 4)), 512);

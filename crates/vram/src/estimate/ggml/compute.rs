@@ -119,12 +119,12 @@ mod tests {
 
     #[test]
     fn ggml_pads_cells_and_sizes_one_compute_buffer() {
-        let ggml = |seq, attention| Workload {
-            seq,
-            attention,
-            engine: crate::workload::Engine::Ggml,
-            weights: WeightFormat::parse("Q4_K_M").unwrap(),
-            ..Workload::default()
+        let ggml = |seq, attention| {
+            Workload::default()
+                .seq(seq)
+                .attention(attention)
+                .engine(crate::workload::Engine::Ggml)
+                .weights(WeightFormat::parse("Q4_K_M").unwrap())
         };
         // Cells: padded to 256 with flash attention, 32 without.
         assert_eq!(kv_cells(&ggml(1000, Attention::Flash)), 1024);
@@ -147,10 +147,7 @@ mod tests {
         assert_eq!(e.breakdown.overhead, DEFAULT_CUDA_CONTEXT);
         let torch = estimate(
             &m,
-            &Workload {
-                engine: crate::workload::Engine::Torch,
-                ..ggml(512, Attention::Sdpa)
-            },
+            &ggml(512, Attention::Sdpa).engine(crate::workload::Engine::Torch),
         )
         .unwrap();
         let pc = a.param_count();

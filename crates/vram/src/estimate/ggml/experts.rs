@@ -141,25 +141,20 @@ mod tests {
         let run = |model: &str, gpu_layers, cpu_moe, ubatch| {
             estimate(
                 &preset(model),
-                &Workload {
-                    seq: 4096,
-                    gpu_layers,
-                    cpu_moe,
-                    ubatch,
-                    attention: Attention::Flash,
-                    engine: crate::workload::Engine::Ggml,
-                    weights: q4km,
-                    ..Workload::default()
-                },
+                &Workload::default()
+                    .seq(4096)
+                    .gpu_layers(gpu_layers)
+                    .cpu_moe(cpu_moe)
+                    .ubatch(ubatch)
+                    .attention(Attention::Flash)
+                    .engine(crate::workload::Engine::Ggml)
+                    .weights(q4km),
             )
             .unwrap()
         };
         let a = model("qwen3-30b-a3b").unwrap().arch.clone();
         let pc = a.param_count();
-        let w = Workload {
-            weights: q4km,
-            ..Workload::default()
-        };
+        let w = Workload::default().weights(q4km);
         // One layer's experts: 128 × 768 × 2048 per matrix, gate and up in Q4_K (144
         // bytes per 256 weights), down in Q6_K (210 bytes) on the layers
         // `use_more_bits` picks (layer 0 is one) and Q4_K elsewhere.
@@ -181,12 +176,10 @@ mod tests {
         let ffn = |ubatch| {
             phases(
                 &a,
-                &Workload {
-                    seq: 4096,
-                    ubatch,
-                    attention: Attention::Flash,
-                    ..Workload::default()
-                },
+                &Workload::default()
+                    .seq(4096)
+                    .ubatch(ubatch)
+                    .attention(Attention::Flash),
             )
             .ffn
         };

@@ -110,11 +110,8 @@ mod tests {
     /// 2025); older builds offloaded k layers and the output only with all of them.
     #[test]
     fn ngl_counts_the_output_first() {
-        let w = |k: Option<u32>, first: bool| Workload {
-            gpu_layers: k,
-            ngl_output_first: first,
-            ..Workload::default()
-        };
+        let w =
+            |k: Option<u32>, first: bool| Workload::default().gpu_layers(k).ngl_output_first(first);
         let cases = [
             (None, true, (32, true)),
             (Some(33), true, (32, true)),

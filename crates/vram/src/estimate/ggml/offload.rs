@@ -197,17 +197,17 @@ mod tests {
     fn ggml_splits_layers_and_pipelines_inputs() {
         let a = model("qwen2.5-0.5b").unwrap().arch.clone();
         let m = preset("qwen2.5-0.5b");
-        let w = |gpus: u32, gpu_layers: Option<u32>, cpu_moe: u32| Workload {
-            seq: 32_768,
-            attention: Attention::Sdpa,
-            engine: crate::workload::Engine::Ggml,
-            weights: WeightFormat::parse("Q4_0").unwrap(),
-            gpus,
-            tp: 1,
-            pp: gpus,
-            gpu_layers,
-            cpu_moe,
-            ..Workload::default()
+        let w = |gpus: u32, gpu_layers: Option<u32>, cpu_moe: u32| {
+            Workload::default()
+                .seq(32_768)
+                .attention(Attention::Sdpa)
+                .engine(crate::workload::Engine::Ggml)
+                .weights(WeightFormat::parse("Q4_0").unwrap())
+                .gpus(gpus)
+                .tp(1)
+                .pp(gpus)
+                .gpu_layers(gpu_layers)
+                .cpu_moe(cpu_moe)
         };
         let one = estimate(&m, &w(1, None, 0)).unwrap();
         let two = estimate(&m, &w(2, None, 0)).unwrap();
@@ -232,11 +232,7 @@ mod tests {
         assert_eq!(two.breakdown.overhead, one.breakdown.overhead);
         assert!(two.total_bytes < 2 * two.per_gpu_bytes && two.total_bytes > one.per_gpu_bytes);
         // A tensor degree asked of llama.cpp is the same split.
-        let tp = Workload {
-            tp: 2,
-            pp: 1,
-            ..w(2, None, 0)
-        };
+        let tp = w(2, None, 0).tp(2).pp(1);
         assert_eq!(estimate(&m, &tp).unwrap(), two);
         // Not every layer on the GPUs: no pipeline, no copies; the host keeps the rest.
         // `-ngl 20` is the output and 19 layers: 10 on the first GPU, 9 and the output
@@ -270,15 +266,15 @@ mod tests {
     fn ggml_shares_follow_each_gpus_own_layers() {
         let m = preset("deepseek-v2-lite");
         let a = model("deepseek-v2-lite").unwrap().arch.clone();
-        let w = |gpus: u32, gpu_layers: Option<u32>| Workload {
-            seq: 4096,
-            engine: crate::workload::Engine::Ggml,
-            weights: WeightFormat::parse("Q4_K_M").unwrap(),
-            gpus,
-            tp: 1,
-            pp: gpus,
-            gpu_layers,
-            ..Workload::default()
+        let w = |gpus: u32, gpu_layers: Option<u32>| {
+            Workload::default()
+                .seq(4096)
+                .engine(crate::workload::Engine::Ggml)
+                .weights(WeightFormat::parse("Q4_K_M").unwrap())
+                .gpus(gpus)
+                .tp(1)
+                .pp(gpus)
+                .gpu_layers(gpu_layers)
         };
         let one = estimate(&m, &w(1, None)).unwrap();
         // -ngl 3 on 8 GPUs: two layers and the output on the first three GPUs.
@@ -310,16 +306,14 @@ mod tests {
         let ggml = |model: &str, batch, gpu_layers, ubatch| {
             let e = estimate(
                 &preset(model),
-                &Workload {
-                    seq: 32_768,
-                    batch,
-                    gpu_layers,
-                    ubatch,
-                    attention: Attention::Flash,
-                    engine: crate::workload::Engine::Ggml,
-                    weights: WeightFormat::parse("Q4_K_M").unwrap(),
-                    ..Workload::default()
-                },
+                &Workload::default()
+                    .seq(32_768)
+                    .batch(batch)
+                    .gpu_layers(gpu_layers)
+                    .ubatch(ubatch)
+                    .attention(Attention::Flash)
+                    .engine(crate::workload::Engine::Ggml)
+                    .weights(WeightFormat::parse("Q4_K_M").unwrap()),
             )
             .unwrap();
             e.breakdown

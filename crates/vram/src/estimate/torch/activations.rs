@@ -362,13 +362,13 @@ mod tests {
     #[test]
     fn autoawq_fused_modules_allocate_their_cache_and_attend_eagerly() {
         let a = model("mistral-7b-v0.3").unwrap().arch.clone();
-        let w = |engine, attention, new_tokens| Workload {
-            seq: 2048,
-            new_tokens,
-            batch: 1,
-            engine,
-            attention,
-            ..Workload::default()
+        let w = |engine, attention, new_tokens| {
+            Workload::default()
+                .seq(2048)
+                .new_tokens(new_tokens)
+                .batch(1)
+                .engine(engine)
+                .attention(attention)
         };
         let awq = prefill_activations(&a, &w(Engine::AwqFused, Attention::Sdpa, 2048));
         let eager = prefill_activations(&a, &w(Engine::Torch, Attention::Eager, 2048));
@@ -396,32 +396,24 @@ mod tests {
         // A GPT-style layer (plain MLP with 4h, MHA, dropout, eager) in 16-bit:
         // sbh(34 + 5as/h) bytes.
         let a = model("gpt2").unwrap().arch.clone();
-        let w = Workload {
-            mode: Mode::Train,
-            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            batch: 2,
-            seq: 1024,
-            attention: Attention::Eager,
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .weights(WeightFormat::Plain { dtype: Dtype::Bf16 })
+            .batch(2)
+            .seq(1024)
+            .attention(Attention::Eager);
         let (s, b, h, heads) = (1024u64, 2u64, 768u64, 12u64);
         let want = s * b * h * 34 + 5 * heads * s * s * b;
         assert_eq!(layer_activations(&a, &w), want);
         // FlashAttention removes the s² term, keeping the fp32 log-sum-exp; its output is
         // the output projection's input, counted once.
-        let flash = Workload {
-            attention: Attention::Flash,
-            ..w.clone()
-        };
+        let flash = w.clone().attention(Attention::Flash);
         assert_eq!(
             layer_activations(&a, &flash),
             s * b * h * 34 + 4 * heads * s * b
         );
         // SDPA's output layout needs a transposed copy for the projection: 2sbh more.
-        let sdpa = Workload {
-            attention: Attention::Sdpa,
-            ..w
-        };
+        let sdpa = (w).attention(Attention::Sdpa);
         assert_eq!(
             layer_activations(&a, &sdpa),
             s * b * h * 36 + 4 * heads * s * b
@@ -434,11 +426,7 @@ mod tests {
     #[test]
     fn saved_inputs_follow_what_trains() {
         let a = model("qwen2.5-7b").unwrap().arch.clone();
-        let full = Workload {
-            mode: Mode::Train,
-            seq: 2048,
-            ..Workload::default()
-        };
+        let full = Workload::default().mode(Mode::Train).seq(2048);
         let (sb, h, q, kv, inter) = (2048u64, 3584u64, 3584u64, 512u64, 18_944u64);
         let lse = 4 * 28 * sb;
         let norms = 2 * (4 + 2) * sb * h;
@@ -452,27 +440,22 @@ mod tests {
         // LoRA on q and v under autocast (fp32 adapters): each adapter saves its own
         // cast of the input; the frozen o, gate, up and down projections save nothing,
         // and the norms only their input.
-        let lora = Workload {
-            finetune: Finetune::Lora,
-            lora_targets: LoraTargets::QUERY_VALUE,
-            precision: Precision::Amp,
-            ..full.clone()
-        };
+        let lora = full
+            .clone()
+            .finetune(Finetune::Lora)
+            .lora_targets(LoraTargets::QUERY_VALUE)
+            .precision(Precision::Amp);
         let lora_rest = 2 * sb * (q + 2 * kv + q) + lse + 2 * sb * 3 * inter + 2 * 4 * sb * h;
         assert_eq!(layer_activations(&a, &lora), 2 * sb * 2 * h + lora_rest);
         // Adapters in the compute dtype read the input itself: one tensor for both.
         // So do PEFT's bitsandbytes layers under autocast, which leave the cast to it,
         // unless PEFT's k-bit preparation made the residual stream fp32.
-        let pure = Workload {
-            precision: Precision::Pure,
-            ..lora.clone()
-        };
+        let pure = lora.clone().precision(Precision::Pure);
         assert_eq!(layer_activations(&a, &pure), 2 * sb * h + lora_rest);
-        let nf4 = Workload {
-            finetune: Finetune::Qlora,
-            weights: WeightFormat::Nf4 { double_quant: true },
-            ..lora.clone()
-        };
+        let nf4 = lora
+            .clone()
+            .finetune(Finetune::Qlora)
+            .weights(WeightFormat::Nf4 { double_quant: true });
         assert_eq!(layer_activations(&a, &nf4), 2 * sb * h + lora_rest);
         let prepared = Workload {
             kbit_fp32: true,
@@ -484,11 +467,10 @@ mod tests {
         );
         // Autocast over fp32 weights: q, k, v and gate, up each cast the input again,
         // and the norms keep fp32 normalized outputs.
-        let amp = Workload {
-            weights: WeightFormat::Plain { dtype: Dtype::Fp32 },
-            precision: Precision::Amp,
-            ..full.clone()
-        };
+        let amp = full
+            .clone()
+            .weights(WeightFormat::Plain { dtype: Dtype::Fp32 })
+            .precision(Precision::Amp);
         assert_eq!(
             layer_activations(&a, &amp) - layer_activations(&a, &full),
             2 * sb * (2 * h + h) + 2 * 2 * sb * h
@@ -500,23 +482,12 @@ mod tests {
     #[test]
     fn the_loss_peak_follows_how_the_loss_is_computed() {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
-        let w = Workload {
-            mode: Mode::Train,
-            batch: 2,
-            seq: 2048,
-            ..Workload::default()
-        };
+        let w = Workload::default().mode(Mode::Train).batch(2).seq(2048);
         let elements = 2 * 2048 * 128_256u64;
         assert_eq!(loss_peak(&a, &w), elements * 12);
-        let chunked = Workload {
-            loss: Loss::ChunkedOutput { chunks: 8 },
-            ..w.clone()
-        };
+        let chunked = w.clone().loss(Loss::ChunkedOutput { chunks: 8 });
         assert_eq!(loss_peak(&a, &chunked), elements * 2 + elements / 8 * 12);
-        let fused = Workload {
-            loss: Loss::Fused,
-            ..w.clone()
-        };
+        let fused = w.clone().loss(Loss::Fused);
         assert_eq!(loss_peak(&a, &fused), FUSED_CHUNK_TOKENS * 128_256 * 14);
         // An encoder for classification has no vocabulary-sized output.
         let bert = model("bert-base-uncased").unwrap().arch.clone();
@@ -526,14 +497,9 @@ mod tests {
     #[test]
     fn pipeline_parallel_keeps_first_stage_activations() {
         let m = preset("llama-3.1-8b");
-        let w = Workload {
-            mode: Mode::Train,
-            seq: 2048,
-            gpus: 4,
-            ..Workload::default()
-        };
+        let w = Workload::default().mode(Mode::Train).seq(2048).gpus(4);
         let one = estimate(&m, &w).unwrap();
-        let pp = estimate(&m, &Workload { pp: 4, ..w }).unwrap();
+        let pp = estimate(&m, &(w).pp(4)).unwrap();
         assert_eq!(pp.breakdown.activations, one.breakdown.activations);
         assert_eq!(pp.breakdown.weights, one.breakdown.weights.div_ceil(4));
     }

@@ -142,64 +142,41 @@ mod tests {
     #[test]
     fn bnb_dequantizes_one_linear_at_a_time() {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
-        let nf4 = Workload {
-            weights: WeightFormat::Nf4 { double_quant: true },
-            seq: 2048,
-            ..Workload::default()
-        };
+        let nf4 = Workload::default()
+            .weights(WeightFormat::Nf4 { double_quant: true })
+            .seq(2048);
         assert_eq!(bnb_dequant_bytes(&a, &nf4), 14_336 * 4096 * 2);
-        let bf16 = Workload {
-            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            ..nf4.clone()
-        };
+        let bf16 = nf4
+            .clone()
+            .weights(WeightFormat::Plain { dtype: Dtype::Bf16 });
         assert_eq!(bnb_dequant_bytes(&a, &bf16), 0);
         // In a prefill, not for one token (bitsandbytes' gemv kernel reads 4 bits).
         let prefill = |w: &Workload| prefill_activations(&a, w);
         assert_eq!(
-            prefill(&nf4)
-                - prefill(&Workload {
-                    weights: bf16.weights,
-                    ..nf4.clone()
-                }),
+            prefill(&nf4) - prefill(&nf4.clone().weights(bf16.weights)),
             14_336 * 4096 * 2
         );
-        let one = Workload {
-            seq: 1,
-            ..nf4.clone()
-        };
-        assert_eq!(
-            prefill(&one),
-            prefill(&Workload {
-                weights: bf16.weights,
-                ..one.clone()
-            })
-        );
+        let one = nf4.clone().seq(1);
+        assert_eq!(prefill(&one), prefill(&one.clone().weights(bf16.weights)));
         // And in training, inside a layer's backward.
-        let train = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Qlora,
-            loss: Loss::Fused,
-            seq: 32_768,
-            ..nf4.clone()
-        };
+        let train = nf4
+            .clone()
+            .mode(Mode::Train)
+            .finetune(Finetune::Qlora)
+            .loss(Loss::Fused)
+            .seq(32_768);
         let sync = GradSync::default();
-        let gptq = Workload {
-            weights: WeightFormat::GroupQuant {
-                bits: 4,
-                group: 128,
-            },
-            ..train.clone()
-        };
+        let gptq = train.clone().weights(WeightFormat::GroupQuant {
+            bits: 4,
+            group: 128,
+        });
         // GPTQ's kernels read the packed weight; the residual stream is fp32 only after
         // PEFT's k-bit preparation of a bitsandbytes base.
         let grow =
             training_activations(&a, &train, 0, &sync) - training_activations(&a, &gptq, 0, &sync);
         assert!(grow >= 14_336 * 4096 * 2, "{grow}");
         // QLoRA over plain weights still loads an NF4 base.
-        let plain = Workload {
-            weights: bf16.weights,
-            ..train.clone()
-        };
+        let plain = train.clone().weights(bf16.weights);
         assert_eq!(bnb_dequant_bytes(&a, &plain), 14_336 * 4096 * 2);
         assert_eq!(
             training_activations(&a, &train, 0, &sync),
@@ -213,15 +190,12 @@ mod tests {
     #[test]
     fn llm_int8_quantizes_inputs_and_keeps_them() {
         let a = model("llama-3.1-8b").unwrap().arch.clone();
-        let int8 = Workload {
-            weights: WeightFormat::Plain { dtype: Dtype::Int8 },
-            seq: 8192,
-            ..Workload::default()
-        };
-        let bf16 = Workload {
-            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            ..int8.clone()
-        };
+        let int8 = Workload::default()
+            .weights(WeightFormat::Plain { dtype: Dtype::Int8 })
+            .seq(8192);
+        let bf16 = int8
+            .clone()
+            .weights(WeightFormat::Plain { dtype: Dtype::Bf16 });
         // The widest product is gate/up's: 4096 inputs (int8 + an fp32 scale per row;
         // the fp16 copy of the bf16 input is gone by then), 14 336 outputs in int32,
         // then in fp16 before the bf16 output.
@@ -234,53 +208,37 @@ mod tests {
         );
         // Inference makes no 16-bit copy of the weight; training's backward does.
         assert_eq!(bnb_dequant_bytes(&a, &int8), 0);
-        let lora = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Lora,
-            lora_targets: LoraTargets::QUERY_VALUE,
-            attention: Attention::Flash,
-            loss: Loss::Fused,
-            grad_checkpointing: false,
-            seq: 4096,
-            ..int8.clone()
-        };
+        let lora = int8
+            .clone()
+            .mode(Mode::Train)
+            .finetune(Finetune::Lora)
+            .lora_targets(LoraTargets::QUERY_VALUE)
+            .attention(Attention::Flash)
+            .loss(Loss::Fused)
+            .grad_checkpointing(false)
+            .seq(4096);
         assert_eq!(bnb_dequant_bytes(&a, &lora), 14_336 * 4096 * 2);
         // The frozen o, gate/up and down projections keep their inputs: the attention
         // output (FlashAttention's own, already saved), the MLP's input and the
         // product.
-        let lora_bf16 = Workload {
-            weights: bf16.weights,
-            ..lora.clone()
-        };
+        let lora_bf16 = lora.clone().weights(bf16.weights);
         assert_eq!(
             layer_activations(&a, &lora) - layer_activations(&a, &lora_bf16),
             2 * 4096 * (4096 + 14_336)
         );
         // Non-reentrant checkpointing would leave every layer's four inputs alive.
         assert_eq!(bnb_int8_unhooked_inputs(&a, &lora), 0);
-        let checkpointed = Workload {
-            grad_checkpointing: true,
-            ..lora.clone()
-        };
+        let checkpointed = lora.clone().grad_checkpointing(true);
         assert_eq!(
             bnb_int8_unhooked_inputs(&a, &checkpointed),
             32 * 4096 * (4096 + 4096 + 4096 + 14_336) * 2
         );
         // A QLoRA over int8 weights loads NF4 and behaves like one.
-        let qlora = Workload {
-            finetune: Finetune::Qlora,
-            ..lora.clone()
-        };
+        let qlora = lora.clone().finetune(Finetune::Qlora);
         assert_eq!(bnb_int8_scratch(&a, &qlora), 0);
         assert_eq!(
             layer_activations(&a, &qlora),
-            layer_activations(
-                &a,
-                &Workload {
-                    weights: bf16.weights,
-                    ..qlora.clone()
-                }
-            )
+            layer_activations(&a, &qlora.clone().weights(bf16.weights))
         );
     }
 }

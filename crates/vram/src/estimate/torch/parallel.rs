@@ -363,22 +363,17 @@ mod tests {
     fn fsdp_keeps_the_root_and_one_layer_whole() {
         let a = model("llama-3.1-70b").unwrap().arch.clone();
         let m = preset("llama-3.1-70b");
-        let lora = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Lora,
-            lora_targets: LoraTargets::ATTENTION,
-            grad_checkpointing: true,
-            batch: 2,
-            seq: 2048,
-            gpus: 8,
-            zero: 3,
-            ..Workload::default()
-        };
+        let lora = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Lora)
+            .lora_targets(LoraTargets::ATTENTION)
+            .grad_checkpointing(true)
+            .batch(2)
+            .seq(2048)
+            .gpus(8)
+            .zero(3);
         assert_eq!(fsdp_unsharded(&a, &lora), (0, 0), "DeepSpeed's ZeRO-3");
-        let fsdp = Workload {
-            fsdp: true,
-            ..lora.clone()
-        };
+        let fsdp = lora.clone().fsdp(true);
         let (root, layer) = fsdp_unsharded(&a, &fsdp);
         // 128 256 × 8192 embeddings and as many in the untied head, and the final norm.
         assert_eq!(root, (2 * 128_256 * 8192 + 8192) * 2);
@@ -387,10 +382,7 @@ mod tests {
         let (e0, e1) = (estimate(&m, &lora).unwrap(), estimate(&m, &fsdp).unwrap());
         assert_eq!(e1.breakdown.weights - e0.breakdown.weights, root);
         // With one GPU there is nothing to gather.
-        let one = Workload {
-            gpus: 1,
-            ..fsdp.clone()
-        };
+        let one = fsdp.clone().gpus(1);
         assert_eq!(fsdp_unsharded(&a, &one), (0, 0));
         // The settings: ZeRO-3 is FSDP except under DeepSpeed.
         let mut s = crate::Settings::defaults(
@@ -413,22 +405,10 @@ mod tests {
         let (m, a, h, vocab, full) = llama_8b_full();
         let one = estimate(&m, &full).unwrap();
         assert_eq!(one.grad_sync, GradSync::default());
-        let ddp = estimate(
-            &m,
-            &Workload {
-                gpus: 2,
-                ..full.clone()
-            },
-        )
-        .unwrap();
+        let ddp = estimate(&m, &full.clone().gpus(2)).unwrap();
         assert_eq!(ddp.breakdown.gradients, 2 * one.breakdown.gradients);
         assert_eq!(ddp.grad_sync.buckets, one.breakdown.gradients);
-        let fsdp = Workload {
-            gpus: 8,
-            zero: 3,
-            fsdp: true,
-            ..full.clone()
-        };
+        let fsdp = full.clone().gpus(8).zero(3).fsdp(true);
         assert_eq!(estimate(&m, &fsdp).unwrap().grad_sync, GradSync::default());
         let (head, layer_module) = (2 * vocab * h, 2 * h * u64::from(a.intermediate));
         let cases: &[(u8, u32, Finetune, u64, u64)] = &[
@@ -442,13 +422,12 @@ mod tests {
             (3, 8, Finetune::Lora, head, 0),
         ];
         for &(zero, gpus, finetune, reused, head_gradient) in cases {
-            let w = Workload {
-                zero,
-                gpus,
-                finetune,
-                deepspeed: true,
-                ..full.clone()
-            };
+            let w = full
+                .clone()
+                .zero(zero)
+                .gpus(gpus)
+                .finetune(finetune)
+                .deepspeed(true);
             let e = estimate(&m, &w).unwrap();
             let sync = e.grad_sync;
             let what = format!("ZeRO-{zero} on {gpus}, {finetune:?}");
@@ -458,15 +437,7 @@ mod tests {
             let layer = if head_gradient > 0 { layer_module } else { 0 };
             assert_eq!(sync.layer_gradient, layer, "{what}");
             // The same sharding outside DeepSpeed (FSDP at stage 3) has no bucket.
-            let without = estimate(
-                &m,
-                &Workload {
-                    deepspeed: false,
-                    fsdp: zero >= 3,
-                    ..w.clone()
-                },
-            )
-            .unwrap();
+            let without = estimate(&m, &w.clone().deepspeed(false).fsdp(zero >= 3)).unwrap();
             assert_eq!(
                 e.breakdown.gradients - without.breakdown.gradients,
                 2 * h * h
@@ -474,27 +445,19 @@ mod tests {
         }
         // DDP needs no architecture: a bare parameter count pays the copy too.
         let bare = |gpus| {
-            estimate(
-                &ModelInput::Params(1_000_000_000),
-                &Workload {
-                    gpus,
-                    ..full.clone()
-                },
-            )
-            .unwrap()
-            .breakdown
-            .gradients
+            estimate(&ModelInput::Params(1_000_000_000), &full.clone().gpus(gpus))
+                .unwrap()
+                .breakdown
+                .gradients
         };
         assert_eq!(bare(2), 2 * bare(1));
         // Inference gathers and buckets nothing.
-        let serve = Workload {
-            gpus: 8,
-            zero: 3,
-            deepspeed: true,
-            offload_params: true,
-            cpu_offload: true,
-            ..Workload::default()
-        };
+        let serve = Workload::default()
+            .gpus(8)
+            .zero(3)
+            .deepspeed(true)
+            .offload_params(true)
+            .cpu_offload(true);
         let e = estimate(&m, &serve).unwrap();
         assert_eq!(e.grad_sync, GradSync::default());
         assert!(e.breakdown.weights > 0);
@@ -534,23 +497,13 @@ mod tests {
     #[test]
     fn gradients_freed_between_steps_do_not_meet_the_loss_peak() {
         let m = preset("qwen2.5-0.5b");
-        let w = Workload {
-            mode: Mode::Train,
-            seq: 2048,
-            batch: 8,
-            grad_checkpointing: true,
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .seq(2048)
+            .batch(8)
+            .grad_checkpointing(true);
         let freed = estimate(&m, &w).unwrap().breakdown;
-        let kept = estimate(
-            &m,
-            &Workload {
-                deepspeed: true,
-                ..w
-            },
-        )
-        .unwrap()
-        .breakdown;
+        let kept = estimate(&m, &(w).deepspeed(true)).unwrap().breakdown;
         assert_eq!(freed.gradients, kept.gradients);
         assert_eq!(kept.activations - freed.activations, kept.gradients);
     }
@@ -561,27 +514,18 @@ mod tests {
     /// runtimes keep theirs.
     #[test]
     fn deepspeed_offload_moves_gradients_too() {
-        let w = Workload {
-            mode: Mode::Train,
-            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            precision: Precision::Master,
-            cpu_offload: true,
-            zero: 2,
-            gpus: 2,
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .weights(WeightFormat::Plain { dtype: Dtype::Bf16 })
+            .precision(Precision::Master)
+            .cpu_offload(true)
+            .zero(2)
+            .gpus(2);
         let m = preset("qwen2.5-0.5b");
         let a = model("qwen2.5-0.5b").unwrap().arch.clone();
         let (h, vocab) = (u64::from(a.hidden), u64::from(a.vocab));
         let kept = estimate(&m, &w).unwrap();
-        let ds = estimate(
-            &m,
-            &Workload {
-                deepspeed: true,
-                ..w.clone()
-            },
-        )
-        .unwrap();
+        let ds = estimate(&m, &w.clone().deepspeed(true)).unwrap();
         assert_eq!(kept.breakdown.optimizer, 0);
         assert!(kept.breakdown.gradients > 0);
         assert_eq!(ds.breakdown.gradients, 2 * h * h + 2 * vocab * h);
@@ -590,15 +534,7 @@ mod tests {
             ds.offloaded_to_ram,
             kept.offloaded_to_ram + 2 * kept.breakdown.gradients
         );
-        let one = estimate(
-            &m,
-            &Workload {
-                deepspeed: true,
-                zero: 1,
-                ..w.clone()
-            },
-        )
-        .unwrap();
+        let one = estimate(&m, &w.clone().deepspeed(true).zero(1)).unwrap();
         assert!(
             one.breakdown.gradients > kept.breakdown.gradients,
             "ZeRO-1 keeps them whole"
@@ -609,15 +545,7 @@ mod tests {
         );
         // The staging buffer is as large as the largest parameter that trains: an
         // adapter's, nothing to speak of.
-        let lora = estimate(
-            &m,
-            &Workload {
-                deepspeed: true,
-                finetune: Finetune::Lora,
-                ..w
-            },
-        )
-        .unwrap();
+        let lora = estimate(&m, &(w).deepspeed(true).finetune(Finetune::Lora)).unwrap();
         assert_eq!(lora.grad_sync.staging, 0);
     }
 
@@ -627,55 +555,25 @@ mod tests {
     #[test]
     fn offloaded_parameters_leave_only_what_is_gathered() {
         let (m, a, h, vocab, full) = llama_8b_full();
-        let w = Workload {
-            zero: 3,
-            cpu_offload: true,
-            offload_params: true,
-            ..full
-        };
-        let ds = estimate(
-            &m,
-            &Workload {
-                deepspeed: true,
-                ..w.clone()
-            },
-        )
-        .unwrap();
+        let w = (full).zero(3).cpu_offload(true).offload_params(true);
+        let ds = estimate(&m, &w.clone().deepspeed(true)).unwrap();
         assert_eq!(ds.breakdown.weights, 0);
         assert_eq!(ds.breakdown.optimizer, 0);
         assert_eq!(ds.breakdown.gradients, 2 * h * h, "the reduce bucket alone");
         // The head stays gathered for reuse; its gradient is whole until reduced.
         assert_eq!(ds.grad_sync.reused, 2 * vocab * h);
         assert_eq!(ds.grad_sync.head_gradient, 2 * vocab * h);
-        let fsdp = estimate(
-            &m,
-            &Workload {
-                fsdp: true,
-                gpus: 2,
-                ..w.clone()
-            },
-        )
-        .unwrap();
-        let (root, _) = fsdp_unsharded(
-            &a,
-            &Workload {
-                fsdp: true,
-                gpus: 2,
-                ..w.clone()
-            },
-        );
+        let fsdp = estimate(&m, &w.clone().fsdp(true).gpus(2)).unwrap();
+        let (root, _) = fsdp_unsharded(&a, &w.clone().fsdp(true).gpus(2));
         assert_eq!(fsdp.breakdown.weights, root);
         assert_eq!(fsdp.breakdown.gradients, 0);
         // RAM holds each GPU's shard of the weights, fp32 gradients and optimizer.
         let kept = estimate(
             &m,
-            &Workload {
-                fsdp: true,
-                gpus: 2,
-                cpu_offload: false,
-                offload_params: false,
-                ..w
-            },
+            &(w).fsdp(true)
+                .gpus(2)
+                .cpu_offload(false)
+                .offload_params(false),
         )
         .unwrap();
         assert_eq!(
@@ -686,13 +584,11 @@ mod tests {
 
     #[test]
     fn cpu_offload_moves_optimizer_states() {
-        let w = Workload {
-            mode: Mode::Train,
-            weights: WeightFormat::Plain { dtype: Dtype::Bf16 },
-            precision: Precision::Master,
-            cpu_offload: true,
-            ..Workload::default()
-        };
+        let w = Workload::default()
+            .mode(Mode::Train)
+            .weights(WeightFormat::Plain { dtype: Dtype::Bf16 })
+            .precision(Precision::Master)
+            .cpu_offload(true);
         let e = estimate(&ModelInput::Params(1_000_000), &w).unwrap();
         assert_eq!(e.breakdown.optimizer, 0);
         // fp32 moments (8 bytes) and the fp32 master copy (4) per parameter.

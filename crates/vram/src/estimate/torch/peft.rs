@@ -32,7 +32,6 @@ pub fn kbit_upcast_bytes(pc: &ParamCount, w: &Workload) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::estimate::testing::*;
 
     /// PEFT's `prepare_model_for_kbit_training` casts what is not 4-bit to fp32: two
@@ -44,15 +43,13 @@ mod tests {
         let m = preset("llama-3.1-8b");
         let a = model("llama-3.1-8b").unwrap().arch.clone();
         let pc = a.param_count();
-        let plain = Workload {
-            mode: Mode::Train,
-            finetune: Finetune::Qlora,
-            weights: WeightFormat::Nf4 { double_quant: true },
-            grad_checkpointing: true,
-            batch: 1,
-            seq: 4096,
-            ..Workload::default()
-        };
+        let plain = Workload::default()
+            .mode(Mode::Train)
+            .finetune(Finetune::Qlora)
+            .weights(WeightFormat::Nf4 { double_quant: true })
+            .grad_checkpointing(true)
+            .batch(1)
+            .seq(4096);
         let prepared = Workload {
             kbit_fp32: true,
             ..plain.clone()
@@ -78,32 +75,15 @@ mod tests {
             32 * 4096 * 4096 * 2 + 128_256 * 4096 * 2
         );
         // A fused loss takes the fp32 weight itself.
-        let fused = Workload {
-            loss: Loss::Fused,
-            ..prepared.clone()
-        };
+        let fused = prepared.clone().loss(Loss::Fused);
         assert_eq!(head_cast(&a, &fused), 0);
         // GPTQ: nothing to cast.
         let gptq = WeightFormat::GroupQuant {
             bits: 4,
             group: 128,
         };
-        let g0 = estimate(
-            &m,
-            &Workload {
-                weights: gptq,
-                ..plain.clone()
-            },
-        )
-        .unwrap();
-        let g1 = estimate(
-            &m,
-            &Workload {
-                weights: gptq,
-                ..prepared.clone()
-            },
-        )
-        .unwrap();
+        let g0 = estimate(&m, &plain.clone().weights(gptq)).unwrap();
+        let g1 = estimate(&m, &prepared.clone().weights(gptq)).unwrap();
         assert_eq!(g0.breakdown, g1.breakdown);
         // Only transformers prepares the base this way.
         let s = crate::Settings::for_task(crate::settings::Task::Qlora);

@@ -275,7 +275,7 @@ impl Note {
             | Note::Capacity { .. }
             | Note::CudaContext { .. }
             | Note::TotalParams { .. }
-            | Note::ParamsOnly { .. }
+            | Note::ParamsOnly
             | Note::ExactWeights { .. }
             | Note::ExactWeightsIgnored { .. }
             | Note::BeyondTrainedContext { .. }
@@ -288,7 +288,7 @@ impl Note {
             | Note::CpuExperts { .. }
             | Note::LayerSplit { .. }
             | Note::OllamaOneGpu { .. }
-            | Note::CpuMoeDense { .. } => ggml::text(self, cli),
+            | Note::CpuMoeDense => ggml::text(self, cli),
             Note::ServingProfile { .. }
             | Note::CudaGraphs { .. }
             | Note::VisionEncoder { .. }
@@ -302,9 +302,9 @@ impl Note {
             | Note::Communication { .. }
             | Note::PagedOptimizer { .. }
             | Note::Pipeline { .. }
-            | Note::OffloadParamsNeedZero3 { .. }
+            | Note::OffloadParamsNeedZero3
             | Note::Int8Checkpointing { .. }
-            | Note::TorchtuneFsdp { .. }
+            | Note::TorchtuneFsdp
             | Note::TrainerEval { .. }
             | Note::CpuOffload { .. }
             | Note::KbitFp32 { .. } => training::text(self, cli),
@@ -618,7 +618,7 @@ mod tests {
         assert!(notes[3].text(Surface::Cli).contains("--cuda-context"));
         assert_eq!(
             notes[0].text(Surface::Web),
-            "Margen de error: 20 casos publicados de vLLM en inferencia; entre el P10 y el P90, en tokens de caché KV, el cálculo se desvió de −33,4 % a −0,4 % (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo."
+            "Margen de error: 20 casos publicados de vLLM en inferencia; entre el P10 y el P90, en tokens de caché KV, el cálculo se desvió de −33,4\u{a0}% a −0,4\u{a0}% (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo."
         );
         assert_eq!(
             notes[2].text(Surface::Web),

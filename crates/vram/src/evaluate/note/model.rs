@@ -30,8 +30,8 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
             format!(
                 "Margen de error: {whose}; entre el P10 y el P90, {} el cálculo se desvió de {} a {} (negativo: prometía más de lo que dio la ejecución). «Cabe con margen» exige que quepa también ese extremo.",
                 if *serving { "en tokens de caché KV," } else { "en la memoria que no son pesos," },
-                signed_percent(band.p10),
-                signed_percent(band.p90)
+                numfmt::signed_percent(band.p10, 1),
+                numfmt::signed_percent(band.p90, 1)
             )
         }
         Note::Capacity {
@@ -158,9 +158,4 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
         }
         _ => String::new(),
     }
-}
-
-/// "−42,4 %": sign always, one decimal, decimal comma.
-fn signed_percent(v: f64) -> String {
-    format!("{v:+.1} %").replace('.', ",").replace('-', "−")
 }
