@@ -156,6 +156,48 @@ test("hostile query parameters do not break the estimator", async () => {
   await page.close();
 });
 
+// The hardening pass's freezing link: a custom MoE of 20 000 layers on llama.cpp with
+// experts in RAM, whose solver once walked every layer for every layer count (over 114 s,
+// and replayed from storage on every later visit).
+const HUGE_MOE =
+  "a1:20000.2048.32.4.128.6144.0.151936.0.0.2.0.0.1.0.0.0.0.0.40960.128,8,768,0,0.-.-:qwen3_moe";
+
+test("a link with an absurd architecture answers at once and is never replayed", async () => {
+  const { context, page, problems } = await openEstimator();
+  const link =
+    url("estimador/") +
+    "?modelo=propio&motor=llamacpp&formato=Q4_K_M&expertos-cpu=10&arquitectura=" +
+    encodeURIComponent(HUGE_MOE);
+  await page.goto(link);
+  await waitForIslands(page);
+  const start = Date.now();
+  const alert = page.locator(".est-import [role=alert]");
+  await alert.waitFor({ state: "attached", timeout: 5_000 });
+  const took = Date.now() - start;
+  assert.ok(took < 1_000, `la respuesta tardó ${took} ms`);
+  assert.match(await alert.textContent(), /20000 capas; vramlab admite hasta 1024/);
+  await waitForEstimate(page);
+  // Nothing of it is remembered, so a plain visit shows the default estimate.
+  const stored = await page.evaluate(() => localStorage.getItem("vramlab.estimador") ?? "");
+  assert.doesNotMatch(stored, /20000/);
+
+  // A page of the old code stored the same link: the next visit reads it, refuses it
+  // at once and forgets it.
+  const query = new URL(link).search.slice(1);
+  await page.evaluate((q) => localStorage.setItem("vramlab.estimador", JSON.stringify({ v: 1, query: q })), query);
+  await page.goto(url("estimador/"));
+  await waitForIslands(page);
+  await alert.waitFor({ state: "attached", timeout: 5_000 });
+  assert.match(await alert.textContent(), /20000 capas/);
+  await page.waitForFunction(() => !(localStorage.getItem("vramlab.estimador") ?? "").includes("20000"));
+  await page.goto(url("estimador/"));
+  await waitForIslands(page);
+  await waitForEstimate(page);
+  assert.equal(await alert.count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("the accuracy table is rendered at build time", async () => {
   const context = await shared.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();

@@ -254,3 +254,47 @@ fn sizes_and_counts_are_bounded_where_they_are_parsed() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// The hardening pass's freezing models: a MoE with 20 000 layers as a 466-byte GGUF
+/// and as a config.json, on llama.cpp with `--n-cpu-moe` (whose solver once walked
+/// every layer for every layer count). Refused at once, naming the limit.
+#[test]
+fn a_model_with_absurdly_many_layers_is_refused_at_once() {
+    let mut w = vram::gguf_writer::Writer::v3(0, 7);
+    w.kv_str("general.architecture", "qwen3moe");
+    for (k, v) in [
+        ("qwen3moe.block_count", 20_000),
+        ("qwen3moe.embedding_length", 2048),
+        ("qwen3moe.attention.head_count", 32),
+        ("qwen3moe.expert_count", 128),
+        ("qwen3moe.expert_used_count", 8),
+    ] {
+        w.kv_u32(k, v);
+    }
+    w.kv_strs("tokenizer.ggml.tokens", &["a", "b"]);
+    let gguf = scratch("capas.gguf", &w.0);
+    let config = scratch(
+        "capas.json",
+        br#"{"model_type":"qwen3_moe","num_hidden_layers":20000,"hidden_size":2048,"num_attention_heads":32,"num_key_value_heads":4,"intermediate_size":6144,"moe_intermediate_size":768,"num_experts":128,"num_experts_per_tok":8,"vocab_size":151936}"#,
+    );
+    for model in [&gguf, &config] {
+        let (out, took) = bounded(
+            2048,
+            30,
+            &[
+                "estimate",
+                "--model",
+                model.to_str().unwrap(),
+                "--runtime",
+                "llama.cpp",
+                "--gpu",
+                "rtx-3060",
+                "--n-cpu-moe",
+                "10",
+            ],
+            "",
+        );
+        refused(&out, "20000 capas; vramlab admite hasta 1024");
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+}

@@ -164,6 +164,11 @@ pub fn error(msg: &str) -> String {
     format!(r#"<p class="calc-error" role="alert">{}</p>"#, esc(msg))
 }
 
+/// Whether an answer is [`error`]'s message rather than an estimate.
+pub fn is_error(html: &str) -> bool {
+    html.starts_with(r#"<p class="calc-error""#)
+}
+
 /// The six categories with their Spanish names and CSS classes (`vram::palette`).
 fn categories() -> impl Iterator<Item = (&'static str, &'static str)> {
     vram::palette::CATEGORIES.iter().map(|c| (c.label, c.class))

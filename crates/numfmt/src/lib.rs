@@ -68,7 +68,9 @@ pub fn group_digits(n: u64) -> String {
 /// `v` percent with `decimals` decimals: "9,3 %" — a decimal comma, a true minus sign
 /// ("−4,2 %") and a no-break space before the sign, so it never wraps alone.
 pub fn percent(v: f64, decimals: u32) -> String {
-    format!("{}\u{a0}%", fixed_es(v, decimals).replace('-', "\u{2212}"))
+    let mut out = fixed_with(v, decimals, ',', '\u{2212}');
+    out.push_str("\u{a0}%");
+    out
 }
 
 /// [`percent`] with its sign always: "+7,9 %", "−42,4 %" (a deviation).
@@ -121,28 +123,38 @@ pub fn clip(input: &str) -> String {
 /// `v` with `decimals` digits after a point (SVG coordinates) — e.g. `fixed(1.23456, 2)`
 /// is "1.23". Non-finite values print as "0".
 pub fn fixed(v: f64, decimals: u32) -> String {
+    fixed_with(v, decimals, '.', '-')
+}
+
+/// Like [`fixed`] with a Spanish decimal comma, for text.
+pub fn fixed_es(v: f64, decimals: u32) -> String {
+    fixed_with(v, decimals, ',', '-')
+}
+
+/// [`fixed`] with its decimal point and minus sign chosen: written digit by digit, so no
+/// `str::replace` (a sizeable generic in every bundle) is needed to localise it.
+fn fixed_with(v: f64, decimals: u32, point: char, minus: char) -> String {
     if !v.is_finite() {
         return "0".into();
     }
     let scale = 10i64.pow(decimals.min(9));
     let scaled = (v * scale as f64).round() as i64;
-    let sign = if scaled < 0 { "-" } else { "" };
     let abs = scaled.unsigned_abs();
     let scale = scale.unsigned_abs();
-    if decimals == 0 {
-        return format!("{sign}{abs}");
+    let mut out = String::new();
+    if scaled < 0 {
+        out.push(minus);
     }
-    format!(
-        "{sign}{}.{:0width$}",
-        abs / scale,
-        abs % scale,
-        width = decimals as usize
-    )
-}
-
-/// Like [`fixed`] with a Spanish decimal comma, for text.
-pub fn fixed_es(v: f64, decimals: u32) -> String {
-    fixed(v, decimals).replace('.', ",")
+    out.push_str(&(abs / scale).to_string());
+    if decimals > 0 {
+        out.push(point);
+        let frac = (abs % scale).to_string();
+        for _ in frac.len()..decimals.min(9) as usize {
+            out.push('0');
+        }
+        out.push_str(&frac);
+    }
+    out
 }
 
 /// "2,61e-6": two decimals of mantissa, Spanish decimal comma.

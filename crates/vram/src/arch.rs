@@ -208,6 +208,31 @@ impl Mla {
     }
 }
 
+/// The most an architecture may declare, so that every estimate and solver stays
+/// bounded in work whatever a link, a widget attribute, a `config.json` or a GGUF header
+/// claims: a solver estimates a workload tens of times and an estimate walks every
+/// layer. Each bound is the largest released model with a wide margin (December 2026):
+/// 126 layers (Llama 3.1 405B), 512 routed experts (Qwen3.5-397B-A17B), 128 attention
+/// heads (DeepSeek-V3, Llama 3.1 405B).
+pub const MAX_LAYERS: u32 = 1024;
+/// See [`MAX_LAYERS`].
+pub const MAX_EXPERTS: u32 = 4096;
+/// See [`MAX_LAYERS`].
+pub const MAX_HEADS: u32 = 2048;
+
+/// An architecture beyond [`MAX_LAYERS`], [`MAX_EXPERTS`] or [`MAX_HEADS`]. `Display`
+/// is one Spanish sentence naming the limit.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "El modelo declara {value} {what}; vramlab admite hasta {max} (los mayores modelos publicados tienen {largest}), para que ningún cálculo se haga eterno."
+)]
+pub struct OverBudget {
+    pub what: &'static str,
+    pub value: u64,
+    pub max: u64,
+    pub largest: u64,
+}
+
 /// Everything about a model that decides its memory.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Architecture {
@@ -298,6 +323,34 @@ impl Architecture {
                 let global = self.layers / global_every;
                 (self.layers - global, global)
             }
+        }
+    }
+
+    /// Whether the architecture stays within the work budget ([`MAX_LAYERS`] and its
+    /// siblings), checked by every importer and by [`crate::estimate`].
+    pub fn within_budget(&self) -> Result<(), OverBudget> {
+        let over = |what, value: u32, max: u32, largest| {
+            (value > max).then_some(OverBudget {
+                what,
+                value: u64::from(value),
+                max: u64::from(max),
+                largest,
+            })
+        };
+        let found = over("capas", self.layers, MAX_LAYERS, 126)
+            .or_else(|| over("cabezas de atención", self.heads, MAX_HEADS, 128))
+            .or_else(|| over("cabezas de K y V", self.kv_heads, MAX_HEADS, 128))
+            .or_else(|| {
+                self.moe
+                    .and_then(|m| over("expertos por capa", m.experts, MAX_EXPERTS, 512))
+            })
+            .or_else(|| {
+                self.vision
+                    .and_then(|v| over("capas en la torre de visión", v.layers, MAX_LAYERS, 126))
+            });
+        match found {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 

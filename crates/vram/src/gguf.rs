@@ -31,6 +31,8 @@ pub enum GgufError {
     Missing(String),
     #[error("El tensor «{name}» usa el tipo GGML {id}, que esta calculadora no conoce.")]
     UnknownType { name: String, id: u32 },
+    #[error(transparent)]
+    OverBudget(#[from] crate::arch::OverBudget),
 }
 
 /// A metadata value the estimator can use (arrays are skipped, only counted).

@@ -183,6 +183,7 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
         vision: None,
         max_positions,
     };
+    a.within_budget()?;
     Ok((a, notes))
 }
 

@@ -28,6 +28,8 @@ pub enum ConfigError {
     Missing(&'static str),
     #[error("El campo «{field}» tiene un valor no válido: {value}.")]
     Invalid { field: &'static str, value: String },
+    #[error(transparent)]
+    OverBudget(#[from] crate::arch::OverBudget),
 }
 
 /// Families whose layout this importer knows.
@@ -235,6 +237,7 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         vision,
         max_positions,
     };
+    arch.within_budget()?;
     Ok((arch, warnings))
 }
 

@@ -74,34 +74,43 @@ pub struct BarClasses {
 /// Content-Security-Policy blocks those. With a `label` the bar is an image with that
 /// accessible name; without one the text beside it says the numbers.
 pub fn bar_svg(parts: [u64; 6], capacity: u64, classes: BarClasses, label: Option<&str>) -> String {
+    use std::fmt::Write as _;
     let total = parts.iter().fold(0u64, |a, &b| a.saturating_add(b));
     let top = u128::from(total.max(capacity).max(1));
     let permille = |v: u64| u32::try_from(u128::from(v) * 1000 / top).unwrap_or(1000);
-    let role = match label {
-        Some(l) => format!(r#"role="img" aria-label="{}""#, numfmt::escape_html(l)),
-        None => r#"aria-hidden="true""#.to_owned(),
-    };
     let mut out = format!(
-        r#"<svg class="{}" viewBox="0 -2 1000 24" preserveAspectRatio="none" {role}>"#,
+        r#"<svg class="{}" viewBox="0 -2 1000 24" preserveAspectRatio="none" "#,
         classes.bar
     );
+    match label {
+        Some(l) => {
+            let _ = write!(
+                out,
+                r#"role="img" aria-label="{}">"#,
+                numfmt::escape_html(l)
+            );
+        }
+        None => out.push_str(r#"aria-hidden="true">"#),
+    }
     let mut x = 0u32;
     for (v, c) in parts.into_iter().zip(CATEGORIES).filter(|(v, _)| *v > 0) {
         let width = permille(v);
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             r#"<rect class="{}" x="{x}" y="0" width="{width}" height="20"><title>{}: {}</title></rect>"#,
             c.class,
             c.label,
             numfmt::binary(v)
-        ));
+        );
         x = x.saturating_add(width);
     }
     if capacity > 0 {
         let at = permille(capacity).min(1000);
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             r#"<line class="{}" x1="{at}" x2="{at}" y1="-2" y2="22"></line>"#,
             classes.cap
-        ));
+        );
     }
     out.push_str("</svg>");
     out

@@ -43,6 +43,8 @@ pub enum ShareError {
     Damaged(&'static str),
     #[error("La arquitectura del enlace está dañada: {0}")]
     Invalid(#[from] ConfigError),
+    #[error("{0}")]
+    OverBudget(crate::arch::OverBudget),
 }
 
 fn flag(b: bool) -> u32 {
@@ -277,7 +279,10 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
             }
         }),
     };
-    Ok(checked(a)?)
+    checked(a).map_err(|e| match e {
+        ConfigError::OverBudget(b) => ShareError::OverBudget(b),
+        e => ShareError::Invalid(e),
+    })
 }
 
 /// Reads an architecture as links carried it before [`encode`]'s compact text: the
@@ -397,7 +402,10 @@ pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
         },
         max_positions: n(&top, "max_positions", None)?,
     };
-    Ok(checked(a)?)
+    checked(a).map_err(|e| match e {
+        ConfigError::OverBudget(b) => ShareError::OverBudget(b),
+        e => ShareError::Invalid(e),
+    })
 }
 
 fn check(field: &'static str, v: u32, min: u32) -> Result<(), ConfigError> {
@@ -466,6 +474,7 @@ fn checked(a: Architecture) -> Result<Architecture, ConfigError> {
         check("vision_config.image_size", v.image, 1)?;
         check("mm_tokens_per_image", v.tokens_per_image, 1)?;
     }
+    a.within_budget()?;
     if a.family.chars().count() > 64 {
         return Err(ConfigError::Invalid {
             field: "model_type",

@@ -108,14 +108,19 @@ pub fn max_gpu_layers(model: &ModelInput, w: &Workload, capacity: u64) -> Option
 /// llama.cpp with a MoE model: the fewest first layers whose routed experts must stay in
 /// CPU RAM (`--n-cpu-moe`) for the workload to fit in `capacity` bytes, with `-ngl` as
 /// set; `Some(0)` when everything fits on the GPU. `None` outside llama.cpp/Ollama
-/// inference, for dense models, or when even `--cpu-moe` does not fit. A linear scan:
-/// the first layer with CPU experts adds their copies to the compute buffer, so the
-/// memory is not monotonic there, and a model has at most a few hundred layers.
+/// inference, for dense models, or when even `--cpu-moe` does not fit.
 pub fn min_cpu_moe(model: &ModelInput, w: &Workload, capacity: u64) -> Option<u32> {
     min_cpu_moe_by(model, w, |e| e.per_gpu_bytes <= capacity)
 }
 
 /// The fewest such layers whose estimate passes `ok` (the band's high end fitting, say).
+///
+/// The first layer with CPU experts adds the copy of one expert tensor to the compute
+/// buffer, so memory is not monotonic between 0 and 1 layers: 0 is tried on its own.
+/// From one layer on, each further layer takes its experts off the GPU while the copy
+/// grows by less than that, so a bisection finds the first that passes in O(log n)
+/// estimates (a property test checks it against a scan of every count), and the work
+/// stays bounded whatever the model declares ([`crate::arch::MAX_LAYERS`]).
 pub fn min_cpu_moe_by(
     model: &ModelInput,
     w: &Workload,
@@ -127,7 +132,7 @@ pub fn min_cpu_moe_by(
     if w.engine != Engine::Ggml || w.mode != Mode::Inference || arch.moe.is_none() {
         return None;
     }
-    (0..=arch.layers).find(|&n| {
+    let passes = |n: u32| {
         estimate(
             model,
             &Workload {
@@ -136,7 +141,24 @@ pub fn min_cpu_moe_by(
             },
         )
         .is_ok_and(|e| ok(&e))
-    })
+    };
+    if passes(0) {
+        return Some(0);
+    }
+    let layers = arch.layers;
+    if layers == 0 || !passes(layers) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1, layers);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if passes(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
 }
 
 /// The catalog GPU with the least memory that still fits the workload next to `reserve`
@@ -463,5 +485,53 @@ mod cpu_moe_tests {
             ..w
         };
         assert_eq!(min_cpu_moe(&m, &torch, cap), None);
+    }
+
+    proptest::proptest! {
+        /// The bisection finds what a scan of every layer count finds, for every MoE of
+        /// the catalog, on one or several GPUs, with any `-ngl`, format and context, at
+        /// capacities from nothing fitting to everything fitting.
+        #[test]
+        fn bisection_agrees_with_a_scan(
+            id in proptest::sample::select(vec![
+                "qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v2-lite", "deepseek-moe-16b",
+                "qwen3-235b-a22b", "deepseek-v3",
+            ]),
+            format in proptest::sample::select(vec!["Q4_K_M", "Q8_0", "Q2_K", "Q6_K"]),
+            seq in 512u64..65_536,
+            gpus in 1u32..4,
+            gpu_layers in proptest::option::of(0u32..70),
+            flash: bool,
+            share in 0u64..1000,
+        ) {
+            let m = ModelInput::Arch {
+                arch: Box::new(model(id).unwrap().arch.clone()),
+                total_params: None,
+            };
+            let w = Workload {
+                seq,
+                attention: if flash {
+                    crate::workload::Attention::Flash
+                } else {
+                    crate::workload::Attention::Sdpa
+                },
+                engine: Engine::Ggml,
+                weights: crate::quant::WeightFormat::parse(format).unwrap(),
+                gpus,
+                tp: 1,
+                pp: gpus,
+                gpu_layers,
+                ..Workload::default()
+            };
+            let bytes = |cpu_moe| {
+                estimate(&m, &Workload { cpu_moe, ..w.clone() }).map(|e| e.per_gpu_bytes)
+            };
+            // Capacities between what every expert in RAM needs and what none does.
+            let (low, high) = (bytes(u32::MAX).unwrap(), bytes(0).unwrap());
+            let cap = low.saturating_sub(1 << 30) + (high + (1 << 30) - low.min(high)) / 1000 * share;
+            let layers = model(id).unwrap().arch.layers;
+            let scan = (0..=layers).find(|&n| bytes(n).is_ok_and(|b| b <= cap));
+            proptest::prop_assert_eq!(min_cpu_moe(&m, &w, cap), scan);
+        }
     }
 }

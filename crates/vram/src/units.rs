@@ -229,7 +229,9 @@ pub fn duration_text(seconds: f64) -> String {
     } else {
         (seconds / 3600.0, "h", 1)
     };
-    format!("{value:.decimals$} {unit}").replace('.', ",")
+    // numfmt's fixed decimals: the standard float formatter would bring Rust's whole
+    // float printing (about 13 KB) into every bundle that shows a speed.
+    format!("{} {unit}", numfmt::fixed_es(value, decimals))
 }
 
 /// A count and its noun, singular for one: "1 secuencia", "4 secuencias".

@@ -154,6 +154,8 @@ pub enum EstimateError {
         "LoRA y QLoRA necesitan la arquitectura del modelo: elige un modelo del catálogo o un config.json, no solo un número de parámetros."
     )]
     AdaptersNeedArchitecture,
+    #[error(transparent)]
+    OverBudget(#[from] crate::arch::OverBudget),
 }
 
 /// Upper bounds that keep every product far from overflow and reject typos.
@@ -222,6 +224,9 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
         w
     };
     let (arch, pc) = param_count(model);
+    if let Some(a) = arch {
+        a.within_budget()?;
+    }
     let (states, trainable) = states::model_states(&pc, arch, w)?;
     // Tensor and pipeline parallelism split the layers' weights across GPUs; llama.cpp
     // deals its layers itself.

@@ -13,13 +13,17 @@ use super::compute::{Imported, Inputs};
 use crate::islands::estimate_answers::Answers;
 
 /// Keeps `answer` (HTML) up to date with the inputs; `pending` is true while the
-/// bundle is loading or computing.
+/// bundle is loading or computing. `remember` hears each link once it has been
+/// answered, and whether the answer was an estimate: only a configuration that
+/// answered is kept for the next visit, so one that errs or never answers (a tab it
+/// froze) is not replayed.
 pub fn on_change(
     inputs: RwSignal<Inputs>,
     imported: RwSignal<Imported>,
     answer: RwSignal<String>,
     pending: RwSignal<bool>,
     answers: Answers,
+    remember: impl Fn(&str, bool) + Copy + 'static,
 ) {
     // What the answer depends on: the link, or the message of a refused field.
     Effect::new(move |shown: Option<Result<String, String>>| {
@@ -41,12 +45,15 @@ pub fn on_change(
             }
             Ok(query) => {
                 pending.set(true);
+                let asked = query.clone();
                 answers.ask(&["answer"], query.clone(), move |result| {
                     pending.set(false);
-                    answer.set(match result {
+                    let html = match result {
                         Ok(mut texts) => texts.pop().unwrap_or_default(),
                         Err(e) => view::error(&e),
-                    });
+                    };
+                    remember(&asked, !view::is_error(&html));
+                    answer.set(html);
                 });
             }
         }

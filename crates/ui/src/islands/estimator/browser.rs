@@ -69,12 +69,11 @@ pub fn sync(
     if let Some(base) = remembered::hub() {
         state.hub_base.set(base);
     }
-    let search = window
-        .location()
-        .search()
-        .ok()
-        .filter(|s| s.len() > 1)
-        .or_else(remembered::query);
+    let address = window.location().search().ok().filter(|s| s.len() > 1);
+    // A remembered configuration that no longer reads cleanly is forgotten, not
+    // replayed on every visit.
+    let from_storage = address.is_none();
+    let search = address.or_else(remembered::query);
     if let Some(search) = search
         && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
     {
@@ -113,6 +112,9 @@ pub fn sync(
                 None => {}
             }
             state.imported.set(imported);
+            if from_storage && !(import_problems.is_empty() && problems.is_empty()) {
+                remembered::forget_query();
+            }
             state
                 .error
                 .set((!import_problems.is_empty()).then(|| import_problems.join(" ")));
@@ -154,7 +156,7 @@ pub fn sync(
         let Some(query) = query_string(pairs) else {
             return;
         };
-        note(remembered::save_query(&query));
+        // Remembered once answered (`remember`); the address follows every change.
         // Raw web_sys: gloo has no `history.replaceState` (gloo-history is not used).
         if let Some(w) = web_sys::window()
             && let Ok(history) = w.history()
@@ -166,4 +168,20 @@ pub fn sync(
             );
         }
     });
+}
+
+/// What the answers tell the reader's storage: a configuration that answered with an
+/// estimate is remembered; one that answered with an error is forgotten if it was the
+/// remembered one (a link refused since, say), so it is not replayed.
+pub fn remember(storage_note: RwSignal<Option<String>>) -> impl Fn(&str, bool) + Copy + 'static {
+    move |query: &str, answered: bool| {
+        if answered {
+            let n = remembered::save_query(query);
+            if n.is_some() && storage_note.with_untracked(Option::is_none) {
+                storage_note.set(n);
+            }
+        } else if remembered::query().as_deref() == Some(query) {
+            remembered::forget_query();
+        }
+    }
 }

@@ -262,6 +262,7 @@ pub fn Estimator(
         answer,
         pending,
         super::estimate_answers::Answers::new(estimate_js, estimate_wasm),
+        browser::remember(storage_note),
     );
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (estimate_js, estimate_wasm);

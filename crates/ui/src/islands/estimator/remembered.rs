@@ -93,6 +93,13 @@ pub fn save_query(query: &str) -> Option<String> {
     ))
 }
 
+/// Forgets the remembered configuration.
+pub fn forget_query() {
+    if available() {
+        LocalStorage::delete(STATE_KEY);
+    }
+}
+
 /// Remembers the Hub address (forgets it when it is the default).
 pub fn save_hub(base: &str) -> Option<String> {
     if !available() {

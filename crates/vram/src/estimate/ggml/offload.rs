@@ -44,10 +44,21 @@ pub(crate) fn offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut B
     // Routed experts are counted layer by layer (a MoE's first layers may be dense);
     // the rest of the repeating weights is the same in every layer.
     let scale = stored_scale(a, pc, w);
+    // Each layer's experts once per estimate, as running totals (u128: no layer count
+    // can overflow them), so a range of layers costs two lookups.
+    let mut totals = vec![0u128];
+    for l in 0..layer(n) {
+        let sum = totals.last().copied().unwrap_or(0);
+        totals.push(sum + u128::from(experts_of(a, w, l, scale).bytes));
+    }
     let experts_in = |from: u64, to: u64| {
-        (layer(from)..layer(to))
-            .map(|l| experts_of(a, w, l, scale).bytes)
-            .fold(0u64, u64::saturating_add)
+        let at = |l: u64| {
+            usize::try_from(l)
+                .ok()
+                .and_then(|i| totals.get(i).copied())
+                .unwrap_or(0)
+        };
+        u64::try_from(at(to).saturating_sub(at(from))).unwrap_or(u64::MAX)
     };
     // Stored experts that outweigh the formula's repeating weights (a file whose other
     // tensors the architecture does not describe) are spread with the rest instead.
