@@ -91,12 +91,13 @@ fn models(code: &mut String) {
         let moe = match a.get("moe").and_then(Value::as_object) {
             None => "None".to_owned(),
             Some(x) => format!(
-                "Some(Moe {{ experts: {}, experts_per_token: {}, expert_intermediate: {}, shared_experts: {}, dense_layers: {} }})",
+                "Some(Moe {{ experts: {}, experts_per_token: {}, expert_intermediate: {}, shared_experts: {}, dense_layers: {}, shared_intermediate: {} }})",
                 uint(x, "experts", None, &ctx),
                 uint(x, "experts_per_token", None, &ctx),
                 uint(x, "expert_intermediate", None, &ctx),
                 uint(x, "shared_experts", Some(0), &ctx),
-                uint(x, "dense_layers", Some(0), &ctx)
+                uint(x, "dense_layers", Some(0), &ctx),
+                uint(x, "shared_intermediate", Some(0), &ctx)
             ),
         };
         let window = match a.get("sliding_window").and_then(Value::as_object) {
@@ -116,6 +117,19 @@ fn models(code: &mut String) {
                 uint(x, "qk_nope_head_dim", None, &ctx),
                 uint(x, "qk_rope_head_dim", None, &ctx),
                 uint(x, "v_head_dim", None, &ctx)
+            ),
+        };
+        let linear = match a.get("linear").and_then(Value::as_object) {
+            None => "None".to_owned(),
+            Some(x) => format!(
+                "Some(LinearAttention {{ full_every: {}, key_heads: {}, key_dim: {}, value_heads: {}, value_dim: {}, conv_kernel: {}, ssm_fp32: {} }})",
+                uint(x, "full_every", None, &ctx),
+                uint(x, "key_heads", None, &ctx),
+                uint(x, "key_dim", None, &ctx),
+                uint(x, "value_heads", None, &ctx),
+                uint(x, "value_dim", None, &ctx),
+                uint(x, "conv_kernel", None, &ctx),
+                flag(x, "ssm_fp32")
             ),
         };
         let rope = match a.get("rope").and_then(Value::as_object) {
@@ -141,7 +155,7 @@ fn models(code: &mut String) {
         };
         let _ = writeln!(
             code,
-            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
+            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, linear: {linear}, attn_gate: {}, sinks: {}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
             text(m, "id", &ctx),
             text(m, "name", &ctx),
             text(m, "hf_repo", &ctx),
@@ -187,6 +201,8 @@ fn models(code: &mut String) {
             flag(a, "pooler"),
             flag(a, "encoder_only"),
             flag(a, "dropout"),
+            flag(a, "attn_gate"),
+            flag(a, "sinks"),
             uint(a, "max_positions", None, &ctx),
         );
     }

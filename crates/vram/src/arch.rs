@@ -51,6 +51,97 @@ pub struct Moe {
     /// The first `dense_layers` layers use a dense MLP of `intermediate` instead.
     #[serde(default)]
     pub dense_layers: u32,
+    /// The shared experts' width when it is not `shared_experts × expert_intermediate`
+    /// (Qwen2-MoE's and Qwen3-Next's `shared_expert_intermediate_size`, with its
+    /// one-output `shared_expert_gate`); 0 otherwise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shared_intermediate: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+impl Moe {
+    /// The width of the shared experts together (their intermediate size).
+    pub fn shared_width(&self) -> u64 {
+        if self.shared_intermediate > 0 {
+            u64::from(self.shared_intermediate)
+        } else {
+            u64::from(self.shared_experts) * u64::from(self.expert_intermediate)
+        }
+    }
+}
+
+/// Linear-attention layers in place of most attention layers: Gated DeltaNet
+/// (Qwen3-Next, Qwen3.5; transformers' `Qwen3NextGatedDeltaNet`), one full-attention
+/// layer every `full_every`. A linear layer keeps no KV cache: each sequence carries a
+/// fixed state instead, the short convolution's last `conv_kernel − 1` inputs and the
+/// delta rule's `value_heads × key_dim × value_dim` matrix, whatever its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinearAttention {
+    /// One layer in every `full_every` attends fully (`full_attention_interval`: 4).
+    pub full_every: u32,
+    /// `linear_num_key_heads` and `linear_key_head_dim`.
+    pub key_heads: u32,
+    pub key_dim: u32,
+    /// `linear_num_value_heads` and `linear_value_head_dim`.
+    pub value_heads: u32,
+    pub value_dim: u32,
+    /// `linear_conv_kernel_dim`: the causal convolution's width.
+    pub conv_kernel: u32,
+    /// The config asks for the recurrent state in fp32 (Qwen3.5's `mamba_ssm_dtype`),
+    /// which vLLM then allocates; otherwise it keeps the model's dtype.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ssm_fp32: bool,
+}
+
+impl LinearAttention {
+    fn key_width(&self) -> u128 {
+        u128::from(self.key_heads) * u128::from(self.key_dim)
+    }
+
+    fn value_width(&self) -> u128 {
+        u128::from(self.value_heads) * u128::from(self.value_dim)
+    }
+
+    /// Channels of the causal convolution: queries, keys and values
+    /// (`conv_dim = key_dim * 2 + value_dim`).
+    pub fn conv_channels(&self) -> u64 {
+        u64::try_from(2 * self.key_width() + self.value_width()).unwrap_or(u64::MAX)
+    }
+
+    /// The elements one sequence's state holds per linear layer: the convolution's
+    /// last `conv_kernel − 1` inputs per channel, and the recurrent state, one
+    /// `key_dim × value_dim` matrix per value head (`conv_states` and
+    /// `recurrent_states` in transformers' cache; vLLM's `MambaStateShapeCalculator.
+    /// gated_delta_net_state_shape`).
+    pub fn state_elements(&self) -> (u64, u64) {
+        let conv =
+            u128::from(self.conv_kernel.saturating_sub(1)) * u128::from(self.conv_channels());
+        let recurrent =
+            u128::from(self.value_heads) * u128::from(self.key_dim) * u128::from(self.value_dim);
+        let sat = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        (sat(conv), sat(recurrent))
+    }
+
+    /// Weights of one layer's `nn.Linear` modules: `in_proj_qkvz` (queries, keys,
+    /// values and the output gate z), `in_proj_ba` (the beta and alpha gates per value
+    /// head) and `out_proj`.
+    pub fn linear_params(&self, hidden: u32) -> u128 {
+        let h = u128::from(hidden);
+        let (k, v) = (self.key_width(), self.value_width());
+        h * (2 * k + 2 * v) + h * 2 * u128::from(self.value_heads) + v * h
+    }
+
+    /// Every parameter of one layer: the linears, the depthwise convolution (no bias),
+    /// `dt_bias` and `A_log` per value head, and the gated RMSNorm over a head.
+    pub fn layer_params(&self, hidden: u32) -> u128 {
+        self.linear_params(hidden)
+            + u128::from(self.conv_channels()) * u128::from(self.conv_kernel)
+            + 2 * u128::from(self.value_heads)
+            + u128::from(self.value_dim)
+    }
 }
 
 /// Sliding-window attention on some layers (Mistral v0.1, Gemma 2/3).
@@ -280,6 +371,16 @@ pub struct Architecture {
     /// Multi-head latent attention (DeepSeek-V2/V3) instead of plain GQA projections.
     #[serde(default)]
     pub mla: Option<Mla>,
+    /// Gated DeltaNet layers in place of most attention layers (Qwen3-Next, Qwen3.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear: Option<LinearAttention>,
+    /// The attention output is gated by a second half of the query projection
+    /// (`attn_output_gate`: Qwen3-Next, Qwen3.5): `q_proj` is twice as wide.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attn_gate: bool,
+    /// A learned sink logit per attention head (gpt-oss's `sinks`): one value each.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sinks: bool,
     #[serde(default, skip_serializing_if = "Rope::is_default")]
     pub rope: Rope,
     /// A vision encoder loaded with the model (see [`Vision`]); not in
@@ -312,16 +413,32 @@ pub struct ParamCount {
 }
 
 impl Architecture {
-    /// Layers that attend with a sliding window, and layers with full attention.
+    /// Layers with attention (and a KV cache): all of them, or with Gated DeltaNet
+    /// layers only one in every `full_every`.
+    pub fn attention_layers(&self) -> u32 {
+        match self.linear {
+            Some(l) => self.layers / l.full_every.max(1),
+            None => self.layers,
+        }
+    }
+
+    /// Gated DeltaNet layers (no KV cache, a fixed state per sequence).
+    pub fn linear_layers(&self) -> u32 {
+        self.layers - self.attention_layers()
+    }
+
+    /// Attention layers that attend with a sliding window, and those with full
+    /// attention.
     pub fn windowed_layers(&self) -> (u32, u32) {
+        let layers = self.attention_layers();
         match self.sliding_window {
-            None => (0, self.layers),
+            None => (0, layers),
             Some(SlidingWindow {
                 global_every: 0, ..
-            }) => (self.layers, 0),
+            }) => (layers, 0),
             Some(SlidingWindow { global_every, .. }) => {
-                let global = self.layers / global_every;
-                (self.layers - global, global)
+                let global = layers / global_every;
+                (layers - global, global)
             }
         }
     }
@@ -398,11 +515,24 @@ impl Architecture {
             // BERT normalises the embeddings.
             + if self.token_types > 0 { norm_params } else { 0 };
 
-        // Attention.
+        // Attention, on the layers that have it; Gated DeltaNet on the others.
+        let attention_layers = u128::from(self.attention_layers());
+        let linear_layers = layers - attention_layers;
         let (q, kv) = (u128::from(self.q_width()), u128::from(self.kv_width()));
+        // A gated output doubles the query projection's rows.
+        let q_rows = if self.attn_gate { 2 * q } else { q };
         let attn_weights = match self.mla {
-            None => h * q + 2 * h * kv + q * h,
+            None => h * q_rows + 2 * h * kv + q * h,
             Some(m) => m.weights(h, u128::from(self.heads)),
+        };
+        let (linear_weights, linear_rest) = self.linear.map_or((0, 0), |l| {
+            let weights = l.linear_params(self.hidden);
+            (weights, l.layer_params(self.hidden) - weights)
+        });
+        let sinks = if self.sinks {
+            u128::from(self.heads)
+        } else {
+            0
         };
         let attn_bias = match self.attn_bias {
             AttnBias::None => 0,
@@ -430,8 +560,20 @@ impl Architecture {
                 let dense = u128::from(m.dense_layers.min(self.layers));
                 let moe_layers = layers - dense;
                 let expert = mlp(u128::from(m.expert_intermediate));
-                let router = h * u128::from(m.experts);
-                let shared = expert * u128::from(m.shared_experts);
+                // The router has a bias where the experts do (gpt-oss).
+                let router = h * u128::from(m.experts)
+                    + if self.mlp_bias {
+                        u128::from(m.experts)
+                    } else {
+                        0
+                    };
+                // The shared experts as one MLP of their whole width; a separate width
+                // comes with its one-output gate.
+                let shared = if m.shared_intermediate > 0 {
+                    mlp(u128::from(m.shared_intermediate)) + h
+                } else {
+                    expert * u128::from(m.shared_experts)
+                };
                 let per_layer = expert * u128::from(m.experts) + router + shared;
                 let per_layer_active =
                     expert * u128::from(m.experts_per_token.min(m.experts)) + router + shared;
@@ -446,12 +588,13 @@ impl Architecture {
         let mla_norms = self.mla.map_or(0, |m| {
             u128::from(m.q_lora_rank) + u128::from(m.kv_lora_rank)
         });
-        let norms = layers * (u128::from(self.norms_per_layer) * norm_params + qk_norm + mla_norms)
+        let norms = layers * u128::from(self.norms_per_layer) * norm_params
+            + attention_layers * (qk_norm + mla_norms)
             // Final norm: decoders have one after the last layer; BERT normalises inside
             // each layer and its embeddings instead.
             + if self.encoder_only { 0 } else { norm_params };
-        let layer_linear_dense = layers * attn_weights;
-        let layer_bias = layers * attn_bias;
+        let layer_linear_dense = attention_layers * attn_weights + linear_layers * linear_weights;
+        let layer_bias = attention_layers * (attn_bias + sinks) + linear_layers * linear_rest;
         let pooler = if self.pooler { h * h + h } else { 0 };
         let lm_head = if self.tied_embeddings || self.encoder_only {
             0
@@ -521,6 +664,9 @@ pub(crate) mod tests {
             moe: None,
             sliding_window: None,
             mla: None,
+            linear: None,
+            attn_gate: false,
+            sinks: false,
             rope: Rope::default(),
             vision: None,
             max_positions: 131_072,
@@ -666,6 +812,7 @@ pub(crate) mod tests {
                 expert_intermediate: 14336,
                 shared_experts: 0,
                 dense_layers: 0,
+                shared_intermediate: 0,
             }),
             max_positions: 32_768,
             ..llama31_8b()
@@ -693,6 +840,7 @@ pub(crate) mod tests {
                 expert_intermediate: 1408,
                 shared_experts: 2,
                 dense_layers: 1,
+                shared_intermediate: 0,
             }),
             mla: Some(Mla {
                 q_lora_rank: 0,
@@ -726,6 +874,7 @@ pub(crate) mod tests {
                 expert_intermediate: 2048,
                 shared_experts: 1,
                 dense_layers: 3,
+                shared_intermediate: 0,
             }),
             mla: Some(Mla {
                 q_lora_rank: 1536,

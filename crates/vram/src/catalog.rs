@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
+use crate::arch::{
+    Architecture, AttnBias, LinearAttention, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision,
+};
 
 /// A model preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +71,9 @@ struct ArchRow {
     moe: Option<Moe>,
     sliding_window: Option<SlidingWindow>,
     mla: Option<Mla>,
+    linear: Option<LinearAttention>,
+    attn_gate: bool,
+    sinks: bool,
     rope: Rope,
     vision: Option<Vision>,
     max_positions: u64,
@@ -136,6 +141,9 @@ fn to_preset(r: &ModelRow) -> ModelPreset {
             moe: a.moe,
             sliding_window: a.sliding_window,
             mla: a.mla,
+            linear: a.linear,
+            attn_gate: a.attn_gate,
+            sinks: a.sinks,
             rope: a.rope,
             vision: a.vision,
             max_positions: dim(a.max_positions),

@@ -33,6 +33,10 @@ pub enum GgufError {
     UnknownType { name: String, id: u32 },
     #[error(transparent)]
     OverBudget(#[from] crate::arch::OverBudget),
+    #[error(
+        "El GGUF declara {0}, que vramlab aún no modela: un cálculo sin ello no sería fiable, así que no se da ninguno."
+    )]
+    Unmodelled(String),
 }
 
 /// A metadata value the estimator can use (arrays are skipped, only counted).

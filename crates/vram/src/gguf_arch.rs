@@ -7,7 +7,9 @@
 //! a tied head) is read from which tensors block 0 and the top level hold. The weight
 //! bytes themselves never come from here: the header's tensor table gives them exactly.
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow};
+use crate::arch::{
+    Architecture, AttnBias, LinearAttention, Mla, Mlp, Moe, Norm, Rope, SlidingWindow,
+};
 use crate::gguf::{GgufError, GgufHeader, MetaValue};
 use crate::hf_config::MAX_DIM;
 
@@ -49,6 +51,39 @@ impl Meta<'_> {
     fn has(&self, tensor: &str) -> bool {
         self.h.names.contains(tensor)
     }
+}
+
+/// llama.cpp's architectures with Gated DeltaNet layers (Qwen3-Next, Qwen3.5), whose
+/// converter writes the linear attention's widths as `ssm.*` keys.
+const GATED_DELTANET: &[&str] = &["qwen3next", "qwen35", "qwen35moe"];
+
+/// The Gated DeltaNet layers a Qwen3-Next or Qwen3.5 GGUF declares: llama.cpp's
+/// converter writes `ssm.conv_kernel`, `ssm.state_size` (the key head dim),
+/// `ssm.group_count` (the key heads), `ssm.time_step_rank` (the value heads),
+/// `ssm.inner_size` (value heads × value head dim) and `full_attention_interval`. Any
+/// other architecture with `ssm.*` keys (Mamba, Jamba, Granite 4 hybrids, Nemotron-H,
+/// LFM2, Falcon-H1) keeps a state the estimator does not model: refused.
+fn linear_attention(m: &Meta) -> Result<Option<LinearAttention>, GgufError> {
+    let ssm = m.dim("ssm.inner_size")?.or(m.dim("ssm.conv_kernel")?);
+    if ssm.is_none() {
+        return Ok(None);
+    }
+    if !GATED_DELTANET.contains(&m.arch) {
+        return Err(GgufError::Unmodelled(format!(
+            "el estado recurrente de «{}» (claves ssm.*)",
+            crate::units::clip(m.arch)
+        )));
+    }
+    let value_heads = m.required("ssm.time_step_rank")?;
+    Ok(Some(LinearAttention {
+        full_every: m.required("full_attention_interval")?.max(2),
+        key_heads: m.required("ssm.group_count")?,
+        key_dim: m.required("ssm.state_size")?,
+        value_heads,
+        value_dim: (m.required("ssm.inner_size")? / value_heads).max(1),
+        conv_kernel: m.required("ssm.conv_kernel")?,
+        ssm_fp32: false,
+    }))
 }
 
 /// The architecture the header describes, with Spanish notes on what was assumed.
@@ -95,6 +130,7 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
             expert_intermediate: m.dim("expert_feed_forward_length")?.unwrap_or(intermediate),
             shared_experts: m.dim("expert_shared_count")?.unwrap_or(0),
             dense_layers: m.dim("leading_dense_block_count")?.unwrap_or(0),
+            shared_intermediate: m.dim("expert_shared_feed_forward_length")?.unwrap_or(0),
         }),
         _ => None,
     };
@@ -111,18 +147,20 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
         }
         _ => None,
     };
-    // Gemma 2 alternates local and global layers; Gemma 3 has one global in six.
+    // Gemma 2 and gpt-oss alternate local and global layers (`set_swa_pattern(2)` in
+    // llama.cpp's loader); Gemma 3 has one global in six.
     let sliding_window = match m.dim("attention.sliding_window")? {
         Some(window) if window > 0 => Some(SlidingWindow {
             window,
             global_every: match arch {
-                "gemma2" => 2,
+                "gemma2" | "gpt-oss" => 2,
                 "gemma3" => 6,
                 _ => 0,
             },
         }),
         _ => None,
     };
+    let linear = linear_attention(&m)?;
     let block = |t: &str| m.has(&format!("blk.0.{t}"));
     let attn_bias = match (
         block("attn_output.bias"),
@@ -178,6 +216,10 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
         moe,
         sliding_window,
         mla,
+        linear,
+        // Qwen3-Next and Qwen3.5 gate their attention output with a doubled query.
+        attn_gate: linear.is_some(),
+        sinks: m.has("blk.0.attn_sinks.weight") || arch == "gpt-oss",
         // GGUF files carry no vision tower (llama.cpp loads it from an mmproj file).
         rope: Rope::default(),
         vision: None,

@@ -8,7 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
+use crate::arch::{
+    Architecture, AttnBias, LinearAttention, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision,
+};
 use crate::units::clip;
 
 /// Largest config accepted, in bytes (real ones are a few KiB).
@@ -30,6 +32,10 @@ pub enum ConfigError {
     Invalid { field: &'static str, value: String },
     #[error(transparent)]
     OverBudget(#[from] crate::arch::OverBudget),
+    #[error(
+        "El config.json declara {what}, que vramlab aún no modela: un cálculo sin ello no sería fiable, así que no se da ninguno."
+    )]
+    Unmodelled { what: String },
 }
 
 /// Families whose layout this importer knows.
@@ -53,6 +59,46 @@ pub const KNOWN_FAMILIES: &[&str] = &[
     "deepseek",
     "deepseek_v2",
     "deepseek_v3",
+    "kimi_k2",
+    "gpt_oss",
+    "qwen3_next",
+    "qwen3_5_text",
+    "qwen3_5_moe_text",
+    "llama4_text",
+    "glm4_moe",
+];
+
+/// Keys of mechanisms the estimator does not model: a config that declares one is
+/// refused (fail closed) rather than estimated as if the mechanism were not there.
+const UNMODELLED_KEYS: &[(&str, &str)] = &[
+    (
+        "hybrid_override_pattern",
+        "capas Mamba-2 («hybrid_override_pattern»)",
+    ),
+    ("layers_block_type", "capas Mamba («layers_block_type»)"),
+    ("mamba_d_state", "estado de Mamba («mamba_d_state»)"),
+    ("ssm_state_size", "estado de Mamba («ssm_state_size»)"),
+    ("mamba_n_heads", "capas Mamba-2 («mamba_n_heads»)"),
+    (
+        "conv_L_cache",
+        "convoluciones cortas de LFM2 («conv_L_cache»)",
+    ),
+    (
+        "index_topk",
+        "el indexador de la atención dispersa de DeepSeek V3.2 («index_topk»)",
+    ),
+    (
+        "global_head_dim",
+        "cabezas de otro ancho en las capas globales («global_head_dim»)",
+    ),
+    (
+        "kv_lora_rank_indexer",
+        "el indexador de la atención dispersa",
+    ),
+    (
+        "moe_latent_size",
+        "expertos en un espacio latente («moe_latent_size»)",
+    ),
 ];
 
 struct Fields<'a>(&'a Map<String, Value>);
@@ -144,10 +190,14 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         Some(d) if d > 0 => d as u32,
         _ => hidden / heads,
     };
+    // A MoE whose every layer has experts (Qwen3.5-35B-A3B) names no dense width.
     let intermediate = match f.uint(&["intermediate_size", "n_inner", "ffn_dim"])? {
         Some(i) if i > 0 => i as u32,
         _ if plain => 4 * hidden,
-        _ => return Err(ConfigError::Missing("intermediate_size")),
+        _ => match f.uint(&["moe_intermediate_size"])? {
+            Some(i) if i > 0 => i as u32,
+            _ => return Err(ConfigError::Missing("intermediate_size")),
+        },
     };
     let vocab = f.required(&["vocab_size"])?;
     let max_positions = f
@@ -175,7 +225,10 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         };
     let attn_bias = if plain {
         AttnBias::All
-    } else if is(&["qwen2", "qwen2_moe"]) {
+    } else if is(&["qwen2", "qwen2_moe"])
+        || is(&["glm4_moe"]) && f.flag("attention_bias") == Some(true)
+    {
+        // GLM-4.5+ biases q, k and v only (`Glm4MoeAttention`).
         AttnBias::Qkv
     } else if f.flag("attention_bias") == Some(true) {
         AttnBias::All
@@ -183,8 +236,9 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         AttnBias::None
     };
 
-    let moe = moe(&f, intermediate)?;
-    let sliding_window = sliding_window(&f, &family)?;
+    refuse_unmodelled(obj)?;
+    let moe = moe(&f, &family, intermediate)?;
+    let (sliding_window, linear) = layer_pattern(&f, &family, layers)?;
     let mla = mla(&f)?;
     // Gemma 3 (4B and up) tabulates its global layers' rope over `max_position_embeddings
     // × factor` positions and its windowed layers' separately (`rope_local_base_freq`).
@@ -215,8 +269,17 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
             2
         },
         attn_bias,
-        mlp_bias: plain || f.flag("mlp_bias") == Some(true),
-        qk_norm: is(&["qwen3", "qwen3_moe", "gemma3", "gemma3_text"]),
+        // gpt-oss's experts carry biases (`gate_up_proj_bias`, `down_proj_bias`).
+        mlp_bias: plain || is(&["gpt_oss"]) || f.flag("mlp_bias") == Some(true),
+        qk_norm: is(&[
+            "qwen3",
+            "qwen3_moe",
+            "gemma3",
+            "gemma3_text",
+            "qwen3_next",
+            "qwen3_5_text",
+            "qwen3_5_moe_text",
+        ]),
         learned_positions: if gpt2_like || is(&["bert"]) {
             max_positions
         } else {
@@ -233,6 +296,10 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         moe,
         sliding_window,
         mla,
+        linear,
+        // Qwen3-Next always gates its attention output; Qwen3.5 says so.
+        attn_gate: is(&["qwen3_next"]) || f.flag("attn_output_gate") == Some(true),
+        sinks: is(&["gpt_oss"]),
         rope,
         vision,
         max_positions,
@@ -284,7 +351,7 @@ fn vision(
 }
 
 /// A mixture of experts, when the config names more than one expert.
-fn moe(f: &Fields, intermediate: u32) -> Result<Option<Moe>, ConfigError> {
+fn moe(f: &Fields, family: &str, intermediate: u32) -> Result<Option<Moe>, ConfigError> {
     let experts = f
         .uint(&["num_local_experts", "num_experts", "n_routed_experts"])?
         .unwrap_or(0);
@@ -293,25 +360,142 @@ fn moe(f: &Fields, intermediate: u32) -> Result<Option<Moe>, ConfigError> {
     }
     Ok(Some(Moe {
         experts: experts as u32,
-        experts_per_token: f.uint(&["num_experts_per_tok"])?.unwrap_or(2) as u32,
+        experts_per_token: f
+            .uint(&["num_experts_per_tok", "experts_per_token"])?
+            .unwrap_or(2) as u32,
         expert_intermediate: f
             .uint(&["moe_intermediate_size"])?
             .map_or(intermediate, |v| v as u32),
-        shared_experts: f.uint(&["n_shared_experts"])?.unwrap_or(0) as u32,
+        // Llama 4's one shared expert has no key of its own.
+        shared_experts: match f.uint(&["n_shared_experts"])? {
+            Some(n) => n as u32,
+            None if family == "llama4_text" => 1,
+            None => 0,
+        },
         dense_layers: f.uint(&["first_k_dense_replace"])?.unwrap_or(0) as u32,
+        shared_intermediate: f.uint(&["shared_expert_intermediate_size"])?.unwrap_or(0) as u32,
     }))
 }
 
-/// A sliding window, and how often a global layer comes (Gemma 2 every other layer,
-/// Gemma 3 every `sliding_window_pattern`; 0: every layer windowed).
-fn sliding_window(f: &Fields, family: &str) -> Result<Option<SlidingWindow>, ConfigError> {
-    Ok(match f.uint(&["sliding_window"])? {
-        Some(w) if w > 0 && f.flag("use_sliding_window") != Some(false) => {
+/// Refuses a config that declares a mechanism the estimator does not model
+/// ([`UNMODELLED_KEYS`]), and a MoE that alternates with dense layers.
+fn refuse_unmodelled(obj: &serde_json::Map<String, Value>) -> Result<(), ConfigError> {
+    if let Some((_, what)) = UNMODELLED_KEYS
+        .iter()
+        .find(|(key, _)| obj.get(*key).is_some_and(|v| !v.is_null()))
+    {
+        return Err(ConfigError::Unmodelled {
+            what: (*what).to_owned(),
+        });
+    }
+    // Llama 4 Maverick alternates dense and MoE layers; Scout (1) has MoE everywhere.
+    if Fields(obj)
+        .uint(&["interleave_moe_layer_step"])?
+        .is_some_and(|s| s > 1)
+    {
+        return Err(ConfigError::Unmodelled {
+            what: "capas densas y de expertos alternas («interleave_moe_layer_step»)".into(),
+        });
+    }
+    Ok(())
+}
+
+/// How the layers attend: with a sliding window (or Llama 4's chunks) on some, and
+/// Gated DeltaNet on others. Read from `layer_types` (one kind per layer) when the
+/// config lists them, else from `sliding_window` (Gemma 2 every other layer global,
+/// Gemma 3 one in `sliding_window_pattern`, others all windowed), Llama 4's
+/// `attention_chunk_size` (one NoPE global layer in four) and Qwen3-Next's
+/// `full_attention_interval`. A kind the estimator does not know, or a pattern that is
+/// not one global layer every N, is refused.
+fn layer_pattern(
+    f: &Fields,
+    family: &str,
+    layers: u32,
+) -> Result<(Option<SlidingWindow>, Option<LinearAttention>), ConfigError> {
+    let unmodelled = |what: String| ConfigError::Unmodelled { what };
+    let window = f
+        .uint(&["sliding_window"])?
+        .filter(|&w| w > 0 && f.flag("use_sliding_window") != Some(false))
+        .or(f.uint(&["attention_chunk_size"])?.filter(|&c| c > 0));
+    let kinds: Option<Vec<&str>> =
+        f.0.get("layer_types")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().map(|k| k.as_str().unwrap_or("?")).collect());
+    let (mut full, mut windowed, mut linear) = (0u32, 0u32, 0u32);
+    if let Some(kinds) = &kinds {
+        for &kind in kinds {
+            match kind {
+                "full_attention" => full += 1,
+                "sliding_attention" | "chunked_attention" => windowed += 1,
+                "linear_attention" => linear += 1,
+                other => {
+                    return Err(unmodelled(format!(
+                        "capas de tipo «{}» en layer_types",
+                        clip(other)
+                    )));
+                }
+            }
+        }
+        if full + windowed + linear != layers {
+            return Err(ConfigError::Invalid {
+                field: "layer_types",
+                value: format!("{} tipos para {layers} capas", kinds.len()),
+            });
+        }
+    }
+    // One global layer in every `n` of `total`, checked to give exactly `global`.
+    let every = |total: u32, global: u32| -> Result<u32, ConfigError> {
+        if global == 0 {
+            return Ok(0);
+        }
+        let n = total / global;
+        if n == 0 || total / n != global {
+            return Err(unmodelled(
+                "un patrón de capas que no es una global cada N".into(),
+            ));
+        }
+        Ok(n)
+    };
+    let linear_attention = if kinds.is_some() && linear > 0
+        || kinds.is_none() && f.0.contains_key("linear_num_value_heads")
+    {
+        let full_every = match &kinds {
+            Some(_) => every(layers, full)?,
+            None => f.required(&["full_attention_interval"])?,
+        };
+        if full_every < 2 {
+            return Err(ConfigError::Invalid {
+                field: "full_attention_interval",
+                value: full_every.to_string(),
+            });
+        }
+        Some(LinearAttention {
+            full_every,
+            key_heads: f.required(&["linear_num_key_heads"])?,
+            key_dim: f.required(&["linear_key_head_dim"])?,
+            value_heads: f.required(&["linear_num_value_heads"])?,
+            value_dim: f.required(&["linear_value_head_dim"])?,
+            conv_kernel: f.required(&["linear_conv_kernel_dim"])?,
+            ssm_fp32: f.text("mamba_ssm_dtype") == Some("float32"),
+        })
+    } else {
+        None
+    };
+    let sliding = match (window, &kinds) {
+        // The listed kinds decide which layers are windowed.
+        (Some(w), Some(_)) if windowed > 0 => Some(SlidingWindow {
+            window: w as u32,
+            global_every: every(full + windowed, full)?,
+        }),
+        (_, Some(_)) => None,
+        (Some(w), None) => {
             let global_every = match family {
                 "gemma2" => 2,
                 "gemma3" | "gemma3_text" => {
                     f.uint(&["sliding_window_pattern"])?.map_or(6, |p| p as u32)
                 }
+                // Llama 4: every fourth layer is a global NoPE layer.
+                "llama4_text" => 4,
                 _ => 0,
             };
             Some(SlidingWindow {
@@ -319,8 +503,9 @@ fn sliding_window(f: &Fields, family: &str) -> Result<Option<SlidingWindow>, Con
                 global_every,
             })
         }
-        _ => None,
-    })
+        (None, None) => None,
+    };
+    Ok((sliding, linear_attention))
 }
 
 /// DeepSeek's multi-head latent attention, when the config has a KV LoRA rank.
@@ -413,6 +598,61 @@ fn linear_rope_factor(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Real configs of 2025–26 models (tests/configs, sources in its README) read as
+    /// transformers' modules store them, against counts derived by hand from those
+    /// modules: every parameter (gpt-oss's sinks and expert and router biases, the gated
+    /// query and the Gated DeltaNet layers of Qwen3-Next and Qwen3.5, their shared
+    /// experts), which layers keep a KV cache, and the state a sequence carries.
+    #[test]
+    fn models_of_2025_and_2026_read_as_their_modules_store_them() {
+        // (file, parameters, attention layers, windowed of them, linear layers,
+        // PyTorch state per sequence and linear layer, llama.cpp's per slot).
+        let cases: &[(&str, u64, u32, u32, u32, u64, u64)] = &[
+            ("gpt-oss-20b", 20_914_757_184, 24, 12, 0, 0, 0),
+            ("gpt-oss-120b", 116_829_156_672, 36, 18, 0, 0, 0),
+            // conv: (2·16·128 + 32·128) × 3 in bf16; recurrent: 32·128·128 in fp32.
+            (
+                "qwen3-next-80b-a3b-instruct",
+                79_674_391_296,
+                12,
+                0,
+                36,
+                2_146_304,
+                2_195_456,
+            ),
+            (
+                "qwen3.5-27b",
+                26_895_998_464,
+                16,
+                0,
+                48,
+                3_207_168,
+                3_268_608,
+            ),
+            (
+                "qwen3.5-35b-a3b",
+                34_660_610_688,
+                10,
+                0,
+                30,
+                2_146_304,
+                2_195_456,
+            ),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs");
+        for &(file, params, attention, windowed, linear, torch, ggml) in cases {
+            let text = std::fs::read_to_string(dir.join(format!("{file}.json"))).unwrap();
+            let (a, _) = parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(a.param_count().total, params, "{file}");
+            assert_eq!(a.attention_layers(), attention, "{file}");
+            assert_eq!(a.windowed_layers().0, windowed, "{file}");
+            assert_eq!(a.linear_layers(), linear, "{file}");
+            let (conv, recurrent) = a.linear.map_or((0, 0), |l| l.state_elements());
+            assert_eq!(conv * 2 + recurrent * 4, torch, "{file}");
+            assert_eq!((conv + recurrent) * 4, ggml, "{file}");
+        }
+    }
     use crate::catalog::model;
 
     const LLAMA_31_8B: &str = r#"{

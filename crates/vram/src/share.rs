@@ -14,7 +14,9 @@
 //! never reach arithmetic the importer would have refused.
 
 use crate::arch::LayerExperts;
-use crate::arch::{Architecture, AttnBias, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision};
+use crate::arch::{
+    Architecture, AttnBias, LinearAttention, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision,
+};
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
 
@@ -125,11 +127,32 @@ pub fn encode(a: &Architecture) -> String {
             v.heads,
         ]
     });
-    if !a.rope.is_default() || vision.is_some() {
+    // Added for the hybrid and 2025–26 models: the shared experts' own width, the
+    // gated attention output and attention sinks, then Gated DeltaNet.
+    let shared = a.moe.map_or(0, |m| m.shared_intermediate);
+    let extra = (shared > 0 || a.attn_gate || a.sinks)
+        .then(|| vec![shared, flag(a.attn_gate), flag(a.sinks)]);
+    let linear = a.linear.map(|l| {
+        vec![
+            l.full_every,
+            l.key_heads,
+            l.key_dim,
+            l.value_heads,
+            l.value_dim,
+            l.conv_kernel,
+            flag(l.ssm_fp32),
+        ]
+    });
+    let later = extra.is_some() || linear.is_some();
+    if !a.rope.is_default() || vision.is_some() || later {
         parts.push(group(
             (!a.rope.is_default()).then(|| vec![a.rope.linear_factor, flag(a.rope.local)]),
         ));
         parts.push(group(vision));
+    }
+    if later {
+        parts.push(group(extra));
+        parts.push(group(linear));
     }
     format!("{TAG}:{}:{}", parts.join("."), a.family)
 }
@@ -146,7 +169,14 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
         .ok_or(ShareError::Damaged("versión"))?;
     let (numbers, family) = rest.split_once(':').ok_or(ShareError::Damaged("familia"))?;
     let mut parts: Vec<&str> = numbers.split('.').collect();
-    // The rope and vision groups are optional trailing parts.
+    // Optional trailing parts: rope and vision, then the extras and Gated DeltaNet.
+    let (extra, linear) = if parts.len() == 27 {
+        let linear = parts.pop().unwrap_or("-");
+        let extra = parts.pop().unwrap_or("-");
+        (extra, linear)
+    } else {
+        ("-", "-")
+    };
     let (rope, vision) = if parts.len() == 25 {
         let vision = parts.pop().unwrap_or("-");
         let rope = parts.pop().unwrap_or("-");
@@ -199,6 +229,12 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
             Err(ShareError::Damaged("grupo"))
         }
     };
+    let extra = group(extra, 3)?.unwrap_or_else(|| vec![0, 0, 0]);
+    let bit = |v: u32| match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(ShareError::Damaged("sí o no")),
+    };
     let a = Architecture {
         family: family.to_owned(),
         layers: n(layers)?,
@@ -240,7 +276,22 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
             expert_intermediate: v[2],
             shared_experts: v[3],
             dense_layers: v[4],
+            shared_intermediate: extra[0],
         }),
+        attn_gate: bit(extra[1])?,
+        sinks: bit(extra[2])?,
+        linear: match group(linear, 7)? {
+            Some(v) => Some(LinearAttention {
+                full_every: v[0],
+                key_heads: v[1],
+                key_dim: v[2],
+                value_heads: v[3],
+                value_dim: v[4],
+                conv_kernel: v[5],
+                ssm_fp32: bit(v[6])?,
+            }),
+            None => None,
+        },
         sliding_window: group(window, 2)?.map(|v| SlidingWindow {
             window: v[0],
             global_every: v[1],
@@ -356,6 +407,7 @@ pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
                 expert_intermediate: n(&m, "expert_intermediate", None)?,
                 shared_experts: n(&m, "shared_experts", Some(0))?,
                 dense_layers: n(&m, "dense_layers", Some(0))?,
+                shared_intermediate: n(&m, "shared_intermediate", Some(0))?,
             }),
         },
         sliding_window: match optional("sliding_window")? {
@@ -365,6 +417,20 @@ pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
                 global_every: n(&w, "global_every", None)?,
             }),
         },
+        linear: match optional("linear")? {
+            None => None,
+            Some(l) => Some(LinearAttention {
+                full_every: n(&l, "full_every", None)?,
+                key_heads: n(&l, "key_heads", None)?,
+                key_dim: n(&l, "key_dim", None)?,
+                value_heads: n(&l, "value_heads", None)?,
+                value_dim: n(&l, "value_dim", None)?,
+                conv_kernel: n(&l, "conv_kernel", None)?,
+                ssm_fp32: l.get("ssm_fp32").and_then(Value::as_bool).unwrap_or(false),
+            }),
+        },
+        attn_gate: b("attn_gate")?,
+        sinks: b("sinks")?,
         mla: match optional("mla")? {
             None => None,
             Some(m) => Some(Mla {
@@ -447,6 +513,17 @@ fn checked(a: Architecture) -> Result<Architecture, ConfigError> {
         check("moe_intermediate_size", m.expert_intermediate, 1)?;
         check("n_shared_experts", m.shared_experts, 0)?;
         check("first_k_dense_replace", m.dense_layers, 0)?;
+    }
+    if let Some(l) = a.linear {
+        check("full_attention_interval", l.full_every, 2)?;
+        check("linear_num_key_heads", l.key_heads, 1)?;
+        check("linear_key_head_dim", l.key_dim, 1)?;
+        check("linear_num_value_heads", l.value_heads, 1)?;
+        check("linear_value_head_dim", l.value_dim, 1)?;
+        check("linear_conv_kernel_dim", l.conv_kernel, 1)?;
+    }
+    if let Some(m) = a.moe {
+        check("shared_expert_intermediate_size", m.shared_intermediate, 0)?;
     }
     if let Some(w) = a.sliding_window {
         check("sliding_window", w.window, 1)?;

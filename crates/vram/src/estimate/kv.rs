@@ -1,6 +1,7 @@
 //! The KV cache as PyTorch engines keep it: K and V per layer and token (MLA's latent
 //! instead), sliding-window layers capped at their window, quantised caches paying
-//! their scales; and the second cache old `generate` kept alive.
+//! their scales; the fixed state of Gated DeltaNet layers per sequence; and the second
+//! cache old `generate` kept alive.
 
 use crate::arch::Architecture;
 use crate::workload::{Engine, Mode, Workload};
@@ -43,6 +44,27 @@ pub(crate) fn kv_bytes(
     let bits_per_32 = u128::from(w.kv_dtype.bits_per_32(w.compute_dtype(), w.engine));
     let bits = layer_tokens * width * bits_per_32 * u128::from(times);
     u64::try_from(bits.div_ceil(8 * 32)).unwrap_or(u64::MAX)
+}
+
+/// The state transformers keeps for each Gated DeltaNet layer and sequence
+/// (`Qwen3NextDynamicCache`'s `conv_states` and `recurrent_states`), which does not
+/// grow with the context: the convolution's last inputs in the compute dtype, and the
+/// delta rule's matrix in fp32, the dtype `chunk_gated_delta_rule` computes and returns
+/// its final state in (both transformers' own `torch_chunk_gated_delta_rule`, which
+/// casts q, k and v to float32, and flash-linear-attention's kernels). Tensor
+/// parallelism splits the heads. Zero for models without such layers and in training.
+pub fn linear_state(a: &Architecture, w: &Workload) -> u64 {
+    let Some(l) = a.linear else {
+        return 0;
+    };
+    if w.mode == Mode::Train {
+        return 0;
+    }
+    let (conv, recurrent) = l.state_elements();
+    let c = u128::from(w.compute_dtype().bytes_for(1));
+    let per_layer = (u128::from(conv) * c + u128::from(recurrent) * 4) / u128::from(w.tp.max(1));
+    let bytes = per_layer * u128::from(a.linear_layers()) * u128::from(w.batch);
+    u64::try_from(bytes).unwrap_or(u64::MAX)
 }
 
 /// AutoAWQ's fused modules allocate each layer's `WindowedCache` when the model is

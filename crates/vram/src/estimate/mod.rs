@@ -255,7 +255,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             }
             (Mode::Inference, Engine::Ggml) => {
                 b.activations = ggml::compute_buffer(a, w);
-                b.kv_cache = ggml::kv_cache(a, w);
+                b.kv_cache = ggml::kv_cache(a, w).saturating_add(ggml::recurrent_state(a, w));
             }
             (Mode::Inference, Engine::AwqFused) => {
                 b.activations = activations::prefill_activations(a, w);
@@ -263,7 +263,7 @@ pub fn estimate(model: &ModelInput, w: &Workload) -> Result<Estimate, EstimateEr
             }
             (Mode::Inference, Engine::Torch) => {
                 b.activations = activations::prefill_activations(a, w);
-                b.kv_cache = kv::kv_cache(a, w);
+                b.kv_cache = kv::kv_cache(a, w).saturating_add(kv::linear_state(a, w));
             }
         }
         b.activations = b

@@ -14,7 +14,7 @@ use crate::workload::{Attention, Workload};
 pub fn honours_window(a: &Architecture) -> bool {
     matches!(
         a.family.as_str(),
-        "gemma2" | "gemma3" | "gemma3_text" | "cohere2" | "gpt_oss"
+        "gemma2" | "gemma3" | "gemma3_text" | "cohere2" | "gpt_oss" | "gpt-oss"
     )
 }
 
@@ -75,6 +75,27 @@ pub fn kv_cache(a: &Architecture, w: &Workload) -> u64 {
     }
     let cells = kv_cells(w);
     kv_bytes(a, w, cells, window_cells(a, w).unwrap_or(cells), 1)
+}
+
+/// llama.cpp's recurrent memory for the Gated DeltaNet layers (`llama_memory_recurrent`
+/// in src/llama-memory-recurrent.cpp, inside the hybrid memory of
+/// src/llama-memory-hybrid.cpp): one cell per sequence the context serves
+/// (`n_seq_max`: the slots, four with llama-server's `-np auto`), each holding every
+/// linear layer's convolution state `r` (`n_embd_r`: `(conv_kernel − 1) × channels`) and
+/// recurrent state `s` (`n_embd_s`: value heads × key dim × value dim), always in f32.
+/// A load log prints it as "llama_memory_recurrent: size = … R (f32): … S (f32): …".
+pub fn recurrent_state(a: &Architecture, w: &Workload) -> u64 {
+    let Some(l) = a.linear else {
+        return 0;
+    };
+    let slots = if w.shared_slots > 0 && w.batch <= 1 {
+        u64::from(w.shared_slots)
+    } else {
+        w.batch.max(1)
+    };
+    let (conv, recurrent) = l.state_elements();
+    let per_layer = u128::from(conv.saturating_add(recurrent)) * 4;
+    u64::try_from(per_layer * u128::from(a.linear_layers()) * u128::from(slots)).unwrap_or(u64::MAX)
 }
 
 /// Cells of llama.cpp's sliding-window cache ([`swa_cells`]), when it builds one

@@ -13,7 +13,8 @@ pub mod layers;
 pub mod offload;
 
 pub use cells::{
-    LLAMA_SERVER_AUTO_SLOTS, honours_window, kv_cache, kv_cells, swa_cells, window_cells,
+    LLAMA_SERVER_AUTO_SLOTS, honours_window, kv_cache, kv_cells, recurrent_state, swa_cells,
+    window_cells,
 };
 pub use compute::{OP_OFFLOAD_MIN_BATCH, Phases, compute_buffer, op_offload, output_bytes, phases};
 pub use experts::{CpuExperts, cpu_experts, layer_experts};
