@@ -132,6 +132,19 @@ fn models(code: &mut String) {
                 flag(x, "ssm_fp32")
             ),
         };
+        let checkpoint = match a.get("checkpoint").and_then(Value::as_str) {
+            None => "None",
+            Some("mxfp4") => "Some(crate::quant::WeightFormat::Mxfp4)",
+            Some("nvfp4") => "Some(crate::quant::WeightFormat::Nvfp4)",
+            Some("fp8-block") => "Some(crate::quant::WeightFormat::Fp8Block)",
+            Some("fp8") => {
+                "Some(crate::quant::WeightFormat::Plain { dtype: crate::dtype::Dtype::Fp8 })"
+            }
+            Some("fp32") => {
+                "Some(crate::quant::WeightFormat::Plain { dtype: crate::dtype::Dtype::Fp32 })"
+            }
+            Some(other) => panic!("{ctx}: unknown checkpoint format `{other}`"),
+        };
         let rope = match a.get("rope").and_then(Value::as_object) {
             None => "Rope { linear_factor: 1, local: false }".to_owned(),
             Some(x) => format!(
@@ -155,7 +168,7 @@ fn models(code: &mut String) {
         };
         let _ = writeln!(
             code,
-            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, linear: {linear}, attn_gate: {}, sinks: {}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
+            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, linear: {linear}, attn_gate: {}, sinks: {}, checkpoint: {checkpoint}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
             text(m, "id", &ctx),
             text(m, "name", &ctx),
             text(m, "hf_repo", &ctx),

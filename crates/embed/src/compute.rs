@@ -245,7 +245,7 @@ mod tests {
         assert!(four.eval.estimate.breakdown.weights < 36 * vram::ByteSize::GIB);
         assert_eq!(
             page_query(&c, false),
-            "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inferencia&formato=bf16&lote=1&contexto=4k&gpus=4"
+            "?modelo=llama-3.1-70b&gpu=h100-sxm&modo=inferencia&formato=auto&lote=1&contexto=4k&gpus=4"
         );
     }
 

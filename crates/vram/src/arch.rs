@@ -381,6 +381,15 @@ pub struct Architecture {
     /// A learned sink logit per attention head (gpt-oss's `sinks`): one value each.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sinks: bool,
+    /// How the published checkpoint stores its weights when it is not 16-bit (gpt-oss's
+    /// MXFP4 experts, DeepSeek's and Kimi's block FP8): what the `auto` format
+    /// resolves to ([`crate::WeightFormat::resolved`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "checkpoint_id"
+    )]
+    pub checkpoint: Option<crate::quant::WeightFormat>,
     #[serde(default, skip_serializing_if = "Rope::is_default")]
     pub rope: Rope,
     /// A vision encoder loaded with the model (see [`Vision`]); not in
@@ -410,6 +419,31 @@ pub struct ParamCount {
     pub layer_linear: u64,
     /// Parameters a token actually uses (differs from `total` only for MoE).
     pub active: u64,
+    /// The routed experts' weight matrices (no biases): what MXFP4 checkpoints quantise.
+    #[serde(default)]
+    pub routed_experts: u64,
+}
+
+/// A checkpoint's format in JSON as the id `--format` reads ("mxfp4", "fp8-block").
+mod checkpoint_id {
+    use crate::quant::WeightFormat;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(f: &Option<WeightFormat>, s: S) -> Result<S::Ok, S::Error> {
+        match f {
+            Some(f) => s.serialize_str(&f.id()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<WeightFormat>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(id) => WeightFormat::parse(&id)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 impl Architecture {
@@ -554,6 +588,14 @@ impl Architecture {
             mats + if self.mlp_bias { bias } else { 0 }
         };
         let dense_mlp = mlp(u128::from(self.intermediate));
+        let routed_experts = self.moe.map_or(0, |m| {
+            let moe_layers = layers - u128::from(m.dense_layers.min(self.layers));
+            let mats = match self.mlp {
+                Mlp::Gated => 3,
+                Mlp::Plain => 2,
+            };
+            moe_layers * u128::from(m.experts) * mats * h * u128::from(m.expert_intermediate)
+        });
         let (mlp_total, mlp_active) = match self.moe {
             None => (dense_mlp * layers, dense_mlp * layers),
             Some(m) => {
@@ -614,6 +656,7 @@ impl Architecture {
             lm_head: sat(lm_head),
             norms: sat(norms),
             layer_linear: sat(layer_linear_dense + mlp_total),
+            routed_experts: sat(routed_experts),
             active: sat(active),
         }
     }
@@ -667,6 +710,7 @@ pub(crate) mod tests {
             linear: None,
             attn_gate: false,
             sinks: false,
+            checkpoint: None,
             rope: Rope::default(),
             vision: None,
             max_positions: 131_072,

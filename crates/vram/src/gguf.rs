@@ -143,6 +143,7 @@ fn ggml_type(id: u32) -> Option<GgufType> {
         22 => GgufType::Iq2S,
         23 => GgufType::Iq4Xs,
         30 => GgufType::Bf16,
+        39 => GgufType::Mxfp4,
         _ => return None,
     })
 }

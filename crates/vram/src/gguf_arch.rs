@@ -220,6 +220,8 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
         // Qwen3-Next and Qwen3.5 gate their attention output with a doubled query.
         attn_gate: linear.is_some(),
         sinks: m.has("blk.0.attn_sinks.weight") || arch == "gpt-oss",
+        // The file's own bytes come from its header.
+        checkpoint: None,
         // GGUF files carry no vision tower (llama.cpp loads it from an mmproj file).
         rope: Rope::default(),
         vision: None,

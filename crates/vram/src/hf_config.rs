@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 use crate::arch::{
     Architecture, AttnBias, LinearAttention, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision,
 };
+use crate::dtype::Dtype;
+use crate::quant::WeightFormat;
 use crate::units::clip;
 
 /// Largest config accepted, in bytes (real ones are a few KiB).
@@ -300,6 +302,7 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
         // Qwen3-Next always gates its attention output; Qwen3.5 says so.
         attn_gate: is(&["qwen3_next"]) || f.flag("attn_output_gate") == Some(true),
         sinks: is(&["gpt_oss"]),
+        checkpoint: checkpoint(root, obj)?,
         rope,
         vision,
         max_positions,
@@ -375,6 +378,86 @@ fn moe(f: &Fields, family: &str, intermediate: u32) -> Result<Option<Moe>, Confi
         dense_layers: f.uint(&["first_k_dense_replace"])?.unwrap_or(0) as u32,
         shared_intermediate: f.uint(&["shared_expert_intermediate_size"])?.unwrap_or(0) as u32,
     }))
+}
+
+/// How the checkpoint stores its weights, from `quantization_config` (on the root or,
+/// in multimodal configs, beside the text config) and, without one, `torch_dtype` /
+/// `dtype` when it is not 16-bit: what the `auto` format resolves to. A quantisation
+/// method the estimator does not model is refused rather than counted as bf16.
+fn checkpoint(
+    root: &serde_json::Map<String, Value>,
+    obj: &serde_json::Map<String, Value>,
+) -> Result<Option<WeightFormat>, ConfigError> {
+    let q = root
+        .get("quantization_config")
+        .or_else(|| obj.get("quantization_config"))
+        .and_then(Value::as_object);
+    let Some(q) = q else {
+        let (inner, outer) = (Fields(obj), Fields(root));
+        let dtype = inner
+            .text("torch_dtype")
+            .or_else(|| inner.text("dtype"))
+            .or_else(|| outer.text("torch_dtype"))
+            .or_else(|| outer.text("dtype"));
+        return Ok(match dtype {
+            Some("float32") => Some(WeightFormat::Plain { dtype: Dtype::Fp32 }),
+            _ => None,
+        });
+    };
+    let f = Fields(q);
+    let method = f.text("quant_method").unwrap_or("");
+    let unmodelled = || ConfigError::Unmodelled {
+        what: format!("pesos cuantizados con «{}»", clip(method)),
+    };
+    Ok(Some(match method {
+        "mxfp4" => WeightFormat::Mxfp4,
+        "fp8" if q.contains_key("weight_block_size") => WeightFormat::Fp8Block,
+        "fp8" | "fbgemm_fp8" => WeightFormat::Plain { dtype: Dtype::Fp8 },
+        "modelopt" | "nvfp4" => match f.text("quant_algo") {
+            Some("NVFP4") | None => WeightFormat::Nvfp4,
+            Some("FP8") => WeightFormat::Plain { dtype: Dtype::Fp8 },
+            Some(_) => return Err(unmodelled()),
+        },
+        "bitsandbytes" if f.flag("load_in_4bit") == Some(true) => WeightFormat::Nf4 {
+            double_quant: f.flag("bnb_4bit_use_double_quant") == Some(true),
+        },
+        "bitsandbytes" if f.flag("load_in_8bit") == Some(true) => {
+            WeightFormat::Plain { dtype: Dtype::Int8 }
+        }
+        "compressed-tensors" => compressed_tensors(q).ok_or_else(unmodelled)?,
+        "gptq" | "awq" => WeightFormat::GroupQuant {
+            bits: f.uint(&["bits", "w_bit"])?.unwrap_or(4).clamp(2, 8) as u8,
+            group: f
+                .uint(&["group_size", "q_group_size"])?
+                .filter(|&g| (8..=4096).contains(&g))
+                .unwrap_or(128) as u32,
+        },
+        _ => return Err(unmodelled()),
+    }))
+}
+
+/// llm-compressor's `compressed-tensors` checkpoints (Red Hat's FP8 and W4A16 models,
+/// NVIDIA's NVFP4 exports): the first group's weight scheme, 8-bit floats (per block
+/// when `strategy` is "block"), 4-bit floats in groups of 16 (NVFP4) or `num_bits`
+/// integers in groups (GPTQ-like W4A16). `None` for any other scheme.
+fn compressed_tensors(q: &serde_json::Map<String, Value>) -> Option<WeightFormat> {
+    let groups = q.get("config_groups")?.as_object()?;
+    let weights = Fields(groups.values().next()?.get("weights")?.as_object()?);
+    let bits = weights.uint(&["num_bits"]).ok()??;
+    let group = weights.uint(&["group_size"]).ok()?;
+    match (weights.text("type")?, bits, group) {
+        ("float", 8, _) if weights.text("strategy") == Some("block") => {
+            Some(WeightFormat::Fp8Block)
+        }
+        ("float", 8, _) => Some(WeightFormat::Plain { dtype: Dtype::Fp8 }),
+        ("float", 4, Some(16)) => Some(WeightFormat::Nvfp4),
+        ("int", 2..=8, Some(g)) if (8..=4096).contains(&g) => Some(WeightFormat::GroupQuant {
+            bits: bits as u8,
+            group: g as u32,
+        }),
+        ("int", 8, None) => Some(WeightFormat::Plain { dtype: Dtype::Int8 }),
+        _ => None,
+    }
 }
 
 /// Refuses a config that declares a mechanism the estimator does not model
@@ -653,6 +736,76 @@ mod tests {
             assert_eq!((conv + recurrent) * 4, ggml, "{file}");
         }
     }
+    /// The checkpoint's storage, from each quantiser's `quantization_config` as the
+    /// Hub's configs write it (gpt-oss, DeepSeek/Kimi/Qwen3-FP8, ModelOpt NVFP4,
+    /// llm-compressor FP8 and W4A16, bitsandbytes, AWQ) or an fp32 `torch_dtype`.
+    #[test]
+    fn checkpoints_say_how_they_store_their_weights() {
+        let cases: &[(&str, Result<Option<&str>, ()>)] = &[
+            (r#""torch_dtype": "bfloat16""#, Ok(None)),
+            (r#""torch_dtype": "float32""#, Ok(Some("fp32"))),
+            (r#""dtype": "float32""#, Ok(Some("fp32"))),
+            (
+                r#""quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}"#,
+                Ok(Some("mxfp4")),
+            ),
+            (
+                r#""quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}"#,
+                Ok(Some("fp8-block")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "fp8"}"#,
+                Ok(Some("fp8")),
+            ),
+            (
+                r#""quantization_config": {"quant_algo": "NVFP4", "quant_method": "modelopt"}"#,
+                Ok(Some("nvfp4")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float", "strategy": "channel", "group_size": null}}}}"#,
+                Ok(Some("fp8")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float", "strategy": "block"}}}}"#,
+                Ok(Some("fp8-block")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}"#,
+                Ok(Some("nvfp4")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128}}}}"#,
+                Ok(Some("gptq-4bit-128g")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_use_double_quant": true}"#,
+                Ok(Some("nf4-dq")),
+            ),
+            (
+                r#""quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 64}"#,
+                Ok(Some("gptq-4bit-64g")),
+            ),
+            (r#""quantization_config": {"quant_method": "hqq"}"#, Err(())),
+            (
+                r#""quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 3, "type": "float"}}}}"#,
+                Err(()),
+            ),
+        ];
+        for (fields, expected) in cases {
+            let text = LLAMA_31_8B
+                .replace(r#""torch_dtype": "bfloat16","#, "")
+                .replacen('{', &format!("{{{fields},"), 1);
+            let got = parse(&text).map(|(a, _)| a.checkpoint.map(|f| f.id()));
+            match (got, expected) {
+                (Ok(got), Ok(want)) => assert_eq!(got.as_deref(), *want, "{fields}"),
+                (Err(ConfigError::Unmodelled { what }), Err(())) => {
+                    assert!(what.contains("cuantizados"), "{what}")
+                }
+                (got, _) => panic!("{fields}: {got:?}"),
+            }
+        }
+    }
+
     use crate::catalog::model;
 
     const LLAMA_31_8B: &str = r#"{

@@ -37,10 +37,12 @@ pub enum GgufType {
     Iq2Xs,
     Iq2Xxs,
     Iq1S,
+    /// OCP MXFP4 (gpt-oss's experts): 16 bytes of e2m1 pairs and an e8m0 scale per 32.
+    Mxfp4,
 }
 
 impl GgufType {
-    pub const ALL: [GgufType; 21] = [
+    pub const ALL: [GgufType; 22] = [
         GgufType::F32,
         GgufType::F16,
         GgufType::Bf16,
@@ -62,6 +64,7 @@ impl GgufType {
         GgufType::Iq2Xs,
         GgufType::Iq2Xxs,
         GgufType::Iq1S,
+        GgufType::Mxfp4,
     ];
 
     /// (bytes per block, weights per block).
@@ -87,6 +90,7 @@ impl GgufType {
             GgufType::Iq2Xs => (74, 256),
             GgufType::Iq2Xxs => (66, 256),
             GgufType::Iq1S => (50, 256),
+            GgufType::Mxfp4 => (17, 32),
         }
     }
 
@@ -113,6 +117,7 @@ impl GgufType {
             GgufType::Iq2Xs => "IQ2_XS",
             GgufType::Iq2Xxs => "IQ2_XXS",
             GgufType::Iq1S => "IQ1_S",
+            GgufType::Mxfp4 => "MXFP4",
         }
     }
 
@@ -268,6 +273,26 @@ pub enum WeightFormat {
     Gguf { mix: u8 },
     /// EXL2 average bits per weight, in hundredths (465 = 4.65 bpw).
     Exl2 { centibits: u16 },
+    /// OCP MXFP4 (gpt-oss's checkpoints, `quant_method: "mxfp4"`): 4-bit e2m1 values
+    /// with one e8m0 scale byte per 32, 17 bytes per 32 weights, on a MoE's routed
+    /// experts (the config's `modules_to_not_convert` keeps attention, routers,
+    /// embeddings and head in 16 bits) or a dense model's linears.
+    Mxfp4,
+    /// llama.cpp's MXFP4_MOE file type (what ggml-org publishes gpt-oss as): MXFP4 on
+    /// the routed experts, Q8_0 on every other matrix and the embeddings, F32 norms and
+    /// biases (llama-quantize's MXFP4_MOE in src/llama-quant.cpp).
+    Mxfp4Moe,
+    /// NVIDIA's NVFP4 (ModelOpt checkpoints, `quant_algo: "NVFP4"`): e2m1 values with an
+    /// fp8 scale per 16 and an fp32 scale per tensor, 9 bytes per 16 weights, on every
+    /// linear of the layers but the routers.
+    Nvfp4,
+    /// Block-wise FP8 (DeepSeek-V3, Kimi K2, Qwen3-FP8: `quant_method: "fp8"` with
+    /// `weight_block_size: [128, 128]`): fp8 weights and one fp32 scale per 128 × 128
+    /// block, on every linear of the layers.
+    Fp8Block,
+    /// Whatever the checkpoint stores (`dtype="auto"` in transformers 5, vLLM's
+    /// default): resolved from the model ([`WeightFormat::resolved`]) before estimating.
+    Checkpoint,
 }
 
 impl WeightFormat {
@@ -291,6 +316,29 @@ impl WeightFormat {
             }
             WeightFormat::Gguf { mix } => mix_of(mix).base.bytes_for(n),
             WeightFormat::Exl2 { centibits } => bits(u128::from(centibits), 100),
+            WeightFormat::Mxfp4 | WeightFormat::Mxfp4Moe => bits(17 * 8, 32),
+            WeightFormat::Nvfp4 => bits(9 * 8, 16),
+            // 8 bits and 32 per 128 × 128.
+            WeightFormat::Fp8Block => bits(8 * 16_384 + 32, 16_384),
+            // Unresolved, the checkpoint is taken as 16-bit.
+            WeightFormat::Checkpoint => Dtype::Bf16.bytes_for(n),
+        }
+    }
+
+    /// The format to estimate with: [`WeightFormat::Checkpoint`] becomes the
+    /// checkpoint's own (`stored`, or bf16 when nothing says), every other format
+    /// stays. Training never runs on a checkpoint's quantised storage: transformers
+    /// dequantises MXFP4, NVFP4 and FP8 checkpoints to bf16 when it loads them to train.
+    pub fn resolved(self, stored: Option<WeightFormat>, training: bool) -> WeightFormat {
+        let bf16 = WeightFormat::Plain { dtype: Dtype::Bf16 };
+        match (self, stored) {
+            (WeightFormat::Checkpoint, Some(WeightFormat::Plain { dtype })) => {
+                WeightFormat::Plain { dtype }
+            }
+            (WeightFormat::Checkpoint, Some(_)) if training => bf16,
+            (WeightFormat::Checkpoint, Some(f)) => f,
+            (WeightFormat::Checkpoint, None) => bf16,
+            (f, _) => f,
         }
     }
 
@@ -316,6 +364,12 @@ impl WeightFormat {
             });
         }
         match s.as_str() {
+            "auto" | "checkpoint" => return Ok(WeightFormat::Checkpoint),
+            // llama.cpp's MXFP4_MOE file type is this format on the experts.
+            "mxfp4" => return Ok(WeightFormat::Mxfp4),
+            "mxfp4_moe" | "mxfp4-moe" => return Ok(WeightFormat::Mxfp4Moe),
+            "nvfp4" => return Ok(WeightFormat::Nvfp4),
+            "fp8-block" | "fp8_block" | "fp8-128" => return Ok(WeightFormat::Fp8Block),
             "nf4" | "4bit" => {
                 return Ok(WeightFormat::Nf4 {
                     double_quant: false,
@@ -360,6 +414,10 @@ impl WeightFormat {
         let s = s.strip_suffix("(guessed)").unwrap_or(&s).trim();
         let s = s.strip_prefix("mostly ").unwrap_or(s).trim();
         let s = s.strip_prefix("all ").unwrap_or(s);
+        // `LLAMA_FTYPE_MOSTLY_MXFP4_MOE` prints as "MXFP4 MoE".
+        if s == "mxfp4 moe" {
+            return Some(WeightFormat::Mxfp4Moe);
+        }
         let id = match s.split_once(" - ") {
             // llama.cpp's Q2_K is its "Medium" mix; vramlab's Q2_K row models it.
             Some(("q2_k", "medium")) => "q2_k".to_owned(),
@@ -385,6 +443,11 @@ impl WeightFormat {
             WeightFormat::Exl2 { centibits } => {
                 format!("{}.{:02}bpw", centibits / 100, centibits % 100)
             }
+            WeightFormat::Mxfp4 => "mxfp4".into(),
+            WeightFormat::Mxfp4Moe => "MXFP4_MOE".into(),
+            WeightFormat::Nvfp4 => "nvfp4".into(),
+            WeightFormat::Fp8Block => "fp8-block".into(),
+            WeightFormat::Checkpoint => "auto".into(),
         }
     }
 }

@@ -375,6 +375,81 @@ impl HybridLayout {
     }
 }
 
+/// How vLLM lays out a model with Gated DeltaNet layers (Qwen3-Next, Qwen3.5): every
+/// layer's state for one request is a "page" of the one pool the attention layers draw
+/// their KV blocks from. The attention layers' block grows until one attention page
+/// holds a whole state (`_align_hybrid_block_size` in vllm/platforms/interface.py: the
+/// kernel's block, `max(16, block_size)`, times `cdiv(state, kernel × page of one
+/// token)`), each state is padded to that page (`mamba_page_size_padded`), and the
+/// layers are grouped as for sliding windows (`_get_kv_cache_groups_uniform_page_size`:
+/// groups of the smaller kind's count, or the larger's under 1.5×). A request holds
+/// its context's blocks in each attention group and a fixed number of pages in each
+/// linear group: two in the "align" mode vLLM switches hybrids to when prefix caching
+/// is on, its default (`MambaSpec.max_memory_usage_bytes`: `2 + num_speculative_blocks
+/// + num_prefill_checkpoint_blocks`; the checkpoint block is not counted). The state is
+/// in the model's dtype, its recurrent part in fp32 when the config asks for it
+/// (Qwen3.5's `mamba_ssm_dtype`), and tensor parallelism splits its heads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LinearLayout {
+    /// One attention layer's KV bytes for one token.
+    token_page: u64,
+    /// Tokens per block after the alignment.
+    block: u64,
+    group_size: u64,
+    attention_groups: u64,
+    linear_groups: u64,
+}
+
+/// Pages a request holds in each linear group ([`LinearLayout`]).
+const LINEAR_PAGES_PER_REQUEST: u64 = 2;
+
+impl LinearLayout {
+    fn of(a: &Architecture, w: &Workload, per_token: u64, block: u64) -> Option<LinearLayout> {
+        let l = a.linear?;
+        let pp = u64::from(w.pp.max(1));
+        let tp = u128::from(w.tp.max(1));
+        let attention = u64::from(a.attention_layers()).div_ceil(pp);
+        let linear = u64::from(a.linear_layers()).div_ceil(pp);
+        if attention == 0 || linear == 0 {
+            return None;
+        }
+        let token_page = per_token.div_ceil(attention).max(1);
+        let c = u128::from(w.compute_dtype().bytes_for(1));
+        let (conv, recurrent) = l.state_elements();
+        let ssm = if l.ssm_fp32 { 4 } else { c };
+        let state = u64::try_from((u128::from(conv) * c + u128::from(recurrent) * ssm) / tp)
+            .unwrap_or(u64::MAX);
+        let kernel = block.max(16);
+        let aligned = kernel.saturating_mul(state.div_ceil(kernel.saturating_mul(token_page)));
+        let (small, large) = (attention.min(linear), attention.max(linear));
+        let group_size = if 2 * large < 3 * small { large } else { small };
+        Some(LinearLayout {
+            token_page,
+            block: aligned.max(block),
+            group_size,
+            attention_groups: attention.div_ceil(group_size),
+            linear_groups: linear.div_ceil(group_size),
+        })
+    }
+
+    fn groups(&self) -> u64 {
+        self.attention_groups + self.linear_groups
+    }
+
+    /// A block of the pool: one page of every layer of a group.
+    fn bytes_per_block(&self) -> u64 {
+        self.token_page
+            .saturating_mul(self.block)
+            .saturating_mul(self.group_size)
+    }
+
+    fn blocks_per_request(&self, len: u64) -> u64 {
+        self.attention_groups
+            .saturating_mul(len.div_ceil(self.block))
+            .saturating_add(self.linear_groups.saturating_mul(LINEAR_PAGES_PER_REQUEST))
+    }
+}
+
 /// For a model whose layers attend in two ways, the layers' worth of KV cache vLLM's
 /// hybrid manager gives each token (groups × group size, padding included) and the
 /// layers the model has per pipeline stage; `None` when every layer attends alike.
@@ -459,6 +534,23 @@ pub fn plan(
     .max(1);
     let block = u64::from(block_size.max(1));
     let seq_tokens = w.seq.saturating_add(w.new_tokens).max(1);
+    if let Some(l) = LinearLayout::of(a, w, per_token, block) {
+        let pool_blocks = kv_budget / l.bytes_per_block().max(1);
+        return ServingPlan {
+            budget_bytes: budget,
+            weights_bytes: weights,
+            kv_budget_bytes: kv_budget,
+            kv_bytes_per_token: l
+                .token_page
+                .saturating_mul(l.group_size)
+                .saturating_mul(l.attention_groups),
+            blocks: pool_blocks / l.groups(),
+            tokens: pool_blocks / l.groups() * l.block,
+            max_sequences: pool_blocks / l.blocks_per_request(seq_tokens).max(1),
+            cuda_graphs: profile.graphs,
+            cuda_graph_bytes: graphs,
+        };
+    }
     if let Some(h) = HybridLayout::of(a, w.pp) {
         // Every layer caches the same bytes per token (one KV spec per kind).
         let per_layer = per_token
@@ -510,6 +602,59 @@ mod tests {
     use super::*;
     use crate::catalog::{self, model};
     use crate::estimate::{Breakdown, ModelInput, estimate};
+
+    /// Qwen3-Next-80B in vLLM: 12 attention layers of 2 048 bytes per token and 36 Gated
+    /// DeltaNet layers of 1 097 728 bytes of bf16 state per request. The attention block
+    /// grows to 16 × ⌈1 097 728 / (16 × 2 048)⌉ = 544 tokens, one group of 12 attention
+    /// layers and three of 12 linear ones share a pool of 12 × 544 × 2 048-byte blocks,
+    /// and a 32 768-token request takes ⌈32 768 / 544⌉ = 61 attention blocks and 2 pages
+    /// in each linear group. Qwen3.5 keeps its recurrent state in fp32.
+    #[test]
+    fn gated_deltanet_states_are_pages_of_the_kv_pool() {
+        let a = model("qwen3-next-80b-a3b").unwrap().arch.clone();
+        let w = Workload::default().seq(32_768);
+        let per_token = kv_cache(&a, &Workload::default().seq(1));
+        assert_eq!(per_token, 12 * 2_048);
+        let l = LinearLayout::of(&a, &w, per_token, 16).unwrap();
+        assert_eq!(
+            (
+                l.token_page,
+                l.block,
+                l.group_size,
+                l.attention_groups,
+                l.linear_groups
+            ),
+            (2_048, 544, 12, 1, 3)
+        );
+        assert_eq!(l.bytes_per_block(), 12 * 544 * 2_048);
+        assert_eq!(l.blocks_per_request(32_768), 61 + 3 * 2);
+        let m = ModelInput::Arch {
+            arch: Box::new(a.clone()),
+            total_params: None,
+        };
+        let e = estimate(&m, &w).unwrap();
+        let kv = 40 * ByteSize::GIB;
+        let profile = Profile::vllm_default(kv, None).with_graphs(CudaGraphs::Off);
+        let p = plan(
+            &a,
+            &w,
+            &e,
+            kv + loaded_weights(&a, &w, e.breakdown.weights),
+            10_000,
+            16,
+            profile,
+            0,
+        );
+        let pool = p.kv_budget_bytes / (12 * 544 * 2_048);
+        assert_eq!(p.max_sequences, pool / 67);
+        assert_eq!(p.tokens, pool / 4 * 544);
+        // Qwen3.5's fp32 recurrent state: 48 value heads of 128 × 128 in four bytes.
+        let b = model("qwen3.5-27b").unwrap().arch.clone();
+        let per_token = kv_cache(&b, &Workload::default().seq(1));
+        let l = LinearLayout::of(&b, &w, per_token, 16).unwrap();
+        let state: u64 = 3 * (2 * 16 * 128 + 48 * 128) * 2 + 48 * 128 * 128 * 4;
+        assert_eq!(l.block, 16 * state.div_ceil(16 * l.token_page));
+    }
 
     /// vLLM's start-up log for Llama-3.1-8B: 4.60 GiB of KV cache hold 37 696 tokens
     /// (public-cases kv-2).

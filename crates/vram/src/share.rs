@@ -17,8 +17,10 @@ use crate::arch::LayerExperts;
 use crate::arch::{
     Architecture, AttnBias, LinearAttention, Mla, Mlp, Moe, Norm, Rope, SlidingWindow, Vision,
 };
+use crate::dtype::Dtype;
 use crate::hf_config::{ConfigError, MAX_DIM};
 use crate::import::StoredWeights;
+use crate::quant::WeightFormat;
 
 /// The link keys of a shared model, the same on the estimator page and in the
 /// widget's "open in vramlab" link: the architecture as [`encode`]'s text, and the
@@ -130,8 +132,9 @@ pub fn encode(a: &Architecture) -> String {
     // Added for the hybrid and 2025–26 models: the shared experts' own width, the
     // gated attention output and attention sinks, then Gated DeltaNet.
     let shared = a.moe.map_or(0, |m| m.shared_intermediate);
-    let extra = (shared > 0 || a.attn_gate || a.sinks)
-        .then(|| vec![shared, flag(a.attn_gate), flag(a.sinks)]);
+    let stored = checkpoint_code(a.checkpoint);
+    let extra = (shared > 0 || a.attn_gate || a.sinks || stored > 0)
+        .then(|| vec![shared, flag(a.attn_gate), flag(a.sinks), stored]);
     let linear = a.linear.map(|l| {
         vec![
             l.full_every,
@@ -155,6 +158,55 @@ pub fn encode(a: &Architecture) -> String {
         parts.push(group(linear));
     }
     format!("{TAG}:{}:{}", parts.join("."), a.family)
+}
+
+/// The checkpoint's storage as one number of the extras group: 0 when it is 16-bit,
+/// small codes for the fixed formats, `100000 × bits + group` for GPTQ/AWQ.
+fn checkpoint_code(stored: Option<WeightFormat>) -> u32 {
+    match stored {
+        None => 0,
+        Some(WeightFormat::Mxfp4) => 1,
+        Some(WeightFormat::Nvfp4) => 2,
+        Some(WeightFormat::Fp8Block) => 3,
+        Some(WeightFormat::Plain { dtype: Dtype::Fp8 }) => 4,
+        Some(WeightFormat::Plain { dtype: Dtype::Fp32 }) => 5,
+        Some(WeightFormat::Plain { dtype: Dtype::Int8 }) => 6,
+        Some(WeightFormat::Nf4 {
+            double_quant: false,
+        }) => 7,
+        Some(WeightFormat::Nf4 { double_quant: true }) => 8,
+        Some(WeightFormat::GroupQuant { bits, group }) => 100_000 * u32::from(bits) + group,
+        // No importer stores any other format as a checkpoint's.
+        Some(_) => 0,
+    }
+}
+
+/// Reads back [`checkpoint_code`], refusing a code it never writes.
+fn checkpoint_from_code(code: u32) -> Result<Option<WeightFormat>, ShareError> {
+    Ok(Some(match code {
+        0 => return Ok(None),
+        1 => WeightFormat::Mxfp4,
+        2 => WeightFormat::Nvfp4,
+        3 => WeightFormat::Fp8Block,
+        4 => WeightFormat::Plain { dtype: Dtype::Fp8 },
+        5 => WeightFormat::Plain { dtype: Dtype::Fp32 },
+        6 => WeightFormat::Plain { dtype: Dtype::Int8 },
+        7 => WeightFormat::Nf4 {
+            double_quant: false,
+        },
+        8 => WeightFormat::Nf4 { double_quant: true },
+        c if (200_008..=804_096).contains(&c) && (2..=8).contains(&(c / 100_000)) => {
+            let group = c % 100_000;
+            if !(8..=4096).contains(&group) {
+                return Err(ShareError::Damaged("formato del checkpoint"));
+            }
+            WeightFormat::GroupQuant {
+                bits: (c / 100_000) as u8,
+                group,
+            }
+        }
+        _ => return Err(ShareError::Damaged("formato del checkpoint")),
+    }))
 }
 
 /// Reads back what [`encode`] wrote, refusing anything the importer would refuse.
@@ -229,7 +281,15 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
             Err(ShareError::Damaged("grupo"))
         }
     };
-    let extra = group(extra, 3)?.unwrap_or_else(|| vec![0, 0, 0]);
+    // Links written before the checkpoint format joined the group carry three numbers.
+    let extra = match group(extra, 4) {
+        Err(_) => group(extra, 3)?.map(|mut v| {
+            v.push(0);
+            v
+        }),
+        read => read?,
+    }
+    .unwrap_or_else(|| vec![0, 0, 0, 0]);
     let bit = |v: u32| match v {
         0 => Ok(false),
         1 => Ok(true),
@@ -280,6 +340,7 @@ pub fn decode(text: &str) -> Result<Architecture, ShareError> {
         }),
         attn_gate: bit(extra[1])?,
         sinks: bit(extra[2])?,
+        checkpoint: checkpoint_from_code(extra[3])?,
         linear: match group(linear, 7)? {
             Some(v) => Some(LinearAttention {
                 full_every: v[0],
@@ -431,6 +492,16 @@ pub fn decode_json(text: &str) -> Result<Architecture, ShareError> {
         },
         attn_gate: b("attn_gate")?,
         sinks: b("sinks")?,
+        checkpoint: match top.get("checkpoint") {
+            None | Some(Value::Null) => None,
+            // Through the link's code, so that only formats a checkpoint can have pass.
+            Some(v) => match v.as_str().map(WeightFormat::parse) {
+                Some(Ok(f)) if checkpoint_code(Some(f)) > 0 => {
+                    checkpoint_from_code(checkpoint_code(Some(f))).map_err(|_| damaged())?
+                }
+                _ => return Err(damaged()),
+            },
+        },
         mla: match optional("mla")? {
             None => None,
             Some(m) => Some(Mla {
@@ -682,6 +753,48 @@ mod tests {
         assert_eq!(
             encode(&catalog::model("gemma-3-4b").unwrap().arch),
             "a1:34.2560.8.4.256.10240.0.262208.1.0.4.0.0.1.0.0.0.0.0.131072.-.1024,6.-.8,1.27,1152,4304,14,896,256,16:gemma3"
+        );
+    }
+
+    /// Every format an importer reads from a checkpoint has its code, and links from
+    /// before the code (three extras) still read.
+    #[test]
+    fn checkpoint_formats_travel_in_the_extras() {
+        for id in [
+            "mxfp4",
+            "nvfp4",
+            "fp8-block",
+            "fp8",
+            "fp32",
+            "int8",
+            "nf4",
+            "nf4-dq",
+            "gptq-4bit-128g",
+            "gptq-8bit-4096g",
+            "gptq-2bit-8g",
+        ] {
+            let f = WeightFormat::parse(id).unwrap();
+            let code = checkpoint_code(Some(f));
+            assert!(code > 0, "{id}");
+            assert_eq!(checkpoint_from_code(code).unwrap(), Some(f), "{id}");
+        }
+        for bad in [9, 99_999, 100_128, 200_007, 204_097, 900_128, u32::MAX] {
+            assert!(checkpoint_from_code(bad).is_err(), "{bad}");
+        }
+        let oss = &catalog::model("gpt-oss-20b").unwrap().arch;
+        let text = encode(oss);
+        assert!(text.contains(".0,0,1,1."), "{text}");
+        let old = decode(&text.replace(".0,0,1,1.", ".0,0,1.")).unwrap();
+        assert_eq!(old.checkpoint, None);
+        assert_eq!(
+            Architecture {
+                checkpoint: None,
+                ..old
+            },
+            Architecture {
+                checkpoint: None,
+                ..oss.clone()
+            }
         );
     }
 

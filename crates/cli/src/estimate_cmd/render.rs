@@ -56,6 +56,8 @@ struct Output<'a> {
     /// The prompt tokens estimated: `--seq`, or with `--seq auto` the context the
     /// runtime opens less `--new-tokens`.
     seq_tokens: u64,
+    /// The format the weights were counted in: `--dtype`, or what `auto` resolved to.
+    weights_format: String,
     /// Every setting in effect, by canonical id: numbers, booleans, or the CLI's ids.
     settings: BTreeMap<&'static str, serde_json::Value>,
     notes: Vec<String>,
@@ -101,6 +103,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         speed: e.speed,
         serving: e.serving,
         seq_tokens: e.workload.seq,
+        weights_format: e.workload.weights.id(),
         settings: FIELDS
             .iter()
             .filter_map(|spec| {

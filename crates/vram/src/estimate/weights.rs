@@ -6,7 +6,7 @@
 use super::mul;
 use crate::arch::{Architecture, ParamCount};
 use crate::dtype::Dtype;
-use crate::quant::{WeightFormat, mix_of, use_more_bits};
+use crate::quant::{GgufType, WeightFormat, mix_of, use_more_bits};
 use crate::workload::{Engine, Mode, Workload};
 
 /// Weight bytes of the whole (unsharded) model in `format`.
@@ -74,6 +74,25 @@ pub fn weight_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
                 .saturating_add(mul(&[4, rest]))
         }
         (WeightFormat::Gguf { mix }, None) => mix_of(mix).base.bytes_for(pc.total),
+        // MXFP4 checkpoints quantise a MoE's routed experts only (gpt-oss's
+        // `modules_to_not_convert`: attention, routers, embeddings, head); the rest is
+        // 16-bit in the checkpoint and Q8_0 in llama.cpp's MXFP4_MOE files, with norms
+        // and biases in F32 there.
+        (WeightFormat::Mxfp4, Some(_)) if pc.routed_experts > 0 => format
+            .linear_bytes(pc.routed_experts)
+            .saturating_add(sixteen.bytes_for(pc.total.saturating_sub(pc.routed_experts))),
+        (WeightFormat::Mxfp4Moe, Some(_)) => {
+            let matrices = pc
+                .layer_linear
+                .saturating_add(pc.embeddings)
+                .saturating_add(pc.lm_head);
+            let rest = pc.total.saturating_sub(matrices);
+            let experts = pc.routed_experts.min(matrices);
+            format
+                .linear_bytes(experts)
+                .saturating_add(GgufType::Q8_0.bytes_for(matrices - experts))
+                .saturating_add(mul(&[4, rest]))
+        }
         (_, Some(_)) => {
             // Quantised linears; embeddings, head, norms and biases stay 16-bit.
             format
@@ -107,6 +126,7 @@ pub fn embeddings_on_cpu(
                 .bytes_for(pc.embeddings)
             }
             WeightFormat::Plain { dtype } => dtype.bytes_for(pc.embeddings),
+            WeightFormat::Mxfp4Moe => GgufType::Q8_0.bytes_for(pc.embeddings),
             _ => Dtype::Bf16.bytes_for(pc.embeddings),
         },
         _ => 0,
@@ -209,6 +229,48 @@ mod tests {
             mib(e.breakdown.weights)
         );
         assert_eq!(mib(e.host_weights_bytes), 306.0);
+    }
+
+    /// gpt-oss as its runtimes hold it: vLLM and transformers keep the checkpoint's
+    /// MXFP4 experts (17 bytes per 32 weights) and the rest in bf16; llama.cpp's
+    /// MXFP4_MOE file keeps the experts and stores the other matrices in Q8_0, with
+    /// the input table on the CPU. gpt-oss-20b on an Apple M5 (llama.cpp b7217,
+    /// ggml-org/gpt-oss-20b-GGUF): "CPU_Mapped model buffer size = 586.82 MiB" is the
+    /// Q8_0 table, and "Metal_Mapped model buffer size = 11536.18 MiB" the file's
+    /// whole tensor data, which Metal maps at once on unified memory (the file is
+    /// "11.27 GiB (4.63 BPW)" in the RTX 3070 log of the same conversion).
+    #[test]
+    fn mxfp4_checkpoints_keep_their_experts_in_four_bits() {
+        let oss = preset("gpt-oss-20b");
+        let ModelInput::Arch { arch, .. } = &oss else {
+            unreachable!()
+        };
+        assert_eq!(arch.checkpoint, Some(WeightFormat::Mxfp4));
+        let pc = arch.param_count();
+        // 24 layers × 32 experts × 3 matrices of 2880 × 2880.
+        assert_eq!(pc.routed_experts, 24 * 32 * 3 * 2880 * 2880);
+        let held = |format: &str, engine| {
+            estimate(
+                &oss,
+                &Workload::default()
+                    .seq(4096)
+                    .engine(engine)
+                    .weights(WeightFormat::parse(format).unwrap()),
+            )
+            .unwrap()
+        };
+        let torch = held("mxfp4", crate::workload::Engine::Torch);
+        assert_eq!(
+            torch.breakdown.weights,
+            pc.routed_experts * 17 / 32 + 2 * (pc.total - pc.routed_experts)
+        );
+        let bf16 = held("bf16", crate::workload::Engine::Torch);
+        assert_eq!(bf16.breakdown.weights, 2 * pc.total);
+        let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+        let gguf = held("MXFP4_MOE", crate::workload::Engine::Ggml);
+        assert!((mib(gguf.host_weights_bytes) - 586.82).abs() < 0.01);
+        let file = mib(gguf.breakdown.weights + gguf.host_weights_bytes);
+        assert!((file - 11536.18).abs() / 11536.18 < 0.005, "{file}");
     }
 
     /// Training loads the tower too: frozen with LoRA (its linears quantised with

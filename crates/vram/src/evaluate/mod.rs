@@ -15,7 +15,7 @@ mod serve;
 mod verdict;
 
 pub use curve::context_curve;
-pub use note::{Note, TowerPlace};
+pub use note::{FormatChoice, Note, TowerPlace};
 pub use placement::{CpuMoeFit, CpuSplit, LayerFit};
 pub use verdict::Verdict;
 
@@ -118,6 +118,7 @@ pub fn with_margin(limit: u64, margin: Option<u64>, unit: &str) -> String {
 /// The engine's model input and workload for `model` and `s`.
 pub fn workload(model: &Model, s: &Settings) -> Workload {
     let mut w = s.workload();
+    w.weights = s.weights_for(model.arch().and_then(|a| a.checkpoint));
     w.seq = s.prompt(opened(model, s));
     if !s.task.is_training() {
         w.stored_weights = model.stored.as_ref().map(|st| st.bytes);

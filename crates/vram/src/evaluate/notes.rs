@@ -4,7 +4,7 @@
 
 use super::placement::layer_split;
 use super::verdict::tp_refused;
-use super::{Model, Note, TowerPlace, Verdict};
+use super::{FormatChoice, Model, Note, TowerPlace, Verdict};
 use crate::band;
 use crate::default_context;
 use crate::estimate::{Estimate, ModelInput};
@@ -97,6 +97,9 @@ fn machine_and_model(notes: &mut Vec<Note>, model: &Model, s: &Settings, w: &Wor
         ModelInput::Arch { .. } => {}
         ModelInput::Params(_) => notes.push(Note::ParamsOnly),
     }
+    if let Some(note) = checkpoint_format(model, s, w) {
+        notes.push(note);
+    }
     if let Some(st) = &model.stored {
         notes.push(if s.task.is_training() {
             Note::ExactWeightsIgnored {
@@ -111,6 +114,29 @@ fn machine_and_model(notes: &mut Vec<Note>, model: &Model, s: &Settings, w: &Wor
             }
         });
     }
+}
+
+/// What `auto` made of a checkpoint stored quantised ([`Settings::weights_for`]).
+fn checkpoint_format(model: &Model, s: &Settings, w: &Workload) -> Option<Note> {
+    let stored = model.arch()?.checkpoint?;
+    if s.format != WeightFormat::Checkpoint || model.stored.is_some() {
+        return None;
+    }
+    let why = match w.weights {
+        WeightFormat::Mxfp4Moe => FormatChoice::Gguf,
+        f if f == stored => FormatChoice::Kept {
+            transformers: s.runtime != Runtime::Vllm && stored == WeightFormat::Mxfp4,
+        },
+        _ if s.task.is_training() => FormatChoice::Training,
+        WeightFormat::Plain { .. } if stored == WeightFormat::Mxfp4 => FormatChoice::OldGpu,
+        // A GGUF of another checkpoint is the Q4_K_M the settings default to, as before.
+        _ => return None,
+    };
+    Some(Note::CheckpointFormat {
+        stored: stored.id(),
+        used: w.weights.id(),
+        why,
+    })
 }
 
 /// The runtime's error band, ggml's buffers and placement, and the vision tower.

@@ -451,7 +451,9 @@ impl Field {
             Field::LoraTargets => {
                 "Qué capas lineales llevan adaptadores LoRA: un conjunto habitual o tu lista de target_modules (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj; también los nombres de torchtune: output_proj, w1, w2, w3, mlp; sin espacios, o entre comillas en la terminal)."
             }
-            Field::Format => "Cómo se guardan los pesos (en QLoRA, los del modelo base).",
+            Field::Format => {
+                "Cómo se guardan los pesos (en QLoRA, los del modelo base). «auto»: como el motor carga el checkpoint (bf16, o MXFP4/FP8/NVFP4 si así viene; para entrenar, bf16; en llama.cpp y Ollama, Q4_K_M o el MXFP4_MOE de gpt-oss)."
+            }
             Field::Batch => "Secuencias procesadas a la vez.",
             Field::Seq => {
                 "Tokens por secuencia (el prompt, o la secuencia de entrenamiento). «auto», lo que vLLM, llama.cpp y Ollama toman por defecto, es el contexto que abre el propio motor: vLLM, el del modelo (max_model_len); llama.cpp, el del modelo, que su ajuste automático (fit) baja hasta dejar 1 GiB libre (nunca por debajo de 4096); Ollama, 4096, 32 768 o 262 144 según la VRAM, sin pasar del del modelo."
@@ -543,7 +545,7 @@ impl Field {
                 "un tamaño: 24GiB, 80GB, 512MiB (KB, MB y GB son potencias de 1000)".into()
             }
             Field::Task => choice::spellings(TASKS, web),
-            Field::Format => "bf16, fp16, fp32, fp8, int8, nf4, nf4-dq, gptq-4bit-128g, awq, Q4_K_M, Q8_0, 4.65bpw…".into(),
+            Field::Format => "auto, bf16, fp16, fp32, fp8, fp8-block, mxfp4, nvfp4, int8, nf4, nf4-dq, gptq-4bit-128g, awq, Q4_K_M, MXFP4_MOE, Q8_0, 4.65bpw…".into(),
             Field::Attention => choice::spellings(ATTENTIONS, web),
             Field::Optimizer => choice::spellings(OPTIMIZERS, web),
             Field::Precision => choice::spellings(PRECISIONS, web),

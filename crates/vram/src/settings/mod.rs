@@ -210,15 +210,13 @@ impl Settings {
             runtime,
             format: match (task, runtime) {
                 (Task::Qlora, _) => WeightFormat::Nf4 { double_quant: true },
-                // The quantisation Ollama pulls by default and most GGUF users pick.
-                (_, Runtime::LlamaCpp | Runtime::Ollama) => WeightFormat::parse("Q4_K_M")
-                    .unwrap_or(WeightFormat::Plain { dtype: Dtype::Bf16 }),
                 // AutoAWQ runs AWQ checkpoints: 4 bits, groups of 128.
                 (_, Runtime::AutoAwq) => WeightFormat::GroupQuant {
                     bits: 4,
                     group: 128,
                 },
-                _ => WeightFormat::Plain { dtype: Dtype::Bf16 },
+                // What the runtime makes of the checkpoint ([`Settings::weights_for`]).
+                _ => WeightFormat::Checkpoint,
             },
             batch: 1,
             // The servers choose a context themselves; the rest take the user's.
@@ -538,6 +536,44 @@ impl Settings {
         matches!(self.runtime, Runtime::LlamaCpp | Runtime::Ollama) && !self.task.is_training()
     }
 
+    /// The format the engine holds the weights in when the checkpoint stores them as
+    /// `stored` (`None`: 16-bit). `auto` is what each runtime does with the checkpoint
+    /// by default:
+    ///
+    /// - vLLM and transformers 5 (`dtype="auto"`) load it as it is stored: MXFP4
+    ///   experts stay MXFP4 (vLLM's `Mxfp4MoEMethod`; transformers' `Mxfp4HfQuantizer`
+    ///   with triton ≥ 3.4 and `kernels`), FP8 and NVFP4 stay so. transformers
+    ///   dequantises MXFP4 to bf16 on GPUs below compute capability 7.5 (Pascal,
+    ///   Volta): "We will default to dequantizing the model to bf16".
+    /// - Training runs on bf16 weights ([`WeightFormat::resolved`]).
+    /// - llama.cpp and Ollama run a GGUF: gpt-oss is published as MXFP4_MOE (what
+    ///   `ollama pull gpt-oss` and ggml-org's files hold), everything else as Q4_K_M,
+    ///   the quantisation Ollama pulls by default and most GGUF users pick. An explicit
+    ///   `mxfp4` there is that same MXFP4_MOE file type.
+    pub fn weights_for(&self, stored: Option<WeightFormat>) -> WeightFormat {
+        let ggml = matches!(self.runtime, Runtime::LlamaCpp | Runtime::Ollama);
+        match self.format {
+            WeightFormat::Checkpoint if ggml => match stored {
+                Some(WeightFormat::Mxfp4) => WeightFormat::Mxfp4Moe,
+                _ => WeightFormat::parse("Q4_K_M").unwrap_or(WeightFormat::Checkpoint),
+            },
+            WeightFormat::Mxfp4 if ggml => WeightFormat::Mxfp4Moe,
+            WeightFormat::Checkpoint => {
+                let old_gpu = self
+                    .gpu
+                    .as_ref()
+                    .is_some_and(|g| matches!(g.family.as_str(), "pascal" | "volta"));
+                match WeightFormat::Checkpoint.resolved(stored, self.task.is_training()) {
+                    WeightFormat::Mxfp4 if old_gpu && self.runtime != Runtime::Vllm => {
+                        WeightFormat::Plain { dtype: Dtype::Bf16 }
+                    }
+                    f => f,
+                }
+            }
+            f => f,
+        }
+    }
+
     /// The tensor-parallel degree in effect.
     pub fn tp(&self) -> u32 {
         self.tp.unwrap_or(if self.task.is_training() {
@@ -586,7 +622,7 @@ impl Settings {
                 .task
                 .finetune()
                 .unwrap_or(crate::workload::Finetune::Full),
-            weights: self.format,
+            weights: self.weights_for(None),
             precision: self.precision,
             loss: self.loss,
             lora_targets: self.lora_targets,

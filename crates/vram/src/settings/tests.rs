@@ -29,8 +29,10 @@ fn web_defaults_and_task_defaults() {
     let back = q.with_task(Task::Inference);
     assert_eq!(back.format.id(), "gptq-4bit-128g");
     assert!(!back.checkpointing);
+    // Every other task loads the checkpoint as its runtime does, bf16 for most.
     let full = web(&[("modo", "qlora")]).0.with_task(Task::Full);
-    assert_eq!(full.format.id(), "bf16");
+    assert_eq!(full.format.id(), "auto");
+    assert_eq!(full.weights_for(None).id(), "bf16");
 }
 
 #[test]
@@ -256,6 +258,11 @@ const FORMATS: &[&str] = &[
     "Q4_K_M",
     "Q8_0",
     "4.65bpw",
+    "auto",
+    "mxfp4",
+    "MXFP4_MOE",
+    "nvfp4",
+    "fp8-block",
 ];
 
 fn any_settings() -> impl Strategy<Value = Settings> {
@@ -704,4 +711,42 @@ fn dump_corpus() {
     }
     std::fs::write(&path, out).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(format!("{path}.flags"), flags).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// What `auto` and an explicit format become for each runtime, task, GPU and
+/// checkpoint ([`Settings::weights_for`]).
+#[test]
+fn auto_loads_the_checkpoint_as_each_runtime_does() {
+    let mxfp4 = Some(WeightFormat::Mxfp4);
+    let fp8 = Some(WeightFormat::Fp8Block);
+    // (settings, checkpoint, format held)
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<WeightFormat>, &'a str);
+    let cases: [Case; 12] = [
+        (&[("motor", "vllm")], mxfp4, "mxfp4"),
+        (&[("motor", "vllm")], None, "bf16"),
+        (&[("motor", "vllm")], fp8, "fp8-block"),
+        (&[("motor", "transformers")], mxfp4, "mxfp4"),
+        // transformers dequantises MXFP4 below compute capability 7.5; vLLM does not.
+        (
+            &[("motor", "transformers"), ("gpu", "v100-32gb")],
+            mxfp4,
+            "bf16",
+        ),
+        (&[("motor", "vllm"), ("gpu", "v100-32gb")], mxfp4, "mxfp4"),
+        (&[("modo", "lora")], mxfp4, "bf16"),
+        (&[("modo", "full")], fp8, "bf16"),
+        (&[("motor", "llamacpp")], mxfp4, "MXFP4_MOE"),
+        (&[("motor", "ollama")], None, "Q4_K_M"),
+        (
+            &[("motor", "llamacpp"), ("formato", "mxfp4")],
+            None,
+            "MXFP4_MOE",
+        ),
+        (&[("motor", "vllm"), ("formato", "bf16")], mxfp4, "bf16"),
+    ];
+    for (pairs, stored, held) in cases {
+        let (s, errors) = web(pairs);
+        assert!(errors.is_empty(), "{pairs:?}: {errors:?}");
+        assert_eq!(s.weights_for(stored).id(), held, "{pairs:?} {stored:?}");
+    }
 }

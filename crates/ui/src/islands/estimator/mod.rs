@@ -36,14 +36,19 @@ use compute::{CUSTOM, Imported, Inputs};
 /// Weight formats offered in the picker: (id, label). A format a link brings that is
 /// not here is offered too, so the picker always shows what is computed.
 const FORMATS: &[(&str, &str)] = &[
+    ("auto", "Auto: como lo carga el motor"),
     ("bf16", "BF16"),
     ("fp16", "FP16"),
     ("fp32", "FP32"),
     ("fp8", "FP8"),
+    ("fp8-block", "FP8 por bloques (DeepSeek, Kimi)"),
+    ("mxfp4", "MXFP4 (gpt-oss)"),
+    ("nvfp4", "NVFP4 (Blackwell)"),
     ("int8", "INT8 (bitsandbytes)"),
     ("nf4", "NF4 (bitsandbytes)"),
     ("nf4-dq", "NF4 + doble cuantización (QLoRA)"),
     ("gptq-4bit-128g", "GPTQ/AWQ 4 bits, grupo 128"),
+    ("MXFP4_MOE", "GGUF MXFP4_MOE"),
     ("Q8_0", "GGUF Q8_0"),
     ("Q6_K", "GGUF Q6_K"),
     ("Q5_K_M", "GGUF Q5_K_M"),

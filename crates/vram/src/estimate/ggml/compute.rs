@@ -95,6 +95,7 @@ pub fn output_bytes(pc: &ParamCount, arch: Option<&Architecture>, format: Weight
     let table = |n: u64, ncols: u64| match format {
         WeightFormat::Gguf { mix } => mix_of(mix).output_for(ncols).bytes_for(n),
         WeightFormat::Plain { dtype } => dtype.bytes_for(n),
+        WeightFormat::Mxfp4Moe => crate::quant::GgufType::Q8_0.bytes_for(n),
         _ => Dtype::Bf16.bytes_for(n),
     };
     match arch {

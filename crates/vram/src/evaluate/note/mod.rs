@@ -29,6 +29,19 @@ pub enum TowerPlace {
     Trained,
 }
 
+/// Why `auto` holds a quantised checkpoint's weights as it does ([`Note::CheckpointFormat`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatChoice {
+    /// Loaded as stored (vLLM, transformers 5 with its kernels).
+    Kept { transformers: bool },
+    /// Training dequantises to bf16.
+    Training,
+    /// transformers on a GPU below compute capability 7.5 dequantises MXFP4 to bf16.
+    OldGpu,
+    /// llama.cpp and Ollama run the GGUF published for it.
+    Gguf,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Note {
     /// How far published runs of this runtime and phase were from the estimate.
@@ -251,6 +264,13 @@ pub enum Note {
     },
     /// A file's exact bytes were given, but training counts weights by format.
     ExactWeightsIgnored { source: String },
+    /// `auto` met a checkpoint stored in `stored` (MXFP4, FP8, NVFP4…): the weights
+    /// were counted in `used`, the format the runtime holds them in, for `why`.
+    CheckpointFormat {
+        stored: String,
+        used: String,
+        why: FormatChoice,
+    },
     /// QLoRA was asked with 16/32-bit weights: the base is loaded in NF4 anyway.
     QloraBase { asked: String },
     /// transformers' `generate` before 2024 held the previous step's KV cache beside the
@@ -280,6 +300,7 @@ impl Note {
             | Note::ExactWeightsIgnored { .. }
             | Note::BeyondTrainedContext { .. }
             | Note::QloraBase { .. }
+            | Note::CheckpointFormat { .. }
             | Note::VisionTower { .. } => model::text(self, cli),
             Note::FittedLayers { .. } | Note::OpenedContext { .. } | Note::OllamaContext { .. } => {
                 auto::text(self, cli)
@@ -380,6 +401,11 @@ mod tests {
                 default_bucket: 1_000_000_000,
             },
             Note::OllamaOneGpu { gpus: 2 },
+            Note::CheckpointFormat {
+                stored: "mxfp4".into(),
+                used: "mxfp4".into(),
+                why: FormatChoice::Kept { transformers: true },
+            },
             Note::LayerSplit {
                 runtime: "llama.cpp",
                 gpus: 2,

@@ -1,6 +1,6 @@
 //! How the notes of one subject read. The machine and the model: capacity, CUDA context, the error band, what is known of the parameters and weights, the context asked against the trained one.
 
-use super::{Note, TowerPlace};
+use super::{FormatChoice, Note, TowerPlace};
 use crate::units::{ByteSize, group_digits};
 
 /// The wording of this subject's notes; the dispatcher in [`Note::text`] sends only
@@ -65,6 +65,32 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
                 "Contexto CUDA de {} por GPU para {gpu}: {basis}.{hint}",
                 ByteSize(*bytes).binary()
             )
+        }
+        Note::CheckpointFormat { stored, used, why } => {
+            let name = |id: &str| match id {
+                "fp8-block" => "FP8 por bloques".to_owned(),
+                id => id.to_uppercase(),
+            };
+            let (stored, used) = (name(stored), name(used));
+            match why {
+                FormatChoice::Kept { transformers } => {
+                    let caveat = match (transformers, cli) {
+                        (true, true) => " transformers 5 solo los conserva así con triton ≥ 3.4 y el paquete kernels instalados (si no, los pasa a bf16: --format bf16 cuenta ese caso).",
+                        (true, false) => " transformers 5 solo los conserva así con triton ≥ 3.4 y el paquete kernels instalados; si no, los pasa a bf16 (elige bf16 en «formato» para ver ese caso).",
+                        (false, _) => "",
+                    };
+                    format!("Pesos en {used}, como los guarda el checkpoint.{caveat}")
+                }
+                FormatChoice::Training => format!(
+                    "El checkpoint guarda los pesos en {stored}, pero para entrenar se cargan descuantizados a BF16 (transformers no entrena sobre {stored}): se cuentan así."
+                ),
+                FormatChoice::OldGpu => format!(
+                    "El checkpoint guarda los pesos en {stored}, pero transformers los descuantiza a BF16 en GPU de capacidad de cómputo menor que 7.5 (Pascal, Volta): se cuentan así."
+                ),
+                FormatChoice::Gguf => format!(
+                    "El checkpoint guarda los pesos en {stored}; se cuenta el GGUF que se publica para él ({used}: los expertos en MXFP4, el resto de matrices en Q8_0)."
+                ),
+            }
         }
         Note::TotalParams { given, derived } => format!(
             "Se usa el total de parámetros indicado ({}) en lugar del derivado de la arquitectura ({}).",
