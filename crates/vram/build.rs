@@ -228,7 +228,7 @@ fn gpus(code: &mut String) {
         let ctx = format!("data/gpus.json row {i}");
         let _ = writeln!(
             code,
-            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, usable_bytes: {}, usable_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, sms: {}, sms_source: {}, source: {} }},",
+            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, usable_bytes: {}, usable_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, sms: {}, sms_source: {}, source: {}, unified: {} }},",
             text(g, "id", &ctx),
             text(g, "name", &ctx),
             text(g, "family", &ctx),
@@ -242,6 +242,7 @@ fn gpus(code: &mut String) {
             uint(g, "sms", None, &ctx),
             text(g, "sms_source", &ctx),
             text(g, "source", &ctx),
+            flag(g, "unified"),
         );
     }
     code.push_str("];\n");

@@ -44,6 +44,10 @@ pub struct Gpu {
     pub sms: u32,
     pub sms_source: String,
     pub source: String,
+    /// Memory shared with the CPU (Apple Silicon, DGX Spark, Strix Halo): `usable_bytes`
+    /// is the share the OS lets the GPU hold, not a card's own memory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unified: bool,
 }
 
 /// A catalog row as compiled in by `build.rs` (static strings, no parsing at run time).
@@ -102,6 +106,7 @@ struct GpuRow {
     sms: u64,
     sms_source: &'static str,
     source: &'static str,
+    unified: bool,
 }
 
 include!(concat!(env!("OUT_DIR"), "/catalog_data.rs"));
@@ -189,6 +194,7 @@ pub fn gpus() -> &'static [Gpu] {
                 fp32_tflops: r.fp32_tflops,
                 sms: dim(r.sms),
                 sms_source: r.sms_source.to_owned(),
+                unified: r.unified,
                 source: r.source.to_owned(),
             })
             .collect()
@@ -276,12 +282,15 @@ mod tests {
     }
 
     /// Every card's usable memory is at most nvidia-smi's total, never below 90 % of
-    /// it, and says where it was published.
+    /// it, and says where it was published. Unified memory leaves the OS its share:
+    /// macOS wires at most about two thirds to three quarters for the GPU
+    /// (`recommendedMaxWorkingSetSize`), Linux's GTT limit on Strix Halo three quarters.
     #[test]
     fn usable_capacities_are_sourced_and_plausible() {
         for g in gpus() {
             assert!(g.usable_bytes <= g.memory_bytes, "{}", g.id);
-            assert!(g.usable_bytes * 10 >= g.memory_bytes * 9, "{}", g.id);
+            let floor = if g.unified { 6 } else { 9 };
+            assert!(g.usable_bytes * 10 >= g.memory_bytes * floor, "{}", g.id);
             assert!(g.usable_source.len() > 20, "{}", g.id);
         }
         assert!(model("no-existe").is_none());

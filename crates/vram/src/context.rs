@@ -64,6 +64,15 @@ pub fn for_family(family: &str) -> ContextDefault {
             basis: "supuesto: PyTorch 2.x con CUDA 12 y carga perezosa, más reserva por SM (148 SM)",
         },
         "ampere" | "ada" => GENERIC,
+        // Metal has no CUDA context: ggml's Metal backend and PyTorch's MPS allocate
+        // their buffers within `recommendedMaxWorkingSetSize`, which is the capacity
+        // the catalog gives for Apple Silicon, and the process's own code lives in
+        // the system's share of the unified memory.
+        "apple" => ContextDefault {
+            bytes: 0,
+            initial: 0,
+            basis: "Metal no reserva un contexto como CUDA",
+        },
         // ROCm's HIP runtime: no published figure we trust; the generic one.
         _ => GENERIC,
     }
@@ -93,7 +102,13 @@ mod tests {
     fn every_catalog_gpu_has_a_documented_default() {
         for g in catalog::gpus() {
             let d = for_family(&g.family);
-            assert!(d.bytes >= 256 * ByteSize::MIB, "{}", g.id);
+            // Metal has no CUDA context; every CUDA and ROCm device has one.
+            let least = if g.family == "apple" {
+                0
+            } else {
+                256 * ByteSize::MIB
+            };
+            assert!(d.bytes >= least, "{}", g.id);
             assert!(d.initial <= d.bytes, "{}", g.id);
             assert!(!d.basis.is_empty());
         }

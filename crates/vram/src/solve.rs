@@ -163,11 +163,16 @@ pub fn min_cpu_moe_by(
 
 /// The catalog GPU with the least memory that still fits the workload next to `reserve`
 /// bytes of the display and other processes.
-pub fn smallest_gpu(model: &ModelInput, w: &Workload, reserve: u64) -> Option<&'static Gpu> {
+pub fn smallest_gpu(
+    model: &ModelInput,
+    w: &Workload,
+    reserve: u64,
+    runs_on: impl Fn(&Gpu) -> bool,
+) -> Option<&'static Gpu> {
     let per_gpu = estimate(model, w).ok()?.per_gpu_bytes;
     gpus()
         .iter()
-        .filter(|g| g.usable_bytes.saturating_sub(reserve) >= per_gpu)
+        .filter(|g| runs_on(g) && g.usable_bytes.saturating_sub(reserve) >= per_gpu)
         .min_by_key(|g| g.usable_bytes)
 }
 
@@ -356,9 +361,9 @@ mod tests {
     #[test]
     fn smallest_gpu_fits() {
         let w = Workload::default();
-        let g = smallest_gpu(&llama(), &w, 0).unwrap();
+        let g = smallest_gpu(&llama(), &w, 0, |_| true).unwrap();
         // What the display and other processes take is not there for the model.
-        let h = smallest_gpu(&llama(), &w, 8 << 30).unwrap();
+        let h = smallest_gpu(&llama(), &w, 8 << 30, |_| true).unwrap();
         let need = estimate(&llama(), &w).unwrap().per_gpu_bytes;
         assert!(h.usable_bytes >= need + (8 << 30) && h.usable_bytes > g.usable_bytes);
         assert!(g.usable_bytes >= need);

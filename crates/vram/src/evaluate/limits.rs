@@ -114,7 +114,8 @@ impl Limits {
                     })
                 }),
             // A layout vLLM refuses runs nowhere: no GPU list, count or speed for it.
-            smallest_gpu: solve::smallest_gpu(input, whole, s.reserve).filter(|_| !refused),
+            smallest_gpu: solve::smallest_gpu(input, whole, s.reserve, |g| s.runs_on(g))
+                .filter(|_| !refused),
             min_gpus: capacity
                 .filter(|_| !refused)
                 .and_then(|c| solve::fewest_gpus(input, whole, c)),

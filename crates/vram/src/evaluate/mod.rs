@@ -15,7 +15,7 @@ mod serve;
 mod verdict;
 
 pub use curve::context_curve;
-pub use note::{FormatChoice, Note, TowerPlace};
+pub use note::{DeviceKind, FormatChoice, Note, TowerPlace};
 pub use placement::{CpuMoeFit, CpuSplit, LayerFit};
 pub use verdict::Verdict;
 

@@ -32,6 +32,7 @@ fn machine_and_model(notes: &mut Vec<Note>, model: &Model, s: &Settings, w: &Wor
     if let (None, Some(g)) = (s.gpu_memory, s.gpu) {
         notes.push(Note::Capacity {
             gpu: g.name.clone(),
+            kind: super::note::DeviceKind::of(g),
             usable: g.usable_bytes,
             nominal: g.memory_bytes,
             source: g.usable_source.clone(),
@@ -73,8 +74,10 @@ fn machine_and_model(notes: &mut Vec<Note>, model: &Model, s: &Settings, w: &Wor
             seq: w.seq.saturating_add(w.new_tokens),
         });
     }
-    if let (None, Some(g)) = (s.cuda_context, s.gpu) {
-        let d = crate::context::for_family(&g.family);
+    if let (None, Some(g)) = (s.cuda_context, s.gpu)
+        && let d = crate::context::for_family(&g.family)
+        && d.bytes > 0
+    {
         notes.push(Note::CudaContext {
             bytes: d.bytes,
             gpu: g.name.clone(),
@@ -148,6 +151,12 @@ fn engine(
     est: &Estimate,
     runtime: &'static str,
 ) {
+    if let Some(g) = s.gpu.filter(|g| !s.runs_on(g)) {
+        notes.push(Note::RuntimeOffDevice {
+            runtime,
+            gpu: g.name.clone(),
+        });
+    }
     if let (Some(band), Some(_)) = (band::for_settings(s), s.capacity()) {
         notes.push(Note::Band {
             runtime,

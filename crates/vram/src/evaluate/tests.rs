@@ -1097,3 +1097,49 @@ fn layers_that_fit_are_said_as_placed() {
         assert_eq!(f.placed_text(), want, "{f:?}");
     }
 }
+
+/// A Mac's capacity is the share of unified memory Metal lets the GPU wire, with no
+/// CUDA context; vLLM does not run there, and the smallest GPU a vLLM answer names
+/// is one that runs it.
+#[test]
+fn apple_silicon_is_unified_memory_for_the_runtimes_that_run_there() {
+    let mac = |runtime: &str| {
+        evaluate(
+            &preset("gpt-oss-20b"),
+            &settings(&[(Field::Gpu, "m4-max-36gb"), (Field::Runtime, runtime)]),
+        )
+        .unwrap()
+    };
+    let ollama = mac("ollama");
+    assert_eq!(ollama.capacity, Some(28_991_029_248));
+    let capacity = ollama
+        .notes
+        .iter()
+        .find(|n| matches!(n, Note::Capacity { .. }))
+        .map(|n| n.text(Surface::Web))
+        .unwrap();
+    assert!(
+        capacity.contains("memoria unificada") && capacity.contains("recommendedMaxWorkingSetSize"),
+        "{capacity}"
+    );
+    assert!(
+        !ollama
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::CudaContext { .. } | Note::RuntimeOffDevice { .. }))
+    );
+    assert_eq!(ollama.workload.cuda_context, Some(0));
+    let vllm = mac("vllm");
+    assert!(
+        vllm.notes.iter().any(|n| matches!(
+            n,
+            Note::RuntimeOffDevice {
+                runtime: "vLLM",
+                ..
+            }
+        )),
+        "{:?}",
+        vllm.notes
+    );
+    assert_ne!(vllm.smallest_gpu.map(|g| g.family.as_str()), Some("apple"));
+}

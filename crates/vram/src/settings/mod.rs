@@ -574,6 +574,17 @@ impl Settings {
         }
     }
 
+    /// Whether the runtime runs on `gpu` at all: on Apple Silicon only the ggml
+    /// runtimes (Metal) and transformers (PyTorch's MPS) do; vLLM, DeepSpeed, Unsloth,
+    /// torchtune's CUDA recipes and AutoAWQ need CUDA or ROCm.
+    pub fn runs_on(&self, gpu: &crate::catalog::Gpu) -> bool {
+        gpu.family != "apple"
+            || matches!(
+                self.runtime,
+                Runtime::LlamaCpp | Runtime::Ollama | Runtime::Transformers
+            )
+    }
+
     /// The tensor-parallel degree in effect.
     pub fn tp(&self) -> u32 {
         self.tp.unwrap_or(if self.task.is_training() {

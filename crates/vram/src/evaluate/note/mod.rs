@@ -29,6 +29,34 @@ pub enum TowerPlace {
     Trained,
 }
 
+/// Whose memory a catalog GPU's capacity is, for the wording of [`Note::Capacity`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// An NVIDIA card: nvidia-smi's total, PyTorch's (CUDA's) share.
+    Nvidia,
+    /// An AMD card: the spec sheet's size, what ROCm gives PyTorch.
+    Amd,
+    /// An Intel card: the spec sheet's size, what SYCL/Level Zero reports.
+    Intel,
+    /// Apple Silicon: unified memory, of which Metal lets the GPU wire
+    /// `recommendedMaxWorkingSetSize`.
+    Apple,
+    /// Another unified-memory machine (DGX Spark, Strix Halo).
+    Unified,
+}
+
+impl DeviceKind {
+    pub fn of(gpu: &crate::catalog::Gpu) -> DeviceKind {
+        match gpu.family.as_str() {
+            "apple" => DeviceKind::Apple,
+            _ if gpu.unified => DeviceKind::Unified,
+            f if f.starts_with("rdna") || f.starts_with("cdna") => DeviceKind::Amd,
+            f if f.starts_with("xe") => DeviceKind::Intel,
+            _ => DeviceKind::Nvidia,
+        }
+    }
+}
+
 /// Why `auto` holds a quantised checkpoint's weights as it does ([`Note::CheckpointFormat`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormatChoice {
@@ -64,6 +92,8 @@ pub enum Note {
     /// what the display and other processes hold.
     Capacity {
         gpu: String,
+        /// How the GPU's memory is shown and shared ([`DeviceKind::of`]).
+        kind: DeviceKind,
         usable: u64,
         nominal: u64,
         source: String,
@@ -271,6 +301,8 @@ pub enum Note {
         used: String,
         why: FormatChoice,
     },
+    /// The chosen GPU does not run the runtime ([`Settings::runs_on`]).
+    RuntimeOffDevice { runtime: &'static str, gpu: String },
     /// QLoRA was asked with 16/32-bit weights: the base is loaded in NF4 anyway.
     QloraBase { asked: String },
     /// transformers' `generate` before 2024 held the previous step's KV cache beside the
@@ -301,6 +333,7 @@ impl Note {
             | Note::BeyondTrainedContext { .. }
             | Note::QloraBase { .. }
             | Note::CheckpointFormat { .. }
+            | Note::RuntimeOffDevice { .. }
             | Note::VisionTower { .. } => model::text(self, cli),
             Note::FittedLayers { .. } | Note::OpenedContext { .. } | Note::OllamaContext { .. } => {
                 auto::text(self, cli)
@@ -361,6 +394,7 @@ mod tests {
             },
             Note::Capacity {
                 gpu: "GeForce RTX 4090".into(),
+                kind: DeviceKind::Nvidia,
                 usable: 25_393_994_138,
                 nominal: 24_564 << 20,
                 source: "fuente".into(),
@@ -401,6 +435,10 @@ mod tests {
                 default_bucket: 1_000_000_000,
             },
             Note::OllamaOneGpu { gpus: 2 },
+            Note::RuntimeOffDevice {
+                runtime: "vLLM",
+                gpu: "Apple M4 Max 128GB".into(),
+            },
             Note::CheckpointFormat {
                 stored: "mxfp4".into(),
                 used: "mxfp4".into(),

@@ -1,6 +1,6 @@
 //! How the notes of one subject read. The machine and the model: capacity, CUDA context, the error band, what is known of the parameters and weights, the context asked against the trained one.
 
-use super::{FormatChoice, Note, TowerPlace};
+use super::{DeviceKind, FormatChoice, Note, TowerPlace};
 use crate::units::{ByteSize, group_digits};
 
 /// The wording of this subject's notes; the dispatcher in [`Note::text`] sends only
@@ -36,11 +36,13 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
         }
         Note::Capacity {
             gpu,
+            kind,
             usable,
             nominal,
             source,
             reserve,
         } => {
+            let (nominal, usable) = (ByteSize(*nominal).binary(), ByteSize(*usable).binary());
             let held = if *reserve > 0 {
                 format!(
                     " Se restan {} que ya ocupan la pantalla u otros procesos.",
@@ -49,11 +51,24 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
             } else {
                 String::new()
             };
-            format!(
-                "Capacidad: de los {} que nvidia-smi muestra en la {gpu}, PyTorch recibe {} ({source}).{held}",
-                ByteSize(*nominal).binary(),
-                ByteSize(*usable).binary()
-            )
+            let share = match kind {
+                DeviceKind::Nvidia => {
+                    format!("de los {nominal} que nvidia-smi muestra en la {gpu}, PyTorch recibe {usable}")
+                }
+                DeviceKind::Amd => {
+                    format!("de los {nominal} de la ficha de la {gpu}, PyTorch con ROCm recibe {usable}")
+                }
+                DeviceKind::Intel => {
+                    format!("de los {nominal} de la ficha de la {gpu}, el controlador deja {usable}")
+                }
+                DeviceKind::Apple => format!(
+                    "de los {nominal} de memoria unificada del {gpu}, macOS deja a la GPU {usable} (recommendedMaxWorkingSetSize de Metal; sudo sysctl iogpu.wired_limit_mb lo sube, a costa de la memoria del sistema)"
+                ),
+                DeviceKind::Unified => format!(
+                    "de los {nominal} de memoria unificada de {gpu}, la GPU puede tomar {usable}, que comparte con el sistema"
+                ),
+            };
+            format!("Capacidad: {share} ({source}).{held}")
         }
         Note::CudaContext { bytes, gpu, basis } => {
             let hint = if cli {
@@ -92,6 +107,9 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
                 ),
             }
         }
+        Note::RuntimeOffDevice { runtime, gpu } => format!(
+            "{runtime} no corre en {gpu}: necesita CUDA o ROCm. En Apple Silicon, los modelos se sirven con llama.cpp u Ollama (Metal) y se ajustan con transformers sobre MPS; las cifras de arriba son las de {runtime} en una GPU que sí lo ejecute."
+        ),
         Note::TotalParams { given, derived } => format!(
             "Se usa el total de parámetros indicado ({}) en lugar del derivado de la arquitectura ({}).",
             group_digits(*given),
