@@ -446,6 +446,14 @@ mod checkpoint_id {
     }
 }
 
+/// Layers by what they keep per sequence ([`Architecture::kinds_before`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerCounts {
+    pub global: u32,
+    pub windowed: u32,
+    pub linear: u32,
+}
+
 impl Architecture {
     /// Layers with attention (and a KV cache): all of them, or with Gated DeltaNet
     /// layers only one in every `full_every`.
@@ -474,6 +482,33 @@ impl Architecture {
                 let global = layers / global_every;
                 (layers - global, global)
             }
+        }
+    }
+
+    /// How many of layers `0..to` keep a full-context cache, a windowed one and a
+    /// fixed linear-attention state, in the order the configs lay them out: a linear
+    /// model's attention layer closes each group of `full_every` (Qwen3-Next and
+    /// Qwen3.5: layers 3, 7, 11…), and among attention layers the global one closes
+    /// each group of `global_every` (gpt-oss and Gemma 2: every second; Gemma 3: every
+    /// sixth; Llama 4: every fourth). At `to = layers` these are
+    /// [`Architecture::windowed_layers`] and [`Architecture::linear_layers`].
+    pub fn kinds_before(&self, to: u32) -> LayerCounts {
+        let to = to.min(self.layers);
+        let attention = match self.linear {
+            Some(l) => to / l.full_every.max(1),
+            None => to,
+        };
+        let global = match self.sliding_window {
+            None => attention,
+            Some(SlidingWindow {
+                global_every: 0, ..
+            }) => 0,
+            Some(SlidingWindow { global_every, .. }) => attention / global_every,
+        };
+        LayerCounts {
+            global,
+            windowed: attention - global,
+            linear: to - attention,
         }
     }
 
@@ -680,6 +715,42 @@ pub struct LayerExperts {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// Layer kinds in the order the configs list them, counted up to a layer.
+    #[test]
+    fn layer_kinds_follow_the_configs_order() {
+        let m = |id: &str| crate::catalog::model(id).unwrap().arch.clone();
+        let counts = |g, w, l| LayerCounts {
+            global: g,
+            windowed: w,
+            linear: l,
+        };
+        // (model, layers before, global, windowed, linear)
+        let cases = [
+            // gpt-oss: sliding on even layers, full on odd ones.
+            ("gpt-oss-20b", 1, counts(0, 1, 0)),
+            ("gpt-oss-20b", 2, counts(1, 1, 0)),
+            ("gpt-oss-20b", 24, counts(12, 12, 0)),
+            // Qwen3.5-27B: full attention on layers 3, 7, … 63.
+            ("qwen3.5-27b", 3, counts(0, 0, 3)),
+            ("qwen3.5-27b", 4, counts(1, 0, 3)),
+            ("qwen3.5-27b", 39, counts(9, 0, 30)),
+            ("qwen3.5-27b", 64, counts(16, 0, 48)),
+            // Gemma 3: five local layers, then a global one.
+            ("gemma-3-4b", 6, counts(1, 5, 0)),
+            ("gemma-3-4b", 34, counts(5, 29, 0)),
+            ("llama-3.1-8b", 20, counts(20, 0, 0)),
+        ];
+        for (id, to, want) in cases {
+            assert_eq!(m(id).kinds_before(to), want, "{id} {to}");
+        }
+        for p in crate::catalog::models() {
+            let a = &p.arch;
+            let all = a.kinds_before(a.layers);
+            assert_eq!((all.windowed, all.global), a.windowed_layers(), "{}", p.id);
+            assert_eq!(all.linear, a.linear_layers(), "{}", p.id);
+        }
+    }
 
     /// Llama 3.1 8B, from its config.json.
     pub fn llama31_8b() -> Architecture {

@@ -85,8 +85,8 @@ pub const TABLE: &[Row] = &[
     ("torchtune", true, band(-1.7, 63.3, 5, false)),
     ("deepspeed", true, band(-21.7, 13.3, 31, true)),
     ("vllm", false, band(-2.0, -0.1, 34, false)),
-    ("llama.cpp", false, band(-4.1, 0.0, 15, false)),
-    ("ollama", false, band(-7.8, 0.0, 62, true)),
+    ("llama.cpp", false, band(-7.8, 0.0, 21, false)),
+    ("ollama", false, band(-9.4, 1.0, 74, true)),
     ("autoawq", false, band(-4.7, -3.2, 3, false)),
 ];
 

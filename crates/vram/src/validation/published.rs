@@ -85,6 +85,10 @@ enum Measure {
     DeviceOldGenerate,
     /// vLLM's "GPU KV cache size" in tokens.
     KvTokens,
+    /// vLLM's "Available KV cache memory": the budget left for the KV cache.
+    KvBudget,
+    /// vLLM's "Model loading took": the weights each GPU loaded.
+    LoadedWeights,
     /// The KV cache alone.
     KvBytes,
     /// The weights on the GPU alone (llama.cpp's "CUDA0 model buffer").
@@ -159,9 +163,19 @@ const LITGPT: &str = "litgpt, config_hub/finetune/README.md (1× A10G, max_memor
 
 const H200: &str = "medido por vramlab en una H200 con PyTorch 2.11, CUDA 13, transformers 5.17 y PEFT 0.21 (tools/device/measure_memory.py; líneas en docs/measurements/2026-12-04-h200/memory.jsonl): pico de torch.cuda.max_memory_allocated, modelo creado desde su config.json con pesos aleatorios";
 
+const LLMD_2026: &str = "tabla empírica de memoria de vLLM del llm-d capacity planner (llm-d/llm-d-benchmark, config_explorer/empirical-vllm-memory-results.md, commit 0282dcf, enero de 2026; hoy en llm-d-incubation/llm-d-planner): una H100 80GB («79.18 GiB»), gpu_memory_utilization 0.9 (0.95 para Mistral), max_model_len 16000; «Model loading took» y «Available KV cache memory» de cada arranque; su reproducción fija vLLM v0.11.0";
+const LLAMACPP_OSS_3070: &str = "registro de llama-server b6699 (c08002a1) con gpt-oss-20b-mxfp4.gguf de ggml-org en una RTX 3070 8GB: -ngl 99 --n-cpu-moe 99 -c 131072 -fa on, micro-lote 512 (registro base de ikawrakow/ik_llama.cpp#822)";
+const LLAMACPP_OSS_M5: &str = "registro de llama-cli b7217 (77334097) con ggml-org/gpt-oss-20b-GGUF en un Apple M5 (Metal): --ctx-size 0 (131 072, el de entrenamiento) -ub 2048 -b 2048, flash attention automática (activada); captura pública hallada en el índice de código";
+const LLAMACPP_Q35_27B: &str = "registro de llama-server b8586 (64ac9ab66) con Qwen3.5-27B Q4_K_S de unsloth en una RTX 4070 12GB: -c 131072 -np 1 -ngl 26 -b 1024 -ub 1024, flash attention automática (activada); transcripción pública hallada en el índice de código (la asignación del búfer de cómputo falló por falta de memoria)";
+
 // vLLM 0.19 captured its CUDA graphs after sizing the KV cache (`cuda_graphs`).
 const VLLM: &str =
     "--runtime vllm --gpu h100-sxm --seq 8192 --gpu-memory-utilization 0.95 --cuda-graphs after-kv";
+
+const VLLM_011: &str =
+    "--runtime vllm --gpu h100-sxm --seq 16000 --gpu-memory-utilization 0.9 --cuda-graphs after-kv";
+const LLAMACPP_OSS_ARGS: &str = "--runtime llama.cpp --dtype MXFP4_MOE --seq 131072 --attention flash --gpu-layers all --n-cpu-moe all";
+const LLAMACPP_Q35_ARGS: &str = "--runtime llama.cpp --dtype Q4_K_S --seq 131072 --attention flash --gpu-layers 26 --ubatch 1024";
 
 const SPECS: &[Spec] = &[
     // vLLM: the KV cache a server gets at start-up.
@@ -1327,6 +1341,177 @@ const SPECS: &[Spec] = &[
         published: 20_196_634_112,
         unit: Unit::Binary,
     },
+    // 2025–26 models. The llm-d table was run with an older vLLM (its reproduction pins
+    // 0.11.0): kept under that runtime's name, outside today's vLLM band.
+    Spec {
+        id: "llmd26-gpt-oss-20b-weights",
+        what: "gpt-oss-20b (MXFP4) en vLLM, H100: pesos cargados",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "gpt-oss-20b",
+        args: VLLM_011,
+        measure: Measure::LoadedWeights,
+        published: gib(1347),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-gpt-oss-20b-kv",
+        what: "gpt-oss-20b (MXFP4) en vLLM, H100: memoria para la caché KV",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "gpt-oss-20b",
+        args: VLLM_011,
+        measure: Measure::KvBudget,
+        published: gib(5028),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-gpt-oss-120b-weights",
+        what: "gpt-oss-120b (MXFP4) en vLLM, H100: pesos cargados",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "gpt-oss-120b",
+        args: VLLM_011,
+        measure: Measure::LoadedWeights,
+        published: gib(6438),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-gpt-oss-120b-kv",
+        what: "gpt-oss-120b (MXFP4) en vLLM, H100: memoria para la caché KV",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "gpt-oss-120b",
+        args: VLLM_011,
+        measure: Measure::KvBudget,
+        published: gib(333),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-qwen3-0.6b-kv",
+        what: "Qwen3-0.6B en vLLM, H100: memoria para la caché KV",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "qwen3-0.6b",
+        args: VLLM_011,
+        measure: Measure::KvBudget,
+        published: gib(6445),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-qwen3-32b-kv",
+        what: "Qwen3-32B en vLLM, H100: memoria para la caché KV",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "qwen3-32b",
+        args: VLLM_011,
+        measure: Measure::KvBudget,
+        published: gib(445),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-qwen3-32b-tp2-kv",
+        what: "Qwen3-32B en vLLM, dos H100 con TP 2: memoria para la caché KV por GPU",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "qwen3-32b",
+        args: "--runtime vllm --gpu h100-sxm --gpus 2 --seq 16000 --gpu-memory-utilization 0.9 --cuda-graphs after-kv",
+        measure: Measure::KvBudget,
+        published: gib(3449),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llmd26-mistral-small-kv",
+        what: "Mistral Small 3.2 24B (la arquitectura de 3.1) en vLLM 0.11, H100: tokens de caché KV",
+        source: LLMD_2026,
+        runtime: "vLLM 0.11",
+        model: "mistral-small-3.1-24b",
+        args: "--runtime vllm --gpu h100-sxm --seq 16000 --gpu-memory-utilization 0.95 --cuda-graphs after-kv",
+        measure: Measure::KvTokens,
+        published: 184_832,
+        unit: Unit::Tokens,
+    },
+    // gpt-oss in llama.cpp: 12 global layers of 131 072 cells and 12 windowed ones of
+    // 128 + a micro-batch (rounded to 256), F16; the MXFP4_MOE file's experts on the CPU.
+    Spec {
+        id: "llamacpp-gpt-oss-20b-kv",
+        what: "gpt-oss-20b en llama.cpp, 131 072 celdas: caché KV global y de ventana",
+        source: LLAMACPP_OSS_3070,
+        runtime: "llama.cpp",
+        model: "gpt-oss-20b",
+        args: LLAMACPP_OSS_ARGS,
+        measure: Measure::KvBytes,
+        published: mib(3072 + 18),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-gpt-oss-20b-weights",
+        what: "gpt-oss-20b en llama.cpp con todos los expertos en la CPU: pesos en la GPU",
+        source: LLAMACPP_OSS_3070,
+        runtime: "llama.cpp",
+        model: "gpt-oss-20b",
+        args: LLAMACPP_OSS_ARGS,
+        measure: Measure::Weights,
+        published: mib_h(124_203),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-gpt-oss-20b-compute",
+        what: "gpt-oss-20b en llama.cpp con los expertos en la CPU: búfer de cómputo de la GPU",
+        source: LLAMACPP_OSS_3070,
+        runtime: "llama.cpp",
+        model: "gpt-oss-20b",
+        args: LLAMACPP_OSS_ARGS,
+        measure: Measure::Activations,
+        published: mib_h(45_698),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-gpt-oss-20b-ub2048-kv",
+        what: "gpt-oss-20b en llama.cpp (Metal), micro-lote 2048: caché KV global y de ventana",
+        source: LLAMACPP_OSS_M5,
+        runtime: "llama.cpp",
+        model: "gpt-oss-20b",
+        args: "--runtime llama.cpp --dtype MXFP4_MOE --seq 131072 --attention flash --ubatch 2048",
+        measure: Measure::KvBytes,
+        published: mib(3072 + 54),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-gpt-oss-20b-ub2048-compute",
+        what: "gpt-oss-20b en llama.cpp (Metal), micro-lote 2048: búfer de cómputo",
+        source: LLAMACPP_OSS_M5,
+        runtime: "llama.cpp",
+        model: "gpt-oss-20b",
+        args: "--runtime llama.cpp --dtype MXFP4_MOE --seq 131072 --attention flash --ubatch 2048",
+        measure: Measure::Activations,
+        published: mib_h(167_208),
+        unit: Unit::Binary,
+    },
+    // Qwen3.5-27B: 16 attention layers and 48 Gated DeltaNet ones; with -ngl 26 the
+    // output and the last 25 layers (7 attention, 18 linear) hold their cache on the GPU.
+    Spec {
+        id: "llamacpp-qwen3.5-27b-ngl26-kv",
+        what: "Qwen3.5-27B en llama.cpp con -ngl 26, 131 072 celdas: caché KV y estado recurrente en la GPU",
+        source: LLAMACPP_Q35_27B,
+        runtime: "llama.cpp",
+        model: "qwen3.5-27b",
+        args: LLAMACPP_Q35_ARGS,
+        measure: Measure::KvBytes,
+        published: mib(3584) + mib_h(5611),
+        unit: Unit::Binary,
+    },
+    Spec {
+        id: "llamacpp-qwen3.5-27b-ngl26-compute",
+        what: "Qwen3.5-27B en llama.cpp con -ngl 26, micro-lote 1024: búfer de cómputo de la GPU",
+        source: LLAMACPP_Q35_27B,
+        runtime: "llama.cpp",
+        model: "qwen3.5-27b",
+        args: LLAMACPP_Q35_ARGS,
+        measure: Measure::Activations,
+        published: mib_h(140_175),
+        unit: Unit::Binary,
+    },
 ];
 
 /// `--flag value` pairs of a spec.
@@ -1348,6 +1533,10 @@ fn settings(spec: &Spec) -> Settings {
     if spec.source == LLAMACPP_NGL {
         s.ngl_output_first = false;
     }
+    // One sequence: llama-cli, `-np 1`, or a build before `-np auto` ("n_seq_max = 1").
+    if [LLAMACPP_OSS_3070, LLAMACPP_OSS_M5, LLAMACPP_Q35_27B].contains(&spec.source) {
+        s.slots = Some(0);
+    }
     s
 }
 
@@ -1366,6 +1555,8 @@ fn measured(e: &Evaluation, m: Measure) -> u64 {
                 .unwrap_or(0),
         ),
         Measure::KvTokens => e.serving.map_or(0, |p| p.tokens),
+        Measure::KvBudget => e.serving.map_or(0, |p| p.kv_budget_bytes),
+        Measure::LoadedWeights => e.serving.map_or(0, |p| p.weights_bytes),
         Measure::KvBytes => b.kv_cache,
         Measure::Weights => b.weights,
         Measure::Activations => b.activations,
@@ -1396,8 +1587,12 @@ pub(super) fn cases() -> Vec<Case> {
                         .as_ref()
                         .map_or(0, |e| e.estimate.breakdown.weights),
                 ),
-                Measure::KvBytes | Measure::Activations | Measure::ProjectorCompute => Some(0),
+                Measure::KvBytes
+                | Measure::KvBudget
+                | Measure::Activations
+                | Measure::ProjectorCompute => Some(0),
                 Measure::Weights
+                | Measure::LoadedWeights
                 | Measure::HostWeights
                 | Measure::KvTokens
                 | Measure::MaxSeq
@@ -1415,7 +1610,10 @@ pub(super) fn cases() -> Vec<Case> {
                 weights,
                 weights_only: matches!(
                     spec.measure,
-                    Measure::Weights | Measure::HostWeights | Measure::ProjectorWeights
+                    Measure::Weights
+                        | Measure::LoadedWeights
+                        | Measure::HostWeights
+                        | Measure::ProjectorWeights
                 ),
             }
         })

@@ -98,6 +98,44 @@ pub fn recurrent_state(a: &Architecture, w: &Workload) -> u64 {
     u64::try_from(per_layer * u128::from(a.linear_layers()) * u128::from(slots)).unwrap_or(u64::MAX)
 }
 
+/// The KV cache and recurrent state by layer kind, so that a range of layers (the ones
+/// `-ngl` puts on a GPU) holds what its own layers keep: a hybrid's attention layers
+/// hold the whole context, its linear ones a fixed state, and an iSWA model's windowed
+/// layers a window's cells. Each kind's bytes are dealt evenly over its layers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LayerCache {
+    global: u64,
+    windowed: u64,
+    linear: u64,
+}
+
+impl LayerCache {
+    pub fn of(a: &Architecture, w: &Workload) -> LayerCache {
+        if a.encoder_only {
+            return LayerCache::default();
+        }
+        let cells = kv_cells(w);
+        let window = window_cells(a, w).unwrap_or(cells);
+        LayerCache {
+            global: kv_bytes(a, w, cells, 0, 1),
+            windowed: kv_bytes(a, w, 0, window, 1),
+            linear: recurrent_state(a, w),
+        }
+    }
+
+    /// What layers `0..to` hold.
+    pub fn before(&self, a: &Architecture, to: u32) -> u64 {
+        let (all, some) = (a.kinds_before(a.layers), a.kinds_before(to));
+        let share = |bytes: u64, num: u32, den: u32| {
+            u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1)))
+                .unwrap_or(bytes)
+        };
+        share(self.global, some.global, all.global)
+            .saturating_add(share(self.windowed, some.windowed, all.windowed))
+            .saturating_add(share(self.linear, some.linear, all.linear))
+    }
+}
+
 /// Cells of llama.cpp's sliding-window cache ([`swa_cells`]), when it builds one
 /// for this model ([`honours_window`]).
 pub fn window_cells(a: &Architecture, w: &Workload) -> Option<u64> {

@@ -1,6 +1,7 @@
 //! Puts the pieces together: the busiest GPU's weights, KV cache and compute buffer,
 //! and what host RAM keeps and the CPU reads per token.
 
+use super::cells::LayerCache;
 use super::compute::{op_offload, output_bytes, phases};
 use super::experts::{cpu_experts, cpu_experts_in, experts_of, stored_scale};
 use super::layers::{SCHED_COPIES, devices, gpu_shares, pipeline, placement};
@@ -84,6 +85,15 @@ pub(crate) fn offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut B
     let transient = phases.layers - phases.mask;
     let active = |bytes: u64| ratio(bytes, pc.active, pc.total);
     let devices = devices(w);
+    // Each layer's cache as its kind keeps it; anything the kinds do not account for
+    // is spread evenly.
+    let cache = LayerCache::of(a, w);
+    let whole_cache = cache.before(a, a.layers);
+    let cache_in = |from: u64, to: u64| {
+        cache
+            .before(a, layer(to))
+            .saturating_sub(cache.before(a, layer(from)))
+    };
     let (mut gpu_weights, mut gpu_kv, mut gpu_read) = (0u64, 0u64, 0u64);
     let mut gpu_total = 0u64;
     let mut busiest = (0u64, 0u64, 0u64);
@@ -108,7 +118,7 @@ pub(crate) fn offload(a: &Architecture, pc: &ParamCount, w: &Workload, b: &mut B
             .saturating_add(own_output)
             .saturating_sub(own_cpu_experts.bytes);
         let layers_weights = weights.saturating_sub(own_output);
-        let kv = span(b.kv_cache);
+        let kv = cache_in(lo, hi).saturating_add(span(b.kv_cache.saturating_sub(whole_cache)));
         let compute = if pipeline {
             inputs.saturating_add(if has_output {
                 transient.max(phases.output)
