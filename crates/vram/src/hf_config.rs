@@ -54,6 +54,8 @@ pub const KNOWN_FAMILIES: &[&str] = &[
     "gemma3",
     "gemma3_text",
     "phi3",
+    // Granite 3: Llama's layout with scalar multipliers that cost no memory.
+    "granite",
     "gpt2",
     "gpt_neox",
     "gpt_bigcode",
@@ -989,6 +991,40 @@ mod tests {
             {
                 let _ = a.param_count();
             }
+        }
+
+        /// A field the importer does not read changes nothing; a mechanism it does not
+        /// model is refused by name; a family it does not know still reads, with a
+        /// warning (and the evaluation marks it approximate).
+        #[test]
+        fn unknown_fields_are_ignored_or_refused(
+            key in "x_[a-z_]{1,20}",
+            value in proptest::prop_oneof![
+                proptest::strategy::Just("null".to_owned()),
+                "-?[1-9][0-9]{0,11}",
+                "\"[a-z ]{0,12}\"",
+                proptest::strategy::Just("[1, 2, 3]".to_owned()),
+                proptest::strategy::Just("{\"a\": true}".to_owned()),
+            ],
+            unmodelled in 0..UNMODELLED_KEYS.len(),
+            family in "[a-z][a-z0-9_]{0,15}",
+        ) {
+            let base = parse(LLAMA_31_8B).unwrap().0;
+            let with = |field: &str| LLAMA_31_8B.replacen('{', &format!("{{{field},"), 1);
+            let (a, _) = parse(&with(&format!("\"{key}\": {value}"))).unwrap();
+            proptest::prop_assert_eq!(&a, &base);
+            let (name, what) = UNMODELLED_KEYS[unmodelled];
+            match parse(&with(&format!("\"{name}\": [4, 8]"))) {
+                Err(ConfigError::Unmodelled { what: said }) => proptest::prop_assert_eq!(said, what),
+                other => proptest::prop_assert!(false, "{name}: {other:?}"),
+            }
+            let renamed = LLAMA_31_8B.replace("\"model_type\": \"llama\"", &format!("\"model_type\": \"{family}\""));
+            let (a, warnings) = parse(&renamed).unwrap();
+            proptest::prop_assert_eq!(&a.family, &family);
+            proptest::prop_assert_eq!(
+                warnings.iter().any(|w| w.contains("no está entre los conocidos")),
+                !KNOWN_FAMILIES.contains(&family.as_str())
+            );
         }
     }
 }

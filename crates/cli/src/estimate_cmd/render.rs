@@ -58,6 +58,8 @@ struct Output<'a> {
     seq_tokens: u64,
     /// The format the weights were counted in: `--dtype`, or what `auto` resolved to.
     weights_format: String,
+    /// The architecture is none the engine models: a generic transformer's figures.
+    approximate: bool,
     /// Every setting in effect, by canonical id: numbers, booleans, or the CLI's ids.
     settings: BTreeMap<&'static str, serde_json::Value>,
     notes: Vec<String>,
@@ -104,6 +106,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
         serving: e.serving,
         seq_tokens: e.workload.seq,
         weights_format: e.workload.weights.id(),
+        approximate: e.approximate,
         settings: FIELDS
             .iter()
             .filter_map(|spec| {

@@ -93,6 +93,11 @@ pub struct Evaluation {
     pub serving: Option<ServingPlan>,
     /// The error band of the runtime and phase, from the validation cases.
     pub band: Option<Band>,
+    /// The architecture's family is none the importer models layer by layer
+    /// ([`crate::hf_config::KNOWN_FAMILIES`]) and no file gave the exact weights: the
+    /// figures are a generic transformer's, and the verdict says so
+    /// ([`Note::Approximate`]).
+    pub approximate: bool,
     pub notes: Vec<Note>,
 }
 
@@ -150,7 +155,18 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
         notes: placed,
     } = placement::place(model, s, capacity)?;
     let arch = model.arch();
+    let approximate = arch.is_some_and(|a| {
+        !crate::hf_config::KNOWN_FAMILIES.contains(&a.family.as_str()) && model.stored.is_none()
+    });
     let mut notes = notes::notes(model, s, &w, &est);
+    if approximate && let Some(a) = arch {
+        notes.insert(
+            0,
+            Note::Approximate {
+                family: crate::units::clip(&a.family),
+            },
+        );
+    }
     notes.extend(placed);
     if let Some(opened) = opened {
         notes.push(Note::OpenedContext {
@@ -194,6 +210,7 @@ pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError
             (Some(a), Some(g)) if refused.is_none() => speed::speed(a, &w, &est, g),
             _ => None,
         },
+        approximate,
         notes,
         serving,
         verdict,

@@ -1143,3 +1143,26 @@ fn apple_silicon_is_unified_memory_for_the_runtimes_that_run_there() {
     );
     assert_ne!(vllm.smallest_gpu.map(|g| g.family.as_str()), Some("apple"));
 }
+
+/// A config of a family the importer does not know is answered, marked «aproximado»
+/// in the verdict and its first note; no catalog model is.
+#[test]
+fn unknown_families_are_marked_approximate() {
+    let config = r#"{"model_type": "brand_new_lm", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_attention_heads": 16, "num_hidden_layers": 24, "num_key_value_heads": 4,
+        "vocab_size": 32000, "max_position_embeddings": 8192}"#;
+    let (arch, _) = crate::hf_config::parse(config).unwrap();
+    let model = Model::new(ModelInput::Arch {
+        arch: Box::new(arch),
+        total_params: None,
+    });
+    let e = evaluate(&model, &settings(&[(Field::Gpu, "rtx-4090")])).unwrap();
+    assert!(e.approximate);
+    assert!(matches!(&e.notes[0], Note::Approximate { family } if family == "brand_new_lm"));
+    let verdict = e.verdict_text(None, Surface::Web).unwrap();
+    assert!(verdict.starts_with("Aproximado"), "{verdict}");
+    for p in catalog::models() {
+        let e = evaluate(&preset(&p.id), &settings(&[])).unwrap();
+        assert!(!e.approximate, "{}", p.id);
+    }
+}

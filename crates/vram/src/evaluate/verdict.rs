@@ -210,8 +210,18 @@ pub(super) fn judge(
 impl Evaluation {
     /// The verdict as one Spanish sentence: naming `gpu` ("Cabe en GeForce RTX 4090
     /// (23,99 GiB): sobran 7,62 GiB.") or, without a name, short ("Cabe: sobran …").
-    /// The CLI's words may name its flags; the web's never do.
+    /// The CLI's words may name its flags; the web's never do. For an architecture the
+    /// engine does not model it opens with «Aproximado».
     pub fn verdict_text(&self, gpu: Option<&str>, surface: Surface) -> Option<String> {
+        let text = self.sentence(gpu, surface)?;
+        Some(if self.approximate {
+            format!("Aproximado (arquitectura no modelada): {text}")
+        } else {
+            text
+        })
+    }
+
+    fn sentence(&self, gpu: Option<&str>, surface: Surface) -> Option<String> {
         let v = self.verdict?;
         let bytes = |b: u64| ByteSize(b).binary();
         let target = match gpu {

@@ -301,6 +301,8 @@ pub enum Note {
         used: String,
         why: FormatChoice,
     },
+    /// The family is not one the importer models ([`super::Evaluation::approximate`]).
+    Approximate { family: String },
     /// The chosen GPU does not run the runtime ([`Settings::runs_on`]).
     RuntimeOffDevice { runtime: &'static str, gpu: String },
     /// QLoRA was asked with 16/32-bit weights: the base is loaded in NF4 anyway.
@@ -334,6 +336,7 @@ impl Note {
             | Note::QloraBase { .. }
             | Note::CheckpointFormat { .. }
             | Note::RuntimeOffDevice { .. }
+            | Note::Approximate { .. }
             | Note::VisionTower { .. } => model::text(self, cli),
             Note::FittedLayers { .. } | Note::OpenedContext { .. } | Note::OllamaContext { .. } => {
                 auto::text(self, cli)
@@ -435,6 +438,9 @@ mod tests {
                 default_bucket: 1_000_000_000,
             },
             Note::OllamaOneGpu { gpus: 2 },
+            Note::Approximate {
+                family: "mamba2".into(),
+            },
             Note::RuntimeOffDevice {
                 runtime: "vLLM",
                 gpu: "Apple M4 Max 128GB".into(),

@@ -107,6 +107,9 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
                 ),
             }
         }
+        Note::Approximate { family } => format!(
+            "Aproximado: la arquitectura «{family}» no está entre las que vramlab cuenta capa a capa, así que se ha tomado como un transformer genérico (atención completa en todas las capas, MLP con compuerta, RMSNorm). Si el modelo tiene capas de otro tipo (Mamba, atención lineal, ventanas deslizantes, expertos con otra disposición), la memoria real puede quedar lejos de estas cifras."
+        ),
         Note::RuntimeOffDevice { runtime, gpu } => format!(
             "{runtime} no corre en {gpu}: necesita CUDA o ROCm. En Apple Silicon, los modelos se sirven con llama.cpp u Ollama (Metal) y se ajustan con transformers sobre MPS; las cifras de arriba son las de {runtime} en una GPU que sí lo ejecute."
         ),
