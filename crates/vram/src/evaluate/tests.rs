@@ -331,9 +331,16 @@ fn exact_weights_replace_the_formula_in_inference_only() {
             .any(|n| matches!(n, Note::ExactWeights { .. }))
     );
     let t = evaluate(&m, &settings(&[(Field::Task, "full")])).unwrap();
-    // Training counts weights by format and precision: autocast keeps fp32 weights
-    // plus their 16-bit copies (6 bytes per parameter).
-    assert_eq!(t.estimate.breakdown.weights, 6 * 124_439_808);
+    // Training counts weights by format and precision: transformers 5 trains the
+    // checkpoint's bf16 weights as they are (2 bytes per parameter)…
+    assert_eq!(t.estimate.breakdown.weights, 2 * 124_439_808);
+    // … and transformers 4's autocast kept fp32 weights plus their 16-bit copies (6).
+    let amp = evaluate(
+        &m,
+        &settings(&[(Field::Task, "full"), (Field::Precision, "amp")]),
+    )
+    .unwrap();
+    assert_eq!(amp.estimate.breakdown.weights, 6 * 124_439_808);
     assert!(
         t.notes
             .iter()

@@ -188,9 +188,10 @@ impl Settings {
     ///   `gradient_checkpointing=True` (trl/trainer/sft_config.py), PEFT's
     ///   `prepare_model_for_kbit_training` enables it for quantised bases, and
     ///   torchtune's single-device configs set `enable_activation_checkpointing`.
-    /// - A full fine-tune with transformers is autocast over fp32 weights
-    ///   (`Trainer(bf16=True)` on a model loaded in fp32); DeepSpeed keeps 16-bit
-    ///   weights with an fp32 master copy; torchtune and Unsloth train in pure bf16.
+    /// - A full fine-tune with transformers 5 trains the checkpoint in its own dtype,
+    ///   pure bf16 for a bf16 checkpoint (`--precision amp` is transformers 4's
+    ///   autocast over fp32 weights); DeepSpeed keeps 16-bit weights with an fp32
+    ///   master copy; torchtune and Unsloth train in pure bf16.
     /// - The loss: transformers computes it over the whole logits in fp32
     ///   (`ForCausalLMLoss`), torchtune in 8 chunks of the output
     ///   (`CEWithChunkedOutputLoss`), Unsloth fused with the projection.
@@ -236,6 +237,11 @@ impl Settings {
             checkpointing: training,
             optimizer: Optimizer::Adamw,
             precision: match runtime {
+                // transformers 5 loads a checkpoint in its own dtype (`dtype="auto"`,
+                // huggingface/transformers PR 42805): `Trainer(bf16=True)` then trains a
+                // bf16 checkpoint in bf16, AdamW's states included. LoRA keeps PEFT's
+                // fp32 adapters under autocast.
+                Runtime::Transformers if task == Task::Full => Precision::Pure,
                 Runtime::Transformers => Precision::Amp,
                 Runtime::Deepspeed => Precision::Master,
                 Runtime::Unsloth

@@ -241,8 +241,10 @@ fn workload_follows_the_task() {
     let w = t.workload();
     assert_eq!(
         (w.tp, w.zero, w.precision, w.grad_checkpointing),
-        (1, 3, Precision::Amp, true)
+        (1, 3, Precision::Pure, true)
     );
+    // LoRA keeps PEFT's fp32 adapters under autocast.
+    assert_eq!(s.with_task(Task::Lora).workload().precision, Precision::Amp);
 }
 
 const FORMATS: &[&str] = &[

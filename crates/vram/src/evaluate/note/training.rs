@@ -18,6 +18,7 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
             let mut parts = Vec::new();
             if let Some(p) = precision {
                 parts.push(match p {
+                    Precision::Pure if *runtime == "Transformers" => "pesos, gradientes y estados de AdamW en el tipo del checkpoint, bf16 casi siempre, porque transformers 5 lo carga así (dtype=\"auto\"); transformers 4 lo cargaba en FP32 y entrenaba con autocast y estados en FP32 (precisión AMP)",
                     Precision::Amp => "pesos en FP32 con autocast (bf16=True): gradientes y estados en FP32 y una copia de 16 bits de cada peso",
                     Precision::Master => "pesos y gradientes de 16 bits con copia maestra y estados en FP32",
                     Precision::Pure => "todo en bf16, estados del optimizador incluidos",
