@@ -467,7 +467,7 @@ impl Field {
             }
             Field::Optimizer => "El optimizador y sus estados por parámetro entrenable.",
             Field::Precision => {
-                "Cómo guarda el entrenamiento completo pesos, gradientes y estados. AMP (autocast de Trainer con bf16=True): pesos, gradientes y estados en FP32 más una copia de 16 bits de cada peso. Mixta (DeepSpeed, Megatron): pesos y gradientes de 16 bits con copia maestra y estados en FP32. Pura (torchtune): todo en el formato de los pesos."
+                "Cómo guarda el entrenamiento completo pesos, gradientes y estados. AMP (transformers 4: Trainer con bf16=True sobre pesos cargados en FP32): pesos, gradientes y estados en FP32 más una copia de 16 bits de cada peso. Mixta (DeepSpeed, Megatron): pesos y gradientes de 16 bits con copia maestra y estados en FP32. Pura (transformers 5 sobre un checkpoint bf16, torchtune): todo en el formato de los pesos."
             }
             Field::LoraRank => "El rango r de los adaptadores LoRA.",
             Field::KvDtype => "Cómo se guarda la caché KV en inferencia.",

@@ -81,32 +81,7 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
                 ByteSize(*bytes).binary()
             )
         }
-        Note::CheckpointFormat { stored, used, why } => {
-            let name = |id: &str| match id {
-                "fp8-block" => "FP8 por bloques".to_owned(),
-                id => id.to_uppercase(),
-            };
-            let (stored, used) = (name(stored), name(used));
-            match why {
-                FormatChoice::Kept { transformers } => {
-                    let caveat = match (transformers, cli) {
-                        (true, true) => " transformers 5 solo los conserva así con triton ≥ 3.4 y el paquete kernels instalados (si no, los pasa a bf16: --format bf16 cuenta ese caso).",
-                        (true, false) => " transformers 5 solo los conserva así con triton ≥ 3.4 y el paquete kernels instalados; si no, los pasa a bf16 (elige bf16 en «formato» para ver ese caso).",
-                        (false, _) => "",
-                    };
-                    format!("Pesos en {used}, como los guarda el checkpoint.{caveat}")
-                }
-                FormatChoice::Training => format!(
-                    "El checkpoint guarda los pesos en {stored}, pero para entrenar se cargan descuantizados a BF16 (transformers no entrena sobre {stored}): se cuentan así."
-                ),
-                FormatChoice::OldGpu => format!(
-                    "El checkpoint guarda los pesos en {stored}, pero transformers los descuantiza a BF16 en GPU de capacidad de cómputo menor que 7.5 (Pascal, Volta): se cuentan así."
-                ),
-                FormatChoice::Gguf => format!(
-                    "El checkpoint guarda los pesos en {stored}; se cuenta el GGUF que se publica para él ({used}: los expertos en MXFP4, el resto de matrices en Q8_0)."
-                ),
-            }
-        }
+        Note::CheckpointFormat { stored, used, why } => checkpoint_format(stored, used, *why, cli),
         Note::Approximate { family } => format!(
             "Aproximado: la arquitectura «{family}» no está entre las que vramlab cuenta capa a capa, así que se ha tomado como un transformer genérico (atención completa en todas las capas, MLP con compuerta, RMSNorm). Si el modelo tiene capas de otro tipo (Mamba, atención lineal, ventanas deslizantes, expertos con otra disposición), la memoria real puede quedar lejos de estas cifras."
         ),
@@ -204,5 +179,37 @@ pub(super) fn text(note: &Note, cli: bool) -> String {
             }
         }
         _ => String::new(),
+    }
+}
+
+/// The wording of [`Note::CheckpointFormat`].
+fn checkpoint_format(stored: &str, used: &str, why: FormatChoice, cli: bool) -> String {
+    let name = |id: &str| match id {
+        "fp8-block" => "FP8 por bloques".to_owned(),
+        id => id.to_uppercase(),
+    };
+    let (stored, used) = (name(stored), name(used));
+    match why {
+        FormatChoice::Kept { transformers } => {
+            let caveat = match (transformers, cli) {
+                (true, true) => {
+                    " transformers 5 solo los conserva así con triton ≥ 3.4 y el paquete kernels instalados (si no, los pasa a bf16: --dtype bf16 cuenta ese caso)."
+                }
+                (true, false) => {
+                    " transformers 5 solo los conserva así con triton ≥ 3.4 y el paquete kernels instalados; si no, los pasa a bf16 (elige bf16 en «formato» para ver ese caso)."
+                }
+                (false, _) => "",
+            };
+            format!("Pesos en {used}, como los guarda el checkpoint.{caveat}")
+        }
+        FormatChoice::Training => format!(
+            "El checkpoint guarda los pesos en {stored}, pero para entrenar se cargan descuantizados a BF16 (transformers no entrena sobre {stored}): se cuentan así."
+        ),
+        FormatChoice::OldGpu => format!(
+            "El checkpoint guarda los pesos en {stored}, pero transformers los descuantiza a BF16 en GPU de capacidad de cómputo menor que 7.5 (Pascal, Volta): se cuentan así."
+        ),
+        FormatChoice::Gguf => format!(
+            "El checkpoint guarda los pesos en {stored}; se cuenta el GGUF que se publica para él ({used}: los expertos en MXFP4, el resto de matrices en Q8_0)."
+        ),
     }
 }
