@@ -1,6 +1,6 @@
 //! Spanish messages for command-line parse errors, and writing to stdout and stderr
 //! without panicking: a full disk is an error with a non-zero exit, a closed pipe
-//! (`vramlab … | head`) is not.
+//! (`vramlab … | head`) is not. Both go through [`crate::terminal::terminal_safe`].
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use std::io::Write;
@@ -31,6 +31,7 @@ pub fn spanish_help(text: &str) -> String {
 /// Writes to stdout. A closed pipe (`vramlab … | head`) is not an error: the reader
 /// had what it wanted. Any other failure (a full disk) is, in Spanish.
 pub fn print_out(text: &str) -> Result<(), String> {
+    let text = crate::terminal::terminal_safe(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
@@ -46,7 +47,7 @@ pub fn print_out(text: &str) -> Result<(), String> {
 /// nowhere left to say so, and the exit code carries the failure.
 pub fn print_err(line: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    let _ = writeln!(err, "{}", crate::terminal::terminal_safe(line));
 }
 
 /// Prints a command's result and turns it into the exit code: 0 when written, 2 for an

@@ -16,6 +16,7 @@ mod simulate_cmd;
 mod snapshot_cmd;
 mod snapshot_trace;
 mod table;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

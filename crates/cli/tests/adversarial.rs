@@ -298,3 +298,48 @@ fn a_model_with_absurdly_many_layers_is_refused_at_once() {
         assert!(took < Duration::from_secs(10), "{took:?}");
     }
 }
+
+/// Escape sequences inside files (a config's `model_type`, a GGUF's architecture and
+/// name) are printed escaped: no ESC or 8-bit CSI byte reaches the terminal, in text,
+/// in JSON or in an error on stderr.
+#[test]
+fn no_escape_sequence_from_a_file_reaches_the_terminal() {
+    let evil = "x\u{1b}]52;c;ZWNobw==\u{7}\u{1b}[2J\u{9b}31m";
+    let config = scratch(
+        "escape.json",
+        format!(
+            r#"{{"model_type":"{}","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}}"#,
+            evil.replace('\u{1b}', "\\u001b").replace('\u{7}', "\\u0007").replace('\u{9b}', "\\u009b")
+        )
+        .as_bytes(),
+    );
+    let mut w = vram::gguf_writer::Writer::v3(0, 3);
+    w.kv_str("general.architecture", evil);
+    w.kv_str("general.name", evil);
+    w.kv_u32("x.block_count", 2);
+    let gguf = scratch("escape.gguf", &w.0);
+    for model in [&config, &gguf] {
+        for json in [false, true] {
+            let mut args = vec![
+                "estimate",
+                "--model",
+                model.to_str().unwrap(),
+                "--gpu",
+                "rtx-3060",
+            ];
+            if json {
+                args.push("--json");
+            }
+            let (out, _) = bounded(2048, 30, &args, "");
+            for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+                let text = String::from_utf8_lossy(bytes);
+                assert!(!bytes.contains(&0x1b), "{name}: {text}");
+                assert!(!text.contains('\u{9b}'), "{name}: {text}");
+            }
+            // Escaped the way JSON escapes, so the output still parses.
+            if json && out.status.success() {
+                serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap();
+            }
+        }
+    }
+}

@@ -89,7 +89,7 @@ fn llama_gguf() -> (Vec<u8>, u64) {
         ("llama.feed_forward_length", 14_336),
         ("llama.context_length", 131_072),
     ];
-    let mut g = Writer::v3(3, ints.len() as u64 + 2);
+    let mut g = Writer::v3(4, ints.len() as u64 + 2);
     g.kv_str("general.architecture", "llama");
     for (k, v) in ints {
         g.kv_u32(k, v);
@@ -100,6 +100,9 @@ fn llama_gguf() -> (Vec<u8>, u64) {
         ("token_embd.weight", [4096u64, 128_256], 12, 144),
         ("output.weight", [4096, 128_256], 14, 210),
         ("blk.0.ffn_gate.weight", [4096, 14_336], 12, 144),
+        // The rest of Llama 3.1 8B's 8 030 261 248 parameters in one tensor, so that
+        // the file's weights are the model's.
+        ("blk.1.ffn_up.weight", [256, 27_034_640], 12, 144),
     ] {
         g.tensor(name, &dims, ggml);
         bytes += dims[0] * dims[1] / 256 * per_256;
@@ -138,18 +141,49 @@ fn estimate_reads_the_architecture_and_exact_weights_of_a_gguf() {
 
 #[test]
 fn weights_file_gives_a_preset_exact_bytes() {
-    let header = r#"{"w":{"dtype":"F8_E4M3","shape":[4096,4096],"data_offsets":[0,16777216]}}"#;
-    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(header.as_bytes());
-    let path = scratch("fp8.safetensors", &bytes);
+    let file = |name: &str, shape: &str, bytes: u64| {
+        let header =
+            format!(r#"{{"w":{{"dtype":"F8_E4M3","shape":{shape},"data_offsets":[0,{bytes}]}}}}"#);
+        let mut b = (header.len() as u64).to_le_bytes().to_vec();
+        b.extend_from_slice(header.as_bytes());
+        scratch(name, &b)
+    };
+    // Llama 3.1 8B's parameter count in FP8.
+    let path = file("fp8.safetensors", "[8030261248]", 8_030_261_248);
     let out = estimate_json(&[
         "--model",
         "llama-3.1-8b",
         "--weights-file",
         path.to_str().unwrap(),
     ]);
-    assert_eq!(out["breakdown"]["weights"], 16_777_216u64);
-    assert_eq!(out["params"], 16_777_216u64, "the file's count wins");
+    assert_eq!(out["breakdown"]["weights"], 8_030_261_248u64);
+    assert_eq!(out["params"], 8_030_261_248u64);
+    // One 4096 × 4096 tensor, an empty file or one shard of four are not its weights.
+    let small = file("small.safetensors", "[4096,4096]", 16_777_216);
+    let empty = scratch("empty.safetensors", b"\x02\0\0\0\0\0\0\0{}");
+    let shard = file(
+        "model-00002-of-00004.safetensors",
+        "[8030261248]",
+        8_030_261_248,
+    );
+    for (f, said) in [
+        (&small, "16 777 216 parámetros y el modelo 8 030 261 248"),
+        (&empty, "0 parámetros"),
+        (&shard, "la parte 2 de 4"),
+    ] {
+        let out = vramlab(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "rtx-3060",
+            "--weights-file",
+            f.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr).replace('\u{202f}', " ");
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(said), "{err}");
+    }
     let bad = vramlab(&[
         "estimate",
         "--model",

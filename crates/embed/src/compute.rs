@@ -276,15 +276,16 @@ mod tests {
                 params: Some(137_022_720),
                 source: "model.safetensors".into(),
                 experts: Vec::new(),
+                shard: None,
             }),
             ..arrived.clone()
         };
         let o = ready(compute(&c, Some(&HubState::Ready(Box::new(exact.clone())))));
         assert_eq!(o.eval.estimate.breakdown.weights, 548_105_171);
         // ...and the `pesos` attribute wins over the index.
-        let c2 = config(&[("hf", "gpt2"), ("pesos", "1000000")]);
+        let c2 = config(&[("hf", "gpt2"), ("pesos", "99000000")]);
         let o = ready(compute(&c2, Some(&HubState::Ready(Box::new(exact)))));
-        assert_eq!(o.eval.estimate.breakdown.weights, 1_000_000);
+        assert_eq!(o.eval.estimate.breakdown.weights, 99_000_000);
         // A reader who picks a catalog model leaves the import aside.
         let mut c3 = c.clone();
         c3.use_custom = false;
@@ -356,7 +357,7 @@ mod tests {
     #[test]
     fn a_custom_models_exact_bytes_stay_with_it() {
         // The bytes the estimator's embed code gives an imported model...
-        let c = config(&[("hf", "org/m"), ("pesos", "1000000"), ("modelo", "gpt2")]);
+        let c = config(&[("hf", "org/m"), ("pesos", "99000000"), ("modelo", "gpt2")]);
         let failed = HubState::Failed("sin red".into());
         // ...are not the fallback's, nor a catalog model's the reader picks,
         let o = ready(compute(&c, Some(&failed)));
@@ -382,12 +383,19 @@ mod tests {
             "{q}"
         );
         // A catalog model keeps bytes given for it.
-        let own = config(&[("modelo", "gpt2"), ("pesos", "1000000")]);
+        let own = config(&[("modelo", "gpt2"), ("pesos", "99000000")]);
         assert_eq!(
             ready(compute(&own, None)).eval.estimate.breakdown.weights,
-            1_000_000
+            99_000_000
         );
-        assert!(page_query(&own, false).contains("pesos=1000000"));
+        assert!(page_query(&own, false).contains("pesos=99000000"));
+        // Bytes no file of this model could have are refused, with both figures.
+        let empty = config(&[("modelo", "gpt2"), ("pesos", "1000000")]);
+        let e = compute(&empty, None).err().unwrap_or_default();
+        assert!(
+            e.contains("no son los de este modelo") && e.contains("124"),
+            "{e}"
+        );
         // Every setting travels to the page, ZeRO included.
         let train = config(&[("modo", "lora"), ("gpus", "4"), ("zero", "3")]);
         assert!(page_query(&train, false).contains("&gpus=4&zero=3"));

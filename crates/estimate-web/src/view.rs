@@ -741,6 +741,7 @@ mod tests {
                 params: Some(124_439_808),
                 source: "gpt2.gguf".into(),
                 experts: vec![vram::arch::LayerExperts::default(); 2],
+                shard: None,
             }),
         };
         let (model, settings, back) = read_link(&query(link_pairs(CUSTOM, &s, &imported)));

@@ -155,12 +155,11 @@ async fn single_file_header(base: &str, repo: &RepoId) -> Result<StoredWeights, 
     }
     prefix.extend_from_slice(&rest.bytes);
     let s = safetensors::parse(&prefix).map_err(|e| e.to_string())?;
-    Ok(StoredWeights {
-        bytes: s.total.bytes,
-        params: Some(s.total.params),
-        source: format!("{repo} (cabecera de {NAME})"),
-        experts: Vec::new(),
-    })
+    Ok(StoredWeights::from_safetensors(
+        &s,
+        format!("{repo} (cabecera de {NAME})"),
+        NAME,
+    ))
 }
 
 /// The exact weights: the index of a sharded checkpoint, else the single file's header.
@@ -174,6 +173,7 @@ async fn weights(base: &str, repo: &RepoId) -> Result<StoredWeights, String> {
                 params: t.params,
                 source: format!("{repo} ({INDEX})"),
                 experts: Vec::new(),
+                shard: None,
             })
         }
         Err(HubError::NotFound { .. }) => single_file_header(base, repo).await,

@@ -37,6 +37,7 @@ async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, S
         source: text(&out, "fuente"),
         // The bundle wrote it; read it as a link's, so a bad one is only left out.
         experts: vram::share::decode_experts(&text(&out, "expertos")).unwrap_or_default(),
+        shard: None,
     });
     Ok(Imported { arch, weights })
 }

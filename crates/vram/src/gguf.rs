@@ -31,6 +31,14 @@ pub enum GgufError {
     Missing(String),
     #[error("El tensor «{name}» usa el tipo GGML {id}, que esta calculadora no conoce.")]
     UnknownType { name: String, id: u32 },
+    #[error(
+        "El GGUF declara {count} {what}; vramlab lee como mucho {max} (un modelo real tiene unas decenas de metadatos y unos miles de tensores)."
+    )]
+    TooMany {
+        what: &'static str,
+        count: u64,
+        max: u64,
+    },
     #[error(transparent)]
     OverBudget(#[from] crate::arch::OverBudget),
     #[error(
@@ -148,6 +156,13 @@ fn ggml_type(id: u32) -> Option<GgufType> {
     })
 }
 
+/// Most metadata entries a header may declare: llama.cpp's converters write a few
+/// dozen (the tokenizer's arrays are one entry each), so this leaves a wide margin and
+/// keeps a forged header's work to milliseconds.
+pub const MAX_METADATA: u64 = 65_536;
+/// Most tensors: DeepSeek-V3 with one tensor per expert (old conversions) has 46 848.
+pub const MAX_TENSORS: u64 = 262_144;
+
 /// Longest metadata string kept (tokenizer strings are skipped over, not stored).
 const MAX_KEPT_TEXT: u64 = 4096;
 /// Most dimensions a tensor may have (ggml's GGML_MAX_DIMS is 4).
@@ -250,6 +265,14 @@ pub fn parse(prefix: &[u8]) -> Result<GgufHeader, GgufError> {
     }
     let tensor_count = r.u64()?;
     let kv_count = r.u64()?;
+    for (what, count, max) in [
+        ("entradas de metadatos", kv_count, MAX_METADATA),
+        ("tensores", tensor_count, MAX_TENSORS),
+    ] {
+        if count > max {
+            return Err(GgufError::TooMany { what, count, max });
+        }
+    }
     let left = (prefix.len() - r.pos) as u64;
     // A key/value pair takes at least 13 bytes and a tensor entry at least 24.
     if kv_count > left / 13 + 1 || tensor_count > left / 24 + 1 {
@@ -405,7 +428,19 @@ mod tests {
     #[test]
     fn forged_counts_do_not_allocate() {
         let w = Writer::v3(u64::MAX, u64::MAX);
-        assert_eq!(parse(&w.0), Err(GgufError::NeedMore(w.0.len())));
+        assert!(matches!(parse(&w.0), Err(GgufError::TooMany { .. })));
+        let w = Writer::v3(100_000, 3);
+        assert!(matches!(parse(&w.0), Err(GgufError::NeedMore(_))));
+        // The hardening pass's 15.7 M short keys: refused before the first is read.
+        let mut w = Writer::v3(0, 15_700_000);
+        for i in 0..1000 {
+            w.kv_u32(&format!("k{i}"), 1);
+        }
+        let err = parse(&w.0).unwrap_err().to_string();
+        assert!(
+            err.contains("15700000 entradas de metadatos") && err.contains("65536"),
+            "{err}"
+        );
         // An array claiming 2^60 elements in a tiny file.
         let mut w = Writer::v3(0, 1);
         w.str("k").u32(9).u32(0).u64(1 << 60);

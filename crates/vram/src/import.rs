@@ -22,9 +22,97 @@ pub struct StoredWeights {
     /// for other sources.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub experts: Vec<crate::arch::LayerExperts>,
+    /// The file is part `.0` (from 1) of `.1` of a split checkpoint
+    /// (`model-00001-of-00004.safetensors`, a GGUF's `split.no`/`split.count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<(u32, u32)>,
+}
+
+/// Integer dtypes in a safetensors file are packed quantised weights (GPTQ/AWQ's I32
+/// `qweight`, MXFP4 and NVFP4 blocks in U8): their element count is not the model's
+/// parameter count.
+const PACKED_DTYPES: &[&str] = &["I32", "U32", "I16", "U16", "I8", "U8", "I4", "U4"];
+
+/// `(part, parts)` from a Hugging Face shard name, `…-00002-of-00004.safetensors`.
+pub fn shard_of_name(name: &str) -> Option<(u32, u32)> {
+    let stem = name.rsplit(['/', '\\']).next()?;
+    let (before, after) = stem.rsplit_once("-of-")?;
+    let part: u32 = before.rsplit('-').next()?.parse().ok()?;
+    let parts: u32 = after.split('.').next()?.parse().ok()?;
+    (part >= 1 && part <= parts).then_some((part, parts))
 }
 
 impl StoredWeights {
+    /// A GGUF file's tensors, its per-layer experts and, for a split file, its part.
+    pub fn from_gguf(h: &gguf::GgufHeader, source: String) -> StoredWeights {
+        let meta = |k: &str| match h.metadata.get(k) {
+            Some(gguf::MetaValue::Int(v)) => u32::try_from(*v).ok(),
+            _ => None,
+        };
+        StoredWeights {
+            bytes: h.total.bytes,
+            params: Some(h.total.params),
+            source,
+            experts: h.experts_by_layer(),
+            shard: match (meta("split.no"), meta("split.count")) {
+                (Some(no), Some(count)) if count > 1 => Some((no.saturating_add(1), count)),
+                _ => None,
+            },
+        }
+    }
+
+    /// A safetensors file's tensors; no parameter count when it holds packed
+    /// quantised weights ([`PACKED_DTYPES`]).
+    pub fn from_safetensors(
+        s: &safetensors::TensorSummary,
+        source: String,
+        file_name: &str,
+    ) -> StoredWeights {
+        let packed = s
+            .by_dtype
+            .keys()
+            .any(|d| PACKED_DTYPES.contains(&d.as_str()));
+        StoredWeights {
+            bytes: s.total.bytes,
+            params: (!packed).then_some(s.total.params),
+            source,
+            experts: Vec::new(),
+            shard: shard_of_name(file_name).filter(|&(_, parts)| parts > 1),
+        }
+    }
+
+    /// Whether these can be `arch`'s weights: not one part of a split checkpoint, a
+    /// parameter count within what extra heads (MTP layers, a vision tower) add to the
+    /// model's (85 % to 125 %), and, without a count, at least 1.5 bits per parameter
+    /// (IQ1_S, the smallest GGUF type, takes 1.56). An empty file, a GGUF without
+    /// tensors or another model's weights are refused with both counts.
+    pub fn check(&self, arch: &Architecture) -> Result<(), String> {
+        if let Some((part, parts)) = self.shard {
+            return Err(format!(
+                "{} es la parte {part} de {parts} de un checkpoint dividido: solo tiene los pesos de esa parte. Usa el índice (model.safetensors.index.json), que suma todas, o prescinde de los pesos exactos.",
+                self.source
+            ));
+        }
+        let model = u128::from(arch.param_count().total)
+            + u128::from(arch.vision.map_or(0, |v| v.params(arch.hidden)));
+        let fits = match self.params {
+            Some(p) => u128::from(p) * 100 >= model * 85 && u128::from(p) * 100 <= model * 125,
+            None => u128::from(self.bytes) * 16 >= model * 3,
+        };
+        if fits {
+            return Ok(());
+        }
+        let what = match self.params {
+            Some(p) => format!("{} parámetros", crate::group_digits(p)),
+            None => crate::ByteSize(self.bytes).binary(),
+        };
+        Err(format!(
+            "Los pesos de {} no son los de este modelo: el archivo tiene {what} y el modelo {} parámetros. Elige el modelo del que son, o quita los pesos exactos.",
+            self.source,
+            crate::group_digits(u64::try_from(model).unwrap_or(u64::MAX))
+        ))
+    }
+
     pub fn summary(&self) -> String {
         let params = self
             .params
@@ -136,17 +224,23 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
             }
             other => other.map_err(|e| named(e.to_string()))?,
         };
-        let (arch, notes) = gguf_arch::architecture(&h).map_err(|e| named(e.to_string()))?;
+        let (arch, mut notes) = gguf_arch::architecture(&h).map_err(|e| named(e.to_string()))?;
+        let stored = StoredWeights::from_gguf(&h, name.to_owned());
+        // A split file's header describes the whole model; its tensors are one part.
+        let weights = match stored.shard {
+            Some((part, parts)) => {
+                notes.push(format!(
+                    "Es la parte {part} de {parts} de un GGUF dividido: se lee su arquitectura, y los pesos se cuentan por el formato, no por sus bytes."
+                ));
+                None
+            }
+            None => Some(stored),
+        };
         return Ok(Step::Done(Box::new(ImportedModel {
             arch: Some(arch),
             origin: None,
             notes,
-            weights: Some(StoredWeights {
-                bytes: h.total.bytes,
-                params: Some(h.total.params),
-                source: name.to_owned(),
-                experts: h.experts_by_layer(),
-            }),
+            weights,
         })));
     }
     let len = safetensors::header_len(prefix).map_err(|e| {
@@ -168,12 +262,11 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
     }
     let summary = safetensors::parse(prefix).map_err(|e| named(e.to_string()))?;
     Ok(Step::Done(Box::new(ImportedModel {
-        weights: Some(StoredWeights {
-            bytes: summary.total.bytes,
-            params: Some(summary.total.params),
-            source: name.to_owned(),
-            experts: Vec::new(),
-        }),
+        weights: Some(StoredWeights::from_safetensors(
+            &summary,
+            name.to_owned(),
+            name,
+        )),
         ..ImportedModel::default()
     })))
 }
@@ -189,6 +282,7 @@ pub fn json_text(name: &str, text: &str) -> Result<ImportedModel, String> {
                 params: t.params,
                 source: name.to_owned(),
                 experts: Vec::new(),
+                shard: None,
             }),
             ..ImportedModel::default()
         });

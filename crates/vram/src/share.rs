@@ -659,6 +659,7 @@ pub fn weights(
         params: params.and_then(number),
         source,
         experts: Vec::new(),
+        shard: None,
     })
 }
 

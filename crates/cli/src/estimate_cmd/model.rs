@@ -27,18 +27,15 @@ fn arch_model(arch: vram::Architecture, total_params: Option<u64>) -> Model {
 }
 
 fn stored(model: &mut Model, header: &Header, path: &str) {
-    let total = header.total();
-    model.stored = Some(StoredWeights {
-        bytes: total.bytes,
-        params: Some(total.params),
-        source: format!("la cabecera de {}", shown(path)),
-        // A GGUF lists each block's expert tensors: `--n-cpu-moe` moves exactly those.
-        experts: match header {
-            Header::Gguf(h) => h.experts_by_layer(),
-            Header::Safetensors { .. } => Vec::new(),
-        },
+    let source = format!("la cabecera de {}", shown(path));
+    // A GGUF lists each block's expert tensors: `--n-cpu-moe` moves exactly those.
+    model.stored = Some(match header {
+        Header::Gguf(h) => StoredWeights::from_gguf(h, source),
+        Header::Safetensors { summary, .. } => {
+            StoredWeights::from_safetensors(summary, source, path)
+        }
     });
-    model.tensors = Some(total.tensors);
+    model.tensors = Some(header.total().tensors);
 }
 
 pub fn load(args: &Args) -> Result<Loaded, String> {
@@ -55,10 +52,26 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
                 let Header::Gguf(h) = &header else {
                     return Err(format!("{}: no es un archivo GGUF", shown(m)));
                 };
-                let (arch, notes) =
+                let (arch, mut notes) =
                     gguf_arch::architecture(h).map_err(|e| format!("{}: {e}", shown(m)))?;
-                let mut model = arch_model(arch, args.total_params.or(Some(h.total.params)));
+                let mut model = arch_model(arch, args.total_params);
                 stored(&mut model, &header, m);
+                // A split file's header describes the whole model; its tensors, one part.
+                match model.stored.as_ref().and_then(|s| s.shard) {
+                    Some((part, parts)) => {
+                        model.stored = None;
+                        model.tensors = None;
+                        notes.push(format!(
+                            "{} es la parte {part} de {parts} de un GGUF dividido: se lee su arquitectura, y los pesos se cuentan por el formato (--dtype), no por sus bytes.",
+                            shown(m)
+                        ));
+                    }
+                    None => {
+                        if let ModelInput::Arch { total_params, .. } = &mut model.input {
+                            *total_params = total_params.or(Some(h.total.params));
+                        }
+                    }
+                }
                 Loaded {
                     model,
                     name: Some(shown(m)),
@@ -100,12 +113,15 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
     };
     if let Some(f) = &args.weights_file {
         let header = read_header(f)?;
+        stored(&mut loaded.model, &header, f);
+        // Packed quantised tensors give no parameter count.
+        let params = loaded.model.stored.as_ref().and_then(|s| s.params);
         if let ModelInput::Arch { total_params, .. } = &mut loaded.model.input
             && args.total_params.is_none()
+            && params.is_some()
         {
-            *total_params = Some(header.total().params);
+            *total_params = params;
         }
-        stored(&mut loaded.model, &header, f);
     }
     Ok(loaded)
 }

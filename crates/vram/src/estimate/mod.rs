@@ -156,6 +156,9 @@ pub enum EstimateError {
     AdaptersNeedArchitecture,
     #[error(transparent)]
     OverBudget(#[from] crate::arch::OverBudget),
+    /// Exact weights that cannot be the model's ([`crate::import::StoredWeights::check`]).
+    #[error("{0}")]
+    WeightsMismatch(String),
 }
 
 /// Upper bounds that keep every product far from overflow and reject typos.

@@ -145,6 +145,9 @@ fn opened(model: &Model, s: &Settings) -> Option<Opened> {
 /// Evaluates `model` under `s`: the runtime places the model, then the notes, the
 /// serving plan, the verdict and the limits are read off the placed workload.
 pub fn evaluate(model: &Model, s: &Settings) -> Result<Evaluation, EstimateError> {
+    if let (Some(a), Some(stored)) = (model.arch(), &model.stored) {
+        stored.check(a).map_err(EstimateError::WeightsMismatch)?;
+    }
     let capacity = s.capacity();
     let placement::Placed {
         w,

@@ -322,6 +322,7 @@ fn exact_weights_replace_the_formula_in_inference_only() {
         params: Some(124_439_808),
         source: "gpt2.gguf".into(),
         experts: Vec::new(),
+        shard: None,
     });
     let e = evaluate(&m, &settings(&[])).unwrap();
     assert_eq!(e.estimate.breakdown.weights, 99_000_000);
@@ -596,6 +597,7 @@ proptest::proptest! {
             params: Some(params),
             source: "forjado.gguf".into(),
             experts: Vec::new(),
+            shard: None,
         });
         model.tensors = Some(tensors);
         let task = [Task::Inference, Task::Full, Task::Lora, Task::Qlora][task];

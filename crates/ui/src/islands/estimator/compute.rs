@@ -316,6 +316,7 @@ mod tests {
                 params: Some(124_439_808),
                 source: "gpt2.gguf".into(),
                 experts: Vec::new(),
+                shard: None,
             }),
             ..imported
         };

@@ -136,6 +136,7 @@ mod tests {
                 params: Some(124_439_808),
                 source: "gpt2.gguf".into(),
                 experts: Vec::new(),
+                shard: None,
             }),
         };
         let s = snippet("x", &i, &imported).unwrap();
