@@ -232,8 +232,10 @@ test("files: a GGUF header, a 3 GiB safetensors read by its header alone, a drop
   await imported.filter({ hasText: "Pesos exactos de grande.safetensors" }).waitFor();
   const reads = await page.evaluate(() => window.__reads);
   assert.deepEqual(reads, [8, 8 + Number(tiny.bytes.readBigUInt64LE(0))]);
-  // The GGUF's architecture stays; the weights are now the dropped file's.
+  // The GGUF's architecture stays; the weights are now the dropped file's, and a
+  // 2-layer checkpoint's weights are refused for an 8B model with both counts.
   assert.match(await imported.first().innerText(), /llama con 32 capas/);
+  await est.getByText(/no son los de este modelo: el archivo tiene .* y el modelo 8.030.261.248 parámetros/).first().waitFor();
 
   // Dropping a checkpoint index on the panel gives its total size.
   const index = JSON.stringify({ metadata: { total_size: 141107412992 }, weight_map: { a: "x" } });

@@ -82,7 +82,7 @@ class Writer {
 }
 
 // A Llama-3.1-8B-shaped GGUF header: its metadata, a 128 256-token vocabulary (which
-// makes the header longer than the first 1 MiB read) and three Q4_K / Q6_K tensors.
+// makes the header longer than the first 1 MiB read) and its 291 tensors.
 export function llamaGguf() {
   const ints = [
     ["llama.block_count", 32],
@@ -92,11 +92,27 @@ export function llamaGguf() {
     ["llama.feed_forward_length", 14336],
     ["llama.context_length", 131072],
   ];
+  // Every tensor of Llama 3.1 8B as a Q4_K_M file stores it (8 030 261 248 parameters):
+  // Q4_K (type 12, 144 bytes a 256-value block) for most matrices, Q6_K (type 14, 210
+  // bytes) for the output and the FFN down projections, F32 norms (type 0, 4 bytes).
   const tensors = [
     ["token_embd.weight", [4096, 128256], 12, 144],
     ["output.weight", [4096, 128256], 14, 210],
-    ["blk.0.ffn_gate.weight", [4096, 14336], 12, 144],
+    ["output_norm.weight", [4096], 0, 1024],
   ];
+  for (let b = 0; b < 32; b++) {
+    tensors.push(
+      [`blk.${b}.attn_norm.weight`, [4096], 0, 1024],
+      [`blk.${b}.ffn_norm.weight`, [4096], 0, 1024],
+      [`blk.${b}.attn_q.weight`, [4096, 4096], 12, 144],
+      [`blk.${b}.attn_k.weight`, [4096, 1024], 12, 144],
+      [`blk.${b}.attn_v.weight`, [4096, 1024], 14, 210],
+      [`blk.${b}.attn_output.weight`, [4096, 4096], 12, 144],
+      [`blk.${b}.ffn_gate.weight`, [4096, 14336], 12, 144],
+      [`blk.${b}.ffn_up.weight`, [4096, 14336], 12, 144],
+      [`blk.${b}.ffn_down.weight`, [14336, 4096], 14, 210],
+    );
+  }
   const w = new Writer();
   w.parts.push(Buffer.from("GGUF"));
   w.u32(3).u64(tensors.length).u64(ints.length + 2);
@@ -110,8 +126,9 @@ export function llamaGguf() {
     w.str(name).u32(dims.length);
     for (const d of dims) w.u64(d);
     w.u32(ggml).u64(0);
-    weightBytes += ((dims[0] * dims[1]) / 256) * per256;
-    params += dims[0] * dims[1];
+    const count = dims.reduce((a, b) => a * b, 1);
+    weightBytes += (count / 256) * per256;
+    params += count;
   }
   return { bytes: w.bytes(), weightBytes, params };
 }
