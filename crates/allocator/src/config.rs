@@ -23,7 +23,7 @@ pub struct Config {
     /// `capacity` as that allowed maximum.
     pub garbage_collection_threshold: Option<f64>,
     /// `roundup_power2_divisions` as a single value for every size (a power of two).
-    pub roundup_power2_divisions: Option<u32>,
+    pub roundup_power2_divisions: Option<u64>,
 }
 
 impl Config {
@@ -73,7 +73,7 @@ impl Config {
     }
 
     pub(crate) fn divisions(&self) -> u64 {
-        u64::from(self.roundup_power2_divisions.unwrap_or(0))
+        self.roundup_power2_divisions.unwrap_or(0)
     }
 }
 
@@ -90,7 +90,7 @@ pub enum ConfigError {
     #[error("garbage_collection_threshold debe estar entre 0 y 1, sin incluirlos (es {0})")]
     GcThreshold(f64),
     #[error("roundup_power2_divisions debe ser una potencia de dos (es {0})")]
-    Divisions(u32),
+    Divisions(u64),
 }
 
 #[cfg(test)]

@@ -305,7 +305,7 @@ pub fn smallest_surviving_capacity(trace: &Trace, config: &Config) -> Option<u64
 }
 
 fn peak_live_bytes(trace: &Trace, config: &Config) -> u64 {
-    let divisions = u64::from(config.roundup_power2_divisions.unwrap_or(0));
+    let divisions = config.roundup_power2_divisions.unwrap_or(0);
     let mut live = std::collections::HashMap::new();
     let (mut now, mut peak) = (0u64, 0u64);
     for e in &trace.events {

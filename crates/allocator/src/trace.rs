@@ -126,12 +126,15 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut trace = Trace::default();
     let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut seen = 0usize;
     for (line, raw) in (1u64..).zip(text.lines()) {
         let raw = raw.trim();
         if raw.is_empty() {
             continue;
         }
-        if trace.events.len() >= MAX_EVENTS {
+        // Every line counts, ignored frees too: the work is bounded by what is read.
+        seen += 1;
+        if seen > MAX_EVENTS {
             return Err(TraceError::TooManyEvents);
         }
         let value: Value = serde_json::from_str(raw).map_err(|e| TraceError::Json {
@@ -139,7 +142,7 @@ pub fn parse_trace(text: &str) -> Result<Trace, TraceError> {
             column: e.column(),
             detail: match e.classify() {
                 serde_json::error::Category::Eof => "la línea termina antes de tiempo",
-                _ => "error de sintaxis",
+                _ => numfmt::json_fault(&e),
             },
         })?;
         let Value::Object(obj) = value else {

@@ -28,16 +28,16 @@ pub enum What {
 #[derive(Debug, clap::Args)]
 pub struct AttentionArgs {
     /// Longitudes de secuencia N, separadas por comas.
-    #[arg(long, value_delimiter = ',', default_value = "256,1024,4096", value_parser = seq)]
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',', default_value = "256,1024,4096", value_parser = seq)]
     pub seq: Vec<u32>,
     /// Dimensiones de cabeza d (múltiplos de 16 hasta 256).
-    #[arg(long, value_delimiter = ',', default_value = "64", value_parser = head_dim)]
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',', default_value = "64", value_parser = head_dim)]
     pub head_dim: Vec<u32>,
     /// Número de cabezas.
-    #[arg(long, value_delimiter = ',', default_value = "8", value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',', default_value = "8", value_parser = positive)]
     pub heads: Vec<u32>,
     /// Tamaño de lote.
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',', default_value = "1", value_parser = positive)]
     pub batch: Vec<u32>,
     /// Máscara causal (cada consulta ve solo las claves anteriores).
     #[arg(long, conflicts_with = "both_masks")]
@@ -46,19 +46,19 @@ pub struct AttentionArgs {
     #[arg(long)]
     pub both_masks: bool,
     /// Kernels: naive, tiled.
-    #[arg(long, value_delimiter = ',', default_value = "naive,tiled", value_parser = kernel)]
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',', default_value = "naive,tiled", value_parser = kernel)]
     pub kernels: Vec<Kernel>,
     /// Tipos de almacenamiento: f32, f16 (f16 acumula en f32; requiere shader-f16).
-    #[arg(long, value_delimiter = ',', default_value = "f32", value_parser = dtype)]
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',', default_value = "f32", value_parser = dtype)]
     pub dtype: Vec<Dtype>,
     /// Repeticiones medidas (se informa la mediana).
-    #[arg(long, default_value_t = 10, value_parser = repeats)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 10, value_parser = repeats)]
     pub repeats: u32,
     /// Repeticiones de calentamiento, sin medir.
-    #[arg(long, default_value_t = 2, value_parser = warmup)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 2, value_parser = warmup)]
     pub warmup: u32,
     /// Segundos mínimos de calentamiento (se repite hasta cubrirlos; máximo 60).
-    #[arg(long, default_value_t = 0.0, value_parser = warmup_seconds)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 0.0, value_parser = warmup_seconds)]
     pub warmup_seconds: f64,
     /// Parte del nombre del adaptador que se quiere usar (también WGPU_ADAPTER_NAME).
     #[arg(long)]
@@ -68,7 +68,7 @@ pub struct AttentionArgs {
     pub max_memory: Option<u64>,
     /// Bloques del kernel por bloques, BRxBCxTRxTC (filas, claves, rejilla de
     /// invocaciones), p. ej. 64x32x16x8; por omisión, los mejores para el adaptador.
-    #[arg(long, value_parser = tiles)]
+    #[arg(long, allow_hyphen_values = true, value_parser = tiles)]
     pub tiles: Option<String>,
     /// Diagnóstico: compila los kernels con la guarda de bucles de wgpu (mide su coste).
     #[arg(long)]
@@ -76,6 +76,9 @@ pub struct AttentionArgs {
     /// Salida en JSON: un objeto por ejecución.
     #[arg(long)]
     pub json: bool,
+    /// Deja pasar lo que el controlador gráfico escribe al abrir la GPU (en inglés).
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 fn number(s: &str, what: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32, String> {
@@ -244,7 +247,9 @@ fn plan_runs(args: &AttentionArgs) -> Vec<(Kernel, Shape, Dtype)> {
 /// Largest run count accepted, so a typo in a list cannot start a day-long sweep.
 const MAX_RUNS: usize = 2000;
 
-pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
+/// The sweep's output, and why it failed when no run gave a time (the output is still
+/// printed: it says what each run needed).
+pub fn run_attention(args: &AttentionArgs) -> Result<(String, Option<String>), String> {
     let runs = plan_runs(args);
     if runs.len() > MAX_RUNS {
         return Err(format!(
@@ -252,9 +257,11 @@ pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
             runs.len()
         ));
     }
-    let gpu = pollster::block_on(Gpu::connect_with(&ConnectOptions {
-        adapter_filter: args.adapter.clone(),
-    }))
+    let gpu = crate::quiet::without_stderr(args.verbose, || {
+        pollster::block_on(Gpu::connect_with(&ConnectOptions {
+            adapter_filter: args.adapter.clone(),
+        }))
+    })
     .map_err(|e| e.to_string())?;
     let base = RunOptions {
         warmup: args.warmup,
@@ -294,12 +301,19 @@ pub fn run_attention(args: &AttentionArgs) -> Result<String, String> {
         }
     }
     bar.finish_and_clear();
-    if args.json {
-        return serde_json::to_string_pretty(&rows)
+    let failed =
+        (rows.iter().all(|r| r.error.is_some()) && !rows.is_empty()).then(|| match rows.len() {
+            1 => "la ejecución no dio un tiempo (no cupo o falló)".to_owned(),
+            n => format!("ninguna de las {n} ejecuciones dio un tiempo (no cupieron o fallaron)"),
+        });
+    let text = if args.json {
+        serde_json::to_string_pretty(&rows)
             .map(|s| s + "\n")
-            .map_err(|e| e.to_string());
-    }
-    Ok(render(&gpu, &rows))
+            .map_err(|e| e.to_string())?
+    } else {
+        render(&gpu, &rows)
+    };
+    Ok((text, failed))
 }
 
 fn fmt_num(x: f64, decimals: usize) -> String {

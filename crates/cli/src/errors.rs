@@ -62,6 +62,18 @@ pub fn finish(result: Result<String, String>) -> ExitCode {
     }
 }
 
+/// Prints a result that is itself a failure (a benchmark where no run gave a time):
+/// the output, then one Spanish line on stderr, and exit code 1.
+pub fn finish_failed(text: &str, why: &str) -> ExitCode {
+    match print_out(text) {
+        Ok(()) => {
+            print_err(&format!("vramlab: error: {why}"));
+            ExitCode::from(1)
+        }
+        Err(e) => finish(Err(e)),
+    }
+}
+
 fn context(e: &clap::Error, kind: ContextKind) -> String {
     match e.get(kind) {
         Some(ContextValue::String(s)) => s.clone(),

@@ -36,6 +36,32 @@ pub fn io_why(e: &std::io::Error) -> String {
     }
 }
 
+/// Opens `path` for reading without ever blocking in `open()`: a FIFO nobody writes to
+/// would hold a plain `open()` for ever, so it is opened non-blocking and then switched
+/// back to blocking reads (with no writer the first read is the end: empty input). A
+/// pipe with a writer (`--model /dev/stdin`, `<(…)`) reads as usual; devices are read up
+/// to the caller's cap.
+pub fn open(path: &str) -> Result<std::fs::File, String> {
+    if std::fs::metadata(path).map_err(|e| io_why(&e))?.is_dir() {
+        return Err("es un directorio".into());
+    }
+    #[cfg(unix)]
+    {
+        use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(path)
+            .map_err(|e| io_why(&e))?;
+        let flags = fcntl_getfl(&file).map_err(|e| io_why(&e.into()))?;
+        fcntl_setfl(&file, flags - OFlags::NONBLOCK).map_err(|e| io_why(&e.into()))?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    std::fs::File::open(path).map_err(|e| io_why(&e))
+}
+
 /// At most `max` bytes of `path` as UTF-8 text (see [`read_capped`]).
 pub fn read_text_capped(path: &str, max: u64, what: &str) -> Result<String, String> {
     let bytes = read_capped(path, max, what)?;
@@ -63,7 +89,10 @@ pub fn read_capped(path: &str, max: u64, what: &str) -> Result<Vec<u8>, String> 
             .take(max + 1)
             .read_to_end(&mut bytes)
     } else {
-        std::fs::File::open(path).and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        open(path)
+            .map_err(|why| format!("no se puede leer {name}: {why}"))?
+            .take(max + 1)
+            .read_to_end(&mut bytes)
     };
     result.map_err(|e| format!("no se puede leer {name}: {}", io_why(&e)))?;
     if bytes.len() as u64 > max {

@@ -62,8 +62,8 @@ impl Header {
 /// by exactly 8 + N bytes. Errors are Spanish and name the file.
 pub fn read_header(path: &str) -> Result<Header, String> {
     let name = shown(path);
-    let mut file = File::open(path)
-        .map_err(|e| format!("no se puede leer {name}: {}", crate::input::io_why(&e)))?;
+    let mut file =
+        crate::input::open(path).map_err(|why| format!("no se puede leer {name}: {why}"))?;
     let first = read_prefix(&mut file, 8).map_err(|e| format!("{name}: {e}"))?;
     if first.starts_with(b"GGUF") {
         let mut len: u64 = 1 << 20;
@@ -84,6 +84,9 @@ pub fn read_header(path: &str) -> Result<Header, String> {
                 other => return other.map(Header::Gguf).map_err(|e| format!("{name}: {e}")),
             }
         }
+    }
+    if path.to_ascii_lowercase().ends_with(".gguf") {
+        return Err(format!("{name}: {}", gguf::NOT_A_GGUF));
     }
     let header_len = safetensors::header_len(&first).map_err(|e| format!("{name}: {e}"))?;
     let prefix = read_prefix(&mut file, 8 + header_len).map_err(|e| format!("{name}: {e}"))?;

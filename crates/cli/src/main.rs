@@ -12,6 +12,7 @@ mod explain_cmd;
 mod explain_reconcile;
 mod input;
 mod inspect_cmd;
+mod quiet;
 mod simulate_cmd;
 mod snapshot_cmd;
 mod snapshot_trace;
@@ -82,7 +83,10 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => snapshot_cmd::run(&args),
         Command::Inspect(args) => inspect_cmd::run(&args),
         Command::Bench(args) => match &args.what {
-            bench_cmd::What::Attention(a) => bench_cmd::run_attention(a),
+            bench_cmd::What::Attention(a) => match bench_cmd::run_attention(a) {
+                Ok((text, Some(why))) => return errors::finish_failed(&text, &why),
+                other => other.map(|(text, _)| text),
+            },
         },
     };
     errors::finish(result)

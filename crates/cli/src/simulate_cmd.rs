@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, conflicts_with = "scenario")]
     pub snapshot: Option<String>,
     /// GPU del historial del snapshot (por defecto, 0).
-    #[arg(long, default_value_t = 0, requires = "snapshot")]
+    #[arg(long, default_value_t = 0, requires = "snapshot", allow_hyphen_values = true, value_parser = device)]
     pub device: usize,
     /// Escenario incorporado en lugar de una traza: training, kv-cache o mixed.
     #[arg(long, value_parser = scenario)]
@@ -43,7 +43,7 @@ pub struct Args {
     pub garbage_collection_threshold: Option<f64>,
     /// roundup_power2_divisions (una potencia de dos).
     #[arg(long, allow_hyphen_values = true, value_parser = divisions)]
-    pub roundup_power2_divisions: Option<u32>,
+    pub roundup_power2_divisions: Option<u64>,
     /// Salida en JSON.
     #[arg(long)]
     pub json: bool,
@@ -54,6 +54,12 @@ fn scenario(s: &str) -> Result<Scenario, String> {
         let ids: Vec<&str> = Scenario::ALL.iter().map(|s| s.id()).collect();
         format!("escenario desconocido; usa {}", ids.join(", "))
     })
+}
+
+fn device(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| "debe ser el número de una GPU: 0, 1, 2…".into())
 }
 
 fn size(s: &str) -> Result<u64, String> {
@@ -75,35 +81,40 @@ fn fraction(s: &str) -> Result<f64, String> {
     }
 }
 
-fn divisions(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
+/// Any power of two PyTorch takes (it reads a `size_t`).
+fn divisions(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
         Ok(n) if n.is_power_of_two() => Ok(n),
-        _ => Err("debe ser una potencia de dos, como 4".into()),
+        Ok(_) => Err("debe ser una potencia de dos, como 4".into()),
+        Err(_) => Err("debe ser un número entero: una potencia de dos, como 4".into()),
     }
 }
 
 pub fn run(args: &Args) -> Result<String, String> {
+    // Checked before any input is read: a missing flag must not wait for a large trace.
+    let capacity = args
+        .capacity
+        .or(args.scenario.map(|s| s.demo_capacity()))
+        .ok_or(
+            "falta --capacity: la memoria que puede reservar el proceso sin el contexto CUDA, como 24GiB",
+        )?;
     let mut skipped_frees = 0;
-    let (trace, source, default_capacity) = match (&args.trace, args.scenario) {
-        (_, Some(s)) => (s.trace(), Source::Scenario(s), Some(s.demo_capacity())),
+    let (trace, source) = match (&args.trace, args.scenario) {
+        (_, Some(s)) => (s.trace(), Source::Scenario(s)),
         (None, None) if args.snapshot.is_some() => {
             let path = args.snapshot.clone().unwrap_or_default();
             let bytes = crate::input::read_capped(&path, 1 << 30, "el snapshot")?;
             let snap = snapshot::parse(&bytes).map_err(|e| format!("{}: {e}", shown(&path)))?;
             let (trace, skipped) = crate::snapshot_trace::from_snapshot(&snap, args.device)?;
             skipped_frees = skipped;
-            (trace, Source::Trace(path), None)
+            (trace, Source::Trace(path))
         }
         (Some(path), None) => (
             parse_trace(&read(path)?).map_err(|e| format!("{}: {e}", shown(path)))?,
             Source::Trace(path.clone()),
-            None,
         ),
         (None, None) => return Err("falta --trace FICHERO (o --scenario NOMBRE)".into()),
     };
-    let capacity = args.capacity.or(default_capacity).ok_or(
-        "falta --capacity: la memoria que puede reservar el proceso sin el contexto CUDA, como 24GiB",
-    )?;
     let config = Config {
         capacity,
         expandable_segments: args.expandable_segments,

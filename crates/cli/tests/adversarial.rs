@@ -343,3 +343,132 @@ fn no_escape_sequence_from_a_file_reaches_the_terminal() {
         }
     }
 }
+
+/// A FIFO nobody writes to: every command that reads a file returns at once with a
+/// Spanish message instead of blocking for ever in `open()`; a pipe with a writer
+/// behind `/dev/stdin` is still read.
+#[test]
+fn a_fifo_without_a_writer_does_not_block() {
+    let dir = scratch("fifo-base", b"")
+        .parent()
+        .map(PathBuf::from)
+        .unwrap();
+    let fifo = dir.join("tuberia.json");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_string_lossy().into_owned();
+    // `explain` reads empty text as a paste it does not recognise (exit 0, by contract).
+    let runs: [(Vec<&str>, bool); 5] = [
+        (vec!["estimate", "--model", &fifo], true),
+        (vec!["inspect", &fifo], true),
+        (vec!["explain", &fifo], false),
+        (vec!["snapshot", &fifo], true),
+        (
+            vec!["simulate", "--trace", &fifo, "--capacity", "1GiB"],
+            true,
+        ),
+    ];
+    for (args, refusal) in runs {
+        let (out, took) = bounded(2048, 20, &args, "");
+        let err = stderr(&out);
+        assert_ne!(out.status.code(), Some(124), "{args:?} blocked");
+        assert!(took < Duration::from_secs(10), "{args:?}: {took:?}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        if refusal {
+            refused(&out, "");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        }
+    }
+    let config = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../vram/tests/configs/gpt-oss-20b.json"),
+    )
+    .unwrap();
+    let mut child = Command::new(BIN)
+        .args(["estimate", "--model", "/dev/stdin", "--gpu", "rtx-4090"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(&config);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// The messages the hardening pass found misleading now say what happened.
+#[test]
+fn messages_say_what_happened() {
+    let bom = scratch(
+        "bom.json",
+        &[
+            "\u{feff}".as_bytes(),
+            &std::fs::read(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../vram/tests/configs/gpt-oss-20b.json"),
+            )
+            .unwrap(),
+        ]
+        .concat(),
+    );
+    let deep = scratch(
+        "deep.json",
+        format!("{{\"a\": {}", "[".repeat(100_000)).as_bytes(),
+    );
+    let zeros = scratch("ceros.gguf", &[0u8; 4096]);
+    let (bom, deep, zeros) = (
+        bom.to_string_lossy().into_owned(),
+        deep.to_string_lossy().into_owned(),
+        zeros.to_string_lossy().into_owned(),
+    );
+    let out = common::vramlab(&["estimate", "--model", &bom, "--gpu", "rtx-4090"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for (args, expect) in [
+        (
+            vec!["estimate", "--model", &deep],
+            "anida más de 128 niveles",
+        ),
+        (vec!["inspect", &zeros], "no es un GGUF"),
+        (vec!["estimate", "--model", &zeros], "no es un GGUF"),
+        (
+            vec!["estimate", "--model", "llama-3.1-8b", "--gpu-memory", "1.5"],
+            "escribe la unidad",
+        ),
+        (
+            vec!["simulate", "--snapshot", &bom, "--device", "-1"],
+            "el número de una GPU",
+        ),
+        (
+            vec!["bench", "attention", "--warmup-seconds", "-1"],
+            "entre 0 y 60",
+        ),
+        (
+            vec![
+                "simulate",
+                "--scenario",
+                "training",
+                "--roundup-power2-divisions",
+                "6",
+            ],
+            "potencia de dos",
+        ),
+    ] {
+        let out = common::vramlab(&args);
+        refused(&out, expect);
+    }
+    // 2^32 is a power of two, and PyTorch (a size_t) takes it.
+    let out = common::vramlab(&[
+        "simulate",
+        "--scenario",
+        "training",
+        "--roundup-power2-divisions",
+        "4294967296",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A missing --capacity is said before a large trace is read.
+    let (out, took) = bounded(2048, 30, &["simulate", "--trace", "/dev/zero"], "");
+    refused(&out, "falta --capacity");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}

@@ -154,3 +154,38 @@ fn bad_flags_are_spanish_errors() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A sweep where no run gives a time still prints what each needed, then fails: exit 1
+/// and a Spanish line, so a script does not take it for a measurement. The graphics
+/// stack's own stderr lines stay out of the way.
+#[test]
+fn a_sweep_where_every_run_fails_exits_non_zero() {
+    let out = vramlab(&[
+        "bench",
+        "attention",
+        "--seq",
+        "1024",
+        "--kernels",
+        "naive",
+        "--max-memory",
+        "64KiB",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("adaptador") && std::env::var_os("VRAMLAB_REQUIRE_GPU").is_none() {
+        eprintln!("omitido: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("vramlab: error: la ejecución no dio un tiempo"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rows[0]["error"].is_string(), "{rows:?}");
+}

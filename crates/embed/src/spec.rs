@@ -38,9 +38,9 @@ pub const ATTRS: &[Attr] = &[
     },
     Attr {
         name: "hub",
-        accepts: "dirección http(s) de un Hub compatible, como HF_ENDPOINT",
+        accepts: "dirección https de un Hub compatible, como HF_ENDPOINT",
         default: vram::hub::DEFAULT_HUB,
-        help: "De dónde importa «hf» (un espejo o un Hub propio).",
+        help: "De dónde importa «hf» (un espejo, como https://hf-mirror.com, o un Hub propio). Ha de ser https y público: una dirección de la máquina o la red local de quien visita la página (127.0.0.1, localhost, 192.168.…, *.local) o una http se rechaza, para que tu página no haga que los navegadores de tus visitantes pidan nada dentro de su red; solo vale cuando la propia página se sirve desde esa red, para probar un espejo local.",
     },
     Attr {
         name: "arquitectura",
@@ -382,6 +382,72 @@ pub fn read(get: impl Fn(&str) -> Option<String>) -> (Config, Vec<Problem>) {
         controls: controls != "no",
     };
     (config, problems)
+}
+
+/// The widget's `hub` policy. The page that embeds the widget chooses where its
+/// visitors' browsers fetch from, so a Hub on the visitor's own machine or private
+/// network (`http://127.0.0.1:…`, `192.168.…`, `*.local`), or any plain-http Hub,
+/// would make every visitor's browser send requests there. It is refused, and the
+/// public Hub used, unless the page itself is served from such an address: a developer
+/// trying a mirror on their machine. (The site's own pages keep the reader's own choice:
+/// there the reader types the address.)
+pub fn confine_hub(config: &mut Config, problems: &mut Vec<Problem>, page_host: &str) {
+    if config.hub == vram::hub::DEFAULT_HUB || is_private_host(page_host) {
+        return;
+    }
+    let host = host_of(&config.hub);
+    let why = if is_private_host(&host) {
+        "es una dirección de la máquina o de la red local del visitante, y el widget no hace que los navegadores de quienes visitan una web pidan nada ahí; solo vale si la propia página se sirve desde esa red."
+    } else if !config.hub.starts_with("https://") {
+        "no es https: el widget solo importa de un Hub por https, como https://huggingface.co o https://hf-mirror.com."
+    } else {
+        return;
+    };
+    problems.push(Problem {
+        attr: "hub",
+        value: config.hub.clone(),
+        message: why.into(),
+        kept: vram::hub::DEFAULT_HUB.into(),
+    });
+    config.hub = vram::hub::DEFAULT_HUB.into();
+}
+
+/// The host of a base URL (`scheme://host[:port]/…`), lowercased, IPv6 in brackets.
+fn host_of(base: &str) -> String {
+    let rest = base.split_once("://").map_or(base, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if authority.starts_with('[') {
+        authority.split_inclusive(']').next().unwrap_or(authority)
+    } else {
+        authority.split(':').next().unwrap_or(authority)
+    };
+    host.to_ascii_lowercase()
+}
+
+/// Whether `host` names this machine or a private network: `localhost`, `*.localhost`,
+/// `*.local`, loopback, RFC 1918, link-local, unspecified, IPv6 unique-local.
+fn is_private_host(host: &str) -> bool {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local") {
+        return true;
+    }
+    if let Ok(v4) = host.parse::<Ipv4Addr>() {
+        return v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified();
+    }
+    let inner = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(v6) = inner.parse::<Ipv6Addr>() {
+        let first = v6.segments()[0];
+        return v6.is_loopback()
+            || v6.is_unspecified()
+            || (first & 0xfe00) == 0xfc00
+            || (first & 0xffc0) == 0xfe80
+            || v6
+                .to_ipv4_mapped()
+                .is_some_and(|v4| is_private_host(&v4.to_string()));
+    }
+    false
 }
 
 #[cfg(test)]

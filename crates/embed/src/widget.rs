@@ -71,11 +71,15 @@ pub struct Widget {
 }
 
 fn read(get: &js_sys::Function) -> (Config, Vec<Problem>) {
-    let (config, problems) = spec::read(|name| {
+    let (mut config, mut problems) = spec::read(|name| {
         get.call1(&JsValue::NULL, &name.into())
             .ok()
             .and_then(|v| v.as_string())
     });
+    let page_host = web_sys::window()
+        .and_then(|w| w.location().hostname().ok())
+        .unwrap_or_default();
+    spec::confine_hub(&mut config, &mut problems, &page_host);
     for p in &problems {
         // Raw web_sys: a console.warn, and gloo-console is not a dependency.
         web_sys::console::warn_1(&format!("<vram-estimador> {}", p.sentence()).into());

@@ -7,7 +7,9 @@
 //! (rounded half up, so the browser and the CLI print the same digits), counts in
 //! groups of three ("35 931"), percentages ("−4,2 %"), echoes of user input cut to a
 //! length a message can carry, and text escaped for HTML. One function per fact: every
-//! surface (CLI, pages, widget, worker) prints these through here.
+//! surface (CLI, pages, widget, worker) prints these through here. Its one dependency,
+//! serde_json, is for `json_problem`: every JSON reader (configs, headers, indexes,
+//! snapshots, traces) reports serde_json's English errors in the same Spanish words.
 
 /// Binary units (B, KiB, MiB, GiB, TiB, PiB, EiB): "13,04 GiB".
 pub fn binary(bytes: u64) -> String {
@@ -172,9 +174,66 @@ pub fn scientific_es(v: f64) -> String {
     format!("{}e{exp}", fixed_es(mantissa, 2))
 }
 
+/// What went wrong in JSON, in Spanish, without the position (serde_json's messages are
+/// English): the cut-off text, a document nested past serde_json's recursion limit of
+/// 128 levels (which it files as a syntax error), a syntax error, a wrong type.
+pub fn json_fault(e: &serde_json::Error) -> &'static str {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => "el texto se corta antes de terminar",
+        Category::Syntax if e.to_string().starts_with("recursion limit exceeded") => {
+            "anida más de 128 niveles de listas u objetos (un archivo real tiene unos pocos)"
+        }
+        Category::Syntax => "hay un error de sintaxis",
+        Category::Data => "un valor no tiene el tipo esperado",
+        Category::Io => "no se pudo leer",
+    }
+}
+
+/// [`json_fault`] with its line and column, when serde_json knows them.
+pub fn json_problem(e: &serde_json::Error) -> String {
+    let what = json_fault(e);
+    if e.line() == 0 {
+        what.to_owned()
+    } else {
+        format!("{what} (línea {}, columna {})", e.line(), e.column())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_problems_are_named_in_spanish() {
+        let problem = |text: &str| match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) => panic!("{text}: {v}"),
+            Err(e) => json_problem(&e),
+        };
+        for (text, want) in [
+            (
+                "{\"a\": 1",
+                "el texto se corta antes de terminar (línea 1, columna 7)",
+            ),
+            ("{\"a\" 1}", "hay un error de sintaxis (línea 1, columna 6)"),
+            (
+                "\u{feff}{}",
+                "hay un error de sintaxis (línea 1, columna 1)",
+            ),
+        ] {
+            assert_eq!(problem(text), want, "{text}");
+        }
+        let deep = "[".repeat(100_000);
+        assert!(
+            problem(&deep).starts_with("anida más de 128 niveles"),
+            "{}",
+            problem(&deep)
+        );
+        let typed = serde_json::from_str::<u32>("\"x\"")
+            .map(|_| ())
+            .unwrap_err();
+        assert!(json_problem(&typed).starts_with("un valor no tiene el tipo esperado"));
+    }
 
     #[test]
     fn fixed_decimals() {

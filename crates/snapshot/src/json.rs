@@ -22,25 +22,10 @@ pub fn parse(text: &[u8], max_values: usize) -> Result<Document, JsonError> {
         cap: max_values.min(u32::MAX as usize),
     }
     .deserialize(&mut de)
-    .map_err(|e| JsonError(spanish(&e)))?;
-    de.end().map_err(|e| JsonError(spanish(&e)))?;
+    .map_err(|e| JsonError(numfmt::json_problem(&e)))?;
+    de.end().map_err(|e| JsonError(numfmt::json_problem(&e)))?;
     doc.root = Some(root);
     Ok(doc)
-}
-
-/// serde_json's messages are English; keep its position, translate the common ones.
-fn spanish(e: &serde_json::Error) -> String {
-    let what = match e.classify() {
-        serde_json::error::Category::Eof => "el texto se corta antes de terminar".to_owned(),
-        serde_json::error::Category::Syntax => "error de sintaxis".to_owned(),
-        serde_json::error::Category::Data => "un valor no tiene el tipo esperado".to_owned(),
-        serde_json::error::Category::Io => "error de lectura".to_owned(),
-    };
-    if e.line() == 0 {
-        what
-    } else {
-        format!("{what} (línea {}, columna {})", e.line(), e.column())
-    }
 }
 
 struct Seed<'a> {

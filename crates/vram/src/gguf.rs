@@ -160,6 +160,10 @@ fn ggml_type(id: u32) -> Option<GgufType> {
 /// dozen (the tokenizer's arrays are one entry each), so this leaves a wide margin and
 /// keeps a forged header's work to milliseconds.
 pub const MAX_METADATA: u64 = 65_536;
+/// What a file named `.gguf` that lacks the magic is told (CLI and browser alike),
+/// instead of being read as the other format.
+pub const NOT_A_GGUF: &str =
+    "no es un GGUF (no empieza por la firma «GGUF»); puede estar dañado o a medio descargar.";
 /// Most tensors: DeepSeek-V3 with one tensor per expert (old conversions) has 46 848.
 pub const MAX_TENSORS: u64 = 262_144;
 

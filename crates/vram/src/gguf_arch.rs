@@ -99,7 +99,13 @@ pub fn architecture(h: &GgufHeader) -> Result<(Architecture, Vec<String>), GgufE
     let kv_heads = m.dim("attention.head_count_kv")?.unwrap_or(heads).max(1);
     let head_dim = match m.dim("attention.key_length")? {
         Some(k) if k > 0 => k,
-        _ => (hidden / heads).max(1),
+        // More heads than channels: each would have none, and the cache would be 0 B.
+        _ if heads > hidden => {
+            return Err(GgufError::Invalid(format!(
+                "attention.head_count ({heads}) es mayor que embedding_length ({hidden}) y no hay attention.key_length: cada cabeza tendría 0 dimensiones"
+            )));
+        }
+        _ => hidden / heads,
     };
     let intermediate = match m.dim("feed_forward_length")? {
         Some(f) if f > 0 => f,
@@ -292,6 +298,23 @@ mod tests {
         assert_eq!(a.param_count().total, 8_030_261_248);
         assert_eq!((a.kv_heads, a.head_dim, a.mlp), (8, 128, Mlp::Gated));
         assert!(!a.tied_embeddings);
+    }
+
+    /// More heads than channels and no key length: refused, not a 0-byte KV cache.
+    #[test]
+    fn more_heads_than_channels_is_refused() {
+        let h = header(
+            "llama",
+            &[
+                ("block_count", 2),
+                ("embedding_length", 64),
+                ("attention.head_count", 128),
+                ("feed_forward_length", 128),
+            ],
+            &LLAMA_TENSORS,
+        );
+        let e = architecture(&h).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("cada cabeza tendría 0 dimensiones"), "{e}");
     }
 
     #[test]

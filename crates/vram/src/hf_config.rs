@@ -152,6 +152,8 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
     if text.len() > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge(text.len()));
     }
+    // Windows editors save with a byte-order mark; JSON itself has none.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text)
         .map_err(|e| ConfigError::Json(crate::units::json_problem(&e)))?;
     let root = value.as_object().ok_or(ConfigError::NotObject)?;
@@ -192,6 +194,15 @@ pub fn parse(text: &str) -> Result<(Architecture, Vec<String>), ConfigError> {
     };
     let head_dim = match f.uint(&["head_dim"])? {
         Some(d) if d > 0 => d as u32,
+        // More heads than channels: each would have none, and the cache would be 0 B.
+        _ if heads > hidden => {
+            return Err(ConfigError::Invalid {
+                field: "num_attention_heads",
+                value: format!(
+                    "{heads}, más que hidden_size ({hidden}) sin un head_dim que lo explique: cada cabeza tendría 0 dimensiones"
+                ),
+            });
+        }
         _ => hidden / heads,
     };
     // A MoE whose every layer has experts (Qwen3.5-35B-A3B) names no dense width.
@@ -1026,5 +1037,25 @@ mod tests {
                 !KNOWN_FAMILIES.contains(&family.as_str())
             );
         }
+    }
+
+    /// A config saved with a byte-order mark reads as without it; a document nested
+    /// past serde_json's limit says so instead of pointing at a column.
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_deep_nesting_is_named() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs");
+        let text = std::fs::read_to_string(dir.join("gpt-oss-20b.json")).unwrap();
+        let (a, _) = parse(&format!("\u{feff}{text}")).unwrap();
+        assert_eq!(a.param_count().total, 20_914_757_184);
+        let deep = format!("{{\"a\": {}", "[".repeat(100_000));
+        let e = parse(&deep).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("anida más de 128 niveles"), "{e}");
+        let wide = r#"{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+            "num_attention_heads": 128, "intermediate_size": 128, "vocab_size": 100}"#;
+        let e = parse(wide).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("cada cabeza tendría 0 dimensiones"), "{e}");
+        // With its own head_dim, such a config is fine.
+        let fine = wide.replace(r#""vocab_size""#, r#""head_dim": 16, "vocab_size""#);
+        assert_eq!(parse(&fine).map(|(a, _)| a.head_dim).ok(), Some(16));
     }
 }

@@ -240,6 +240,8 @@ pub fn parse_index(text: &str) -> Result<IndexTotals, HubError> {
     if text.len() > MAX_INDEX_BYTES {
         return Err(too_large("model.safetensors.index.json", MAX_INDEX_BYTES));
     }
+    // Windows editors save with a byte-order mark; JSON itself has none.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let v: Value = serde_json::from_str(text)
         .map_err(|e| HubError::Index(format!("JSON roto: {}", crate::units::json_problem(&e))))?;
     let meta = v.get("metadata");

@@ -243,6 +243,9 @@ pub fn weights_file(name: &str, prefix: &[u8], size: u64) -> Result<Step, String
             weights,
         })));
     }
+    if name.to_ascii_lowercase().ends_with(".gguf") {
+        return Err(named(gguf::NOT_A_GGUF.into()));
+    }
     let len = safetensors::header_len(prefix).map_err(|e| {
         named(match e {
             SafetensorsError::TooShort => {

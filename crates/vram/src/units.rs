@@ -30,6 +30,10 @@ pub enum ParseError {
         "La unidad «{unit}» no existe. Usa B, KB, MB, GB, TB, PB (potencias de 1000) o KiB, MiB, GiB, TiB, PiB (potencias de 1024)."
     )]
     UnknownUnit { unit: String },
+    #[error(
+        "«{input}» sin unidad son bytes, y no hay fracciones de byte: escribe la unidad, como {input}GiB o {input}GB."
+    )]
+    FractionalBytes { input: String },
     #[error("«{input}» no es un número entero de parámetros.")]
     NotInteger { input: String },
     #[error("«{input}» es demasiado grande (el máximo es {max}).")]
@@ -286,7 +290,13 @@ impl ByteSize {
             DecimalError::Syntax => ParseError::InvalidSize { input: clip(input) },
             DecimalError::Overflow => too_large(),
         })?;
-        let (value, _) = dec.times(factor).ok_or_else(too_large)?;
+        let (value, inexact) = dec.times(factor).ok_or_else(too_large)?;
+        // "1.5" is 1.5 GiB forgotten, not one byte.
+        if inexact && factor == 1 {
+            return Err(ParseError::FractionalBytes {
+                input: clip(number),
+            });
+        }
         match u64::try_from(value) {
             Ok(v) if v <= MAX_BYTES => Ok(ByteSize(v)),
             _ => Err(too_large()),
@@ -311,19 +321,8 @@ impl fmt::Display for ByteSize {
     }
 }
 
-/// What went wrong in JSON, in Spanish with its position: serde_json's own messages
-/// are English, and every JSON the project reads (configs, headers, indexes) reports
-/// its problems this one way.
-pub fn json_problem(e: &serde_json::Error) -> String {
-    use serde_json::error::Category;
-    let what = match e.classify() {
-        Category::Eof => "el texto se corta antes de terminar",
-        Category::Syntax => "hay un error de sintaxis",
-        Category::Data => "un valor no tiene el tipo esperado",
-        Category::Io => "no se pudo leer",
-    };
-    format!("{what} (línea {}, columna {})", e.line(), e.column())
-}
+/// What went wrong in JSON, in Spanish with its position (numfmt's one wording).
+pub use numfmt::json_problem;
 
 #[cfg(test)]
 mod tests {
@@ -434,6 +433,14 @@ mod tests {
             ByteSize::parse("GiB"),
             Err(ParseError::InvalidSize { .. })
         ));
+        // A bare fraction is a forgotten unit, never a rounded byte count.
+        for forgot in ["1.5", "1,5", "0.5B"] {
+            let e = ByteSize::parse(forgot).map_err(|e| e.to_string());
+            assert!(
+                e.as_ref().is_err_and(|e| e.contains("escribe la unidad")),
+                "{forgot}: {e:?}"
+            );
+        }
     }
 
     #[test]

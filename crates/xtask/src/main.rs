@@ -24,6 +24,7 @@ mod cmd;
 mod device_bench;
 mod layout;
 mod serve;
+mod serve_gzip;
 mod system;
 mod test;
 

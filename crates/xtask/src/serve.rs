@@ -4,8 +4,9 @@
 
 use anyhow::{Context, Result};
 use axum::Router;
+use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use std::path::Path;
@@ -33,6 +34,14 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A static site takes no request bodies; anything larger is refused unread.
 const MAX_BODY: usize = 16 << 10;
+
+/// The longest file name a file system holds (`NAME_MAX`); a longer path segment names
+/// nothing, and `ServeDir` would answer it with an empty 500.
+const MAX_SEGMENT: usize = 255;
+/// The longest path served (`PATH_MAX` is 4096).
+const MAX_PATH: usize = 4096;
+/// A path that names no file: unservable requests are sent here, to the 404 page.
+const NOWHERE: &str = "/.vramlab-no-existe";
 
 /// A server running on its own tokio runtime; dropping it shuts the server down.
 pub struct Running {
@@ -106,8 +115,18 @@ fn router(dist: &Path, base: &str, compress: bool) -> Router {
                 StatusCode::NOT_FOUND,
             ))
     };
+    let site = if compress {
+        let cache = std::sync::Arc::new(crate::serve_gzip::GzipCache::default());
+        site.layer(middleware::from_fn_with_state(
+            cache,
+            crate::serve_gzip::gzip_once,
+        ))
+    } else {
+        site
+    };
     let site = site
         .layer(middleware::from_fn(site_headers))
+        .layer(middleware::from_fn(tidy_request))
         .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
@@ -120,12 +139,80 @@ fn router(dist: &Path, base: &str, compress: bool) -> Router {
     }
 }
 
+/// What a static host does with the requests `ServeDir` would answer badly: a path
+/// with a segment no file system can hold goes to the 404 page (not an empty 500); a
+/// multi-range request is answered whole, as GitHub Pages and most CDNs do; a single
+/// range whose end overflows is read to the end of the file (RFC 9110 §14.1.1: a last
+/// position past the end means the end), so it is a 206, not a 416.
+async fn tidy_request(mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path.len() > MAX_PATH || path.split('/').any(|s| decoded_len(s) > MAX_SEGMENT) {
+        *request.uri_mut() = Uri::from_static(NOWHERE);
+    }
+    let tidied = request
+        .headers()
+        .get(header::RANGE)
+        // A value that is not text is no range a host would honour: dropped.
+        .map(|v| v.to_str().map_or(Some(String::new()), tidy_range));
+    match tidied.flatten().map(|t| HeaderValue::from_str(&t)) {
+        Some(Ok(v)) if !v.is_empty() => {
+            request.headers_mut().insert(header::RANGE, v);
+        }
+        Some(_) => {
+            request.headers_mut().remove(header::RANGE);
+        }
+        None => {}
+    }
+    next.run(request).await
+}
+
+/// The bytes a percent-encoded path segment names once decoded.
+fn decoded_len(segment: &str) -> usize {
+    let b = segment.as_bytes();
+    let escapes = b
+        .windows(3)
+        .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+        .count();
+    b.len() - 2 * escapes
+}
+
+/// A `Range` value as a host answers it: `None` to keep it, `Some("")` to drop it (a
+/// multi-range: the whole file), `Some(v)` to ask for `v` instead (an end past u64
+/// becomes an open end; a suffix past u64, the whole file).
+fn tidy_range(value: &str) -> Option<String> {
+    let spec = value.trim().strip_prefix("bytes=")?;
+    if spec.contains(',') {
+        return Some(String::new());
+    }
+    let (first, last) = spec.split_once('-')?;
+    let (first, last) = (first.trim(), last.trim());
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let overflows = |s: &str| digits(s) && s.parse::<u64>().is_err();
+    match (first.is_empty(), overflows(last)) {
+        (false, true) if digits(first) => Some(format!("bytes={first}-")),
+        (true, true) => Some("bytes=0-".to_owned()),
+        _ => None,
+    }
+}
+
 /// The headers of a production host: exact MIME types (`application/wasm` for streaming
 /// compilation), the CSP (framable for `embed/`), CORS for the widget's files,
 /// `nosniff`, and immutable caching for hashed files (`pkg/`, `assets/`).
 async fn site_headers(request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let mut response = next.run(request).await;
+    if response.status() == StatusCode::RANGE_NOT_SATISFIABLE {
+        // tower-http's body is English; the `Content-Range: bytes */N` header stays.
+        let headers = response.headers_mut();
+        headers.remove(header::CONTENT_LENGTH);
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        *response.body_mut() = Body::from(
+            "El rango pedido no cae dentro del archivo: pide uno que empiece antes de su final.\n",
+        );
+    }
     let ok = response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED;
     let segments: Vec<&str> = path.split('/').collect();
     let immutable = ok && segments.iter().any(|s| *s == "pkg" || *s == "assets");
@@ -218,7 +305,13 @@ mod tests {
             ("404.html", "<h1>no existe</h1>".to_owned()),
             ("guia/index.html", "<h1>guía</h1>".to_owned()),
             ("assets/islands.abc123.js", "console.log('x');".repeat(200)),
-            ("pkg/site_bg.wasm", "\0asm".repeat(400)),
+            // About 1.7 MB of text that compresses slowly, as the site's wasm does.
+            (
+                "pkg/site_bg.wasm",
+                (0..300_000u64)
+                    .map(|i| (i * 7919 % 100_003).to_string())
+                    .collect::<String>(),
+            ),
             ("embed/index.html", "<h1>widget</h1>".to_owned()),
         ] {
             let file = dir.join(path);
@@ -379,6 +472,101 @@ mod tests {
         );
         drop(flood);
         drop(post);
+        drop(server);
+        let _ = std::fs::remove_dir_all(dist);
+    }
+
+    /// What a static host answers where `ServeDir` alone would not: a path segment no
+    /// file system holds is the 404 page, a multi-range request the whole file, an end
+    /// past u64 the rest of the file, a range past the end a 416 in Spanish.
+    #[test]
+    fn unservable_paths_and_odd_ranges_are_answered_as_a_host_would() {
+        let dist = site();
+        let server = start(&dist, 0, None, false).unwrap();
+        let long = format!("/{}", "a".repeat(300));
+        let encoded = format!("/guia/{}", "%41".repeat(200));
+        for path in [long.as_str(), encoded.as_str()] {
+            let (head, body) = get(&server.url, path, "");
+            assert!(head.starts_with("http/1.1 404"), "{head}");
+            assert_eq!(body, b"<h1>no existe</h1>");
+        }
+        let len = std::fs::metadata(dist.join("index.html")).map_or(0, |m| m.len());
+        let (head, body) = get(&server.url, "/", "Range: bytes=0-1,4-5\r\n");
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert_eq!(body.len() as u64, len);
+        let (head, body) = get(&server.url, "/", "Range: bytes=4-99999999999999999999\r\n");
+        assert!(head.starts_with("http/1.1 206"), "{head}");
+        assert!(
+            head.contains(&format!("content-range: bytes 4-{}/{len}", len - 1)),
+            "{head}"
+        );
+        assert_eq!(body.len() as u64, len - 4);
+        let (head, body) = get(&server.url, "/", "Range: bytes=-99999999999999999999\r\n");
+        assert!(
+            head.starts_with("http/1.1 206") || head.starts_with("http/1.1 200"),
+            "{head}"
+        );
+        assert_eq!(body.len() as u64, len);
+        let (head, body) = get(&server.url, "/", "Range: bytes=5000-6000\r\n");
+        assert!(head.starts_with("http/1.1 416"), "{head}");
+        assert!(
+            head.contains(&format!("content-range: bytes */{len}")),
+            "{head}"
+        );
+        assert!(
+            String::from_utf8_lossy(&body).contains("El rango pedido"),
+            "{body:?}"
+        );
+        drop(server);
+        let _ = std::fs::remove_dir_all(dist);
+    }
+
+    /// Hundreds of clients pipelining gzip requests for the wasm, none reading: the file
+    /// is compressed once, and a normal visitor is still served promptly, with bytes
+    /// that decompress to the file.
+    #[test]
+    fn a_gzip_flood_does_not_starve_a_visitor() {
+        use flate2::read::GzDecoder;
+        let dist = site();
+        let server = start(&dist, 0, None, true).unwrap();
+        let addr = server
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let one = format!(
+            "GET /pkg/site_bg.wasm HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: gzip\r\n\r\n"
+        );
+        let flood: Vec<TcpStream> = (0..300)
+            .filter_map(|_| {
+                let mut s = TcpStream::connect(&addr).ok()?;
+                let _ = s.write_all(one.repeat(10).as_bytes());
+                Some(s)
+            })
+            .collect();
+        assert!(flood.len() > 200, "{}", flood.len());
+        let started = std::time::Instant::now();
+        let (head, _) = get(&server.url, "/guia/", "Accept-Encoding: gzip\r\n");
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let (head, body) = get(
+            &server.url,
+            "/pkg/site_bg.wasm",
+            "Accept-Encoding: gzip\r\n",
+        );
+        assert!(head.contains("content-encoding: gzip"), "{head}");
+        let mut plain = Vec::new();
+        GzDecoder::new(body.as_slice())
+            .read_to_end(&mut plain)
+            .unwrap_or(0);
+        let want = std::fs::read(dist.join("pkg/site_bg.wasm")).unwrap_or_default();
+        assert_eq!(plain.len(), want.len());
+        assert!(plain == want);
+        drop(flood);
         drop(server);
         let _ = std::fs::remove_dir_all(dist);
     }
