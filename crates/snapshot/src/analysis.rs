@@ -224,7 +224,7 @@ fn largest(snapshot: &Snapshot, top: usize) -> Vec<Allocation> {
 
 /// C++ frames (the allocator, the dispatcher) say nothing about the user's program.
 fn is_native(f: &Frame) -> bool {
-    let file = f.filename.as_str();
+    let file = &*f.filename;
     file.is_empty()
         || file == "??"
         || [".cpp", ".cc", ".c", ".h", ".hpp", ".cu", ".cuh"]

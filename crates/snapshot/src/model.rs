@@ -2,7 +2,10 @@
 //!
 //! Fields that some PyTorch version does not write are `Option`s; unknown keys are
 //! ignored and unknown state or action names are kept as text, so a newer PyTorch
-//! still reads. Frame lists are shared (`Arc`) exactly where the file shared them.
+//! still reads. Frame lists are shared (`Arc`) wherever they are equal, and so are the
+//! texts inside them: a JSON snapshot repeats the same tracebacks for every allocation
+//! of a training step, and keeping each once is most of what keeps a large snapshot
+//! within memory.
 
 use serde::Serialize;
 use std::sync::Arc;
@@ -71,12 +74,13 @@ pub enum BlockState {
     Other(String),
 }
 
-/// One line of a traceback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One line of a traceback. Its texts are shared: a snapshot names a few hundred call
+/// sites millions of times, and each is kept once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Frame {
-    pub filename: String,
+    pub filename: Arc<str>,
     pub line: Option<i64>,
-    pub name: String,
+    pub name: Arc<str>,
 }
 
 /// One action of the allocator, recorded by `_record_memory_history()`.

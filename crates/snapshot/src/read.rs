@@ -14,7 +14,7 @@ use crate::model::{
     Action, Block, BlockState, Frame, Frames, Segment, SegmentType, Snapshot, TraceEntry,
 };
 use crate::value::{Document, Node, NodeId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -48,6 +48,8 @@ pub fn read(doc: &Document, budget: usize, byte_budget: usize) -> Result<Snapsho
         bytes_left: byte_budget,
         byte_cap: byte_budget,
         frames: HashMap::new(),
+        lists: HashSet::new(),
+        texts: HashMap::new(),
     };
     reader.snapshot()
 }
@@ -58,7 +60,13 @@ struct Reader<'d> {
     cap: usize,
     bytes_left: usize,
     byte_cap: usize,
+    /// Frame lists already converted, by node (pickle memo sharing).
     frames: HashMap<NodeId, Frames>,
+    /// Every distinct frame list, so equal lists from different nodes are one (JSON
+    /// writes each traceback out in full).
+    lists: HashSet<Frames>,
+    /// Frame texts, by node: the JSON decoder gives equal strings one node.
+    texts: HashMap<NodeId, Arc<str>>,
 }
 
 type Fields<'d> = Vec<(&'d str, NodeId)>;
@@ -397,17 +405,38 @@ impl<'d> Reader<'d> {
             let fields = self.dict(item, path)?;
             let get = |name: &str| fields.iter().rev().find(|(k, _)| *k == name).map(|f| f.1);
             let key = |k: &'static str| Path::Key(&path, k);
-            let filename = self.str(get("filename"), key("filename"))?.unwrap_or("");
-            let name = self.str(get("name"), key("name"))?.unwrap_or("");
-            self.charge_bytes(size_of::<Frame>() + filename.len() + name.len(), path)?;
             out.push(Frame {
-                filename: filename.to_owned(),
+                filename: self.text(get("filename"), key("filename"))?,
                 line: self.i64(get("line"), key("line"))?,
-                name: name.to_owned(),
+                name: self.text(get("name"), key("name"))?,
             });
         }
-        let frames: Frames = Arc::from(out);
+        // Only a list not seen before costs memory (its texts were counted by `text`).
+        let frames = match self.lists.get(out.as_slice()) {
+            Some(same) => same.clone(),
+            None => {
+                self.charge_bytes(size_of::<Frame>() * out.len(), path)?;
+                let frames: Frames = Arc::from(out);
+                self.lists.insert(frames.clone());
+                frames
+            }
+        };
         self.frames.insert(id, frames.clone());
         Ok(frames)
+    }
+
+    /// A frame's text, shared with every other use of the same node ("" when absent);
+    /// its bytes are counted the first time.
+    fn text(&mut self, id: Option<NodeId>, path: Path) -> Result<Arc<str>, ReadError> {
+        let Some(node) = id else {
+            return Ok(Arc::from(""));
+        };
+        if let Some(text) = self.texts.get(&node) {
+            return Ok(text.clone());
+        }
+        let text: Arc<str> = Arc::from(self.str(Some(node), path)?.unwrap_or(""));
+        self.charge_bytes(text.len(), path)?;
+        self.texts.insert(node, text.clone());
+        Ok(text)
     }
 }

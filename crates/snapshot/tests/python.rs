@@ -23,7 +23,7 @@ fn check(bytes: &[u8], n: u64) {
     assert_eq!(seg.blocks[1].requested_size, Some(MIB - 8));
     // One list in Python, one allocation here.
     assert!(Arc::ptr_eq(&seg.blocks[0].frames, &seg.blocks[1].frames));
-    assert_eq!(seg.blocks[0].frames[2].filename, "train.py");
+    assert_eq!(&*seg.blocks[0].frames[2].filename, "train.py");
     assert_eq!(snap.device_traces.len(), 2);
     let trace = &snap.device_traces[0];
     assert_eq!(trace.len() as u64, n + 1);
@@ -36,7 +36,7 @@ fn check(bytes: &[u8], n: u64) {
     assert_eq!(a.totals.inactive_bytes, inactive * MIB);
     assert_eq!(a.totals.allocated_bytes, (n - inactive) * MIB);
     assert_eq!(a.largest_allocations[0].address, BASE + MIB);
-    assert_eq!(a.largest_allocations[0].frames[0].name, "step");
+    assert_eq!(&*a.largest_allocations[0].frames[0].name, "step");
     assert_eq!(a.traces[0].actions["alloc"], n);
     assert_eq!(a.traces[0].peak_rise_bytes, n * MIB);
     assert_eq!(a.traces[1].entries, 0);

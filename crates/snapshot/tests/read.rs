@@ -21,7 +21,7 @@ fn sample_pickle_reads_every_field() {
     assert_eq!(a.blocks.len(), 4);
     assert_eq!(a.blocks[1].state, BlockState::Inactive);
     assert_eq!(a.blocks[0].frames.len(), 3);
-    assert_eq!(a.blocks[0].frames[2].filename, "/home/ana/train.py");
+    assert_eq!(&*a.blocks[0].frames[2].filename, "/home/ana/train.py");
     assert_eq!(a.blocks[0].frames[2].line, Some(10));
     assert_eq!(
         snap.segments[1].blocks[1].state,
@@ -64,7 +64,7 @@ fn analysis_of_the_sample() {
     assert_eq!(a.largest_allocations[1].size, 6 * MIB);
     let frames = &a.largest_allocations[0].frames;
     assert_eq!(frames.len(), 1, "torch and C++ frames are hidden");
-    assert_eq!(frames[0].name, "main");
+    assert_eq!(&*frames[0].name, "main");
     assert_eq!(a.largest_allocations[0].frames_total, 3);
 
     let trace = &a.traces[0];
@@ -90,7 +90,7 @@ fn json_fixture() {
     assert_eq!(a.totals.allocated_bytes, MIB);
     assert_eq!(a.totals.inactive_bytes, MIB);
     assert_eq!(a.largest_allocations.len(), 1);
-    assert_eq!(a.largest_allocations[0].frames[0].filename, "model.py");
+    assert_eq!(&*a.largest_allocations[0].frames[0].filename, "model.py");
     assert_eq!(a.traces[0].ooms[0].size, Some(4 * MIB));
     assert_eq!(a.traces[0].allocated_at_start_bytes, Some(0));
 }

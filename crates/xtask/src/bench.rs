@@ -47,6 +47,7 @@ struct Report {
     bundles: Vec<BundleSize>,
     estimator_update: Vec<crate::bench_estimator::EstimatorTiming>,
     allocator: crate::bench_allocator::AllocatorBench,
+    snapshot: crate::bench_snapshot::SnapshotBench,
     attention: crate::bench_attention::AttentionBench,
     lighthouse: Vec<crate::bench_lighthouse::PageScores>,
 }
@@ -176,6 +177,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
             .collect(),
         estimator_update: crate::bench_estimator::run(),
         allocator: crate::bench_allocator::run(),
+        snapshot: crate::bench_snapshot::run(),
         attention: crate::bench_attention::run()?,
         lighthouse: if lighthouse_runs == 0 {
             Vec::new()
@@ -234,6 +236,7 @@ pub fn run(lighthouse_runs: usize) -> Result<()> {
         ));
     }
     md.push_str(&crate::bench_allocator::markdown(&report.allocator));
+    md.push_str(&crate::bench_snapshot::markdown(&report.snapshot));
     md.push_str(&crate::bench_attention::markdown(&report.attention));
     if !report.lighthouse.is_empty() {
         md.push_str(&crate::bench_lighthouse::markdown(

@@ -19,6 +19,7 @@ mod bench_allocator;
 mod bench_attention;
 mod bench_estimator;
 mod bench_lighthouse;
+mod bench_snapshot;
 mod build;
 mod cmd;
 mod device_bench;
