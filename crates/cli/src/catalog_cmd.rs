@@ -45,7 +45,8 @@ pub fn gpus(args: &Args) -> Result<String, String> {
             ByteSize(g.usable_bytes).binary(),
             ByteSize(g.memory_bytes).binary(),
             g.bandwidth_gbs,
-            g.fp16_tflops,
+            // The decimal comma, as everywhere else: "59,4".
+            numfmt::fixed_es(g.fp16_tflops, u32::from(g.fp16_tflops.fract() != 0.0)),
             g.name
         ));
     }

@@ -1,12 +1,16 @@
 //! Time of one estimator update, as the page runs it on every keystroke: the estimate,
 //! both solvers and the memory-versus-context curve. Measured natively (the browser runs
-//! the same code compiled to wasm, typically 1.5–3× slower), median of repeats.
+//! the same code compiled to wasm, typically 1.5–3× slower), median of repeats. The last
+//! case is the worst a link may ask for: a MoE at the architecture budget
+//! (`vram::arch::MAX_LAYERS` layers of `MAX_EXPERTS` experts) on llama.cpp, whose
+//! `--n-cpu-moe` solver once froze the tab.
 
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
 use vram::catalog::model;
 use vram::estimate::ModelInput;
+use vram::runtime::Runtime;
 use vram::{Model, Settings, Task};
 
 #[derive(Debug, Serialize)]
@@ -45,13 +49,25 @@ pub fn run() -> Vec<EstimatorTiming> {
         ),
     ];
     let mut out = Vec::new();
+    let widest = "MoE en el límite (1024 capas × 4096 expertos), llama.cpp";
+    let cases = cases
+        .into_iter()
+        .chain([(widest, "qwen3-30b-a3b", Task::Inference)]);
     for (case, id, task) in cases {
         let Some(preset) = model(id) else { continue };
+        let mut arch = preset.arch.clone();
+        let mut s = Settings::web_default().with_task(task);
+        if case == widest {
+            arch.layers = vram::arch::MAX_LAYERS;
+            if let Some(moe) = arch.moe.as_mut() {
+                moe.experts = vram::arch::MAX_EXPERTS;
+            }
+            s = s.with_runtime(Runtime::LlamaCpp);
+        }
         let m = Model::new(ModelInput::Arch {
-            arch: Box::new(preset.arch.clone()),
+            arch: Box::new(arch),
             total_params: None,
         });
-        let s = Settings::web_default().with_task(task);
         let repeats = 200;
         let mut samples: Vec<f64> = (0..repeats)
             .map(|_| {
@@ -70,4 +86,20 @@ pub fn run() -> Vec<EstimatorTiming> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[ignore = "times the bench; run with --ignored --nocapture"]
+    fn print_the_bench() {
+        for t in run() {
+            println!(
+                "{}: median {:.0} µs (min {:.0}, max {:.0})",
+                t.case, t.median_us, t.min_us, t.max_us
+            );
+        }
+    }
 }

@@ -153,4 +153,10 @@ mod tests {
         let frames = read.map(|s| s.segments[0].blocks[1].frames.len());
         assert_eq!(frames, Ok(20));
     }
+
+    #[test]
+    #[ignore = "measures the bench; run with --ignored --nocapture"]
+    fn print_the_bench() {
+        println!("{}", markdown(&run()));
+    }
 }
