@@ -75,7 +75,10 @@ fn main() -> ExitCode {
         Err(e) => return errors::clap_error(&e),
     };
     let result = match cli.command {
-        Command::Estimate(args) => estimate_cmd::run(&args),
+        Command::Estimate(args) => match estimate_cmd::run(&args) {
+            Ok((text, Some(why))) => return errors::finish_failed(&text, &why),
+            other => other.map(|(text, _)| text),
+        },
         Command::Models(args) => catalog_cmd::models(&args),
         Command::Gpus(args) => catalog_cmd::gpus(&args),
         Command::Explain(args) => explain_cmd::run(&args),

@@ -789,3 +789,114 @@ fn every_json_key_is_documented() {
         "claves sin documentar en docs/cli-json.md: {missing:?}"
     );
 }
+
+/// The command that runs what was estimated: `launch` in the JSON, only the command with
+/// `--emit`, and `--check`'s exit codes for scripts (0 fits with margin, 1 does not, 2 bad
+/// input).
+#[test]
+fn the_answer_is_a_command_and_a_check() {
+    let v = json(&[
+        "estimate",
+        "--model",
+        "qwen2.5-7b",
+        "--runtime",
+        "vllm",
+        "--gpu",
+        "l4",
+        "--seq",
+        "32768",
+        "--new-tokens",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(
+        v["launch"]["command"],
+        "vllm serve Qwen/Qwen2.5-7B \\\n  --max-model-len 32768 \\\n  --gpu-memory-utilization 0.9"
+    );
+    assert_eq!(v["launch"]["args"][0]["flag"], "--max-model-len");
+    assert_eq!(v["launch"]["fits"], true);
+    assert!(v["launch"]["placeholder"].is_null());
+    let out = vramlab(&[
+        "estimate",
+        "--model",
+        "qwen3-30b-a3b",
+        "--runtime",
+        "llama.cpp",
+        "--gpu",
+        "rtx-3060",
+        "--seq",
+        "16384",
+        "--new-tokens",
+        "0",
+        "--kv-dtype",
+        "int8",
+        "--emit",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "llama-server \\\n  -m MODELO.gguf \\\n  -c 16384 \\\n  -ctk q8_0 \\\n  -ctv q8_0\n"
+    );
+    let out = vramlab(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--gpu",
+        "rtx-4090",
+        "--emit",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("se lanza con un guion"));
+    for (args, code) in [
+        (
+            &[
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "rtx-4090",
+                "--seq",
+                "4096",
+            ][..],
+            0,
+        ),
+        (
+            &[
+                "--model",
+                "llama-3.1-70b",
+                "--runtime",
+                "vllm",
+                "--gpu",
+                "rtx-4090",
+            ][..],
+            1,
+        ),
+        (
+            &[
+                "--model",
+                "llama-3.1-8b",
+                "--mode",
+                "full",
+                "--gpu",
+                "rtx-3060",
+            ][..],
+            1,
+        ),
+        (&["--model", "llama-3.1-8b"][..], 2),
+    ] {
+        let mut all = vec!["estimate"];
+        all.extend_from_slice(args);
+        all.push("--check");
+        let out = vramlab(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        if code == 1 {
+            assert!(
+                err.starts_with("vramlab: error: --check: no cabe con margen"),
+                "{err}"
+            );
+            assert!(String::from_utf8_lossy(&out.stdout).contains("Total por GPU"));
+        }
+    }
+}

@@ -27,6 +27,7 @@ pub mod gguf_writer;
 pub mod hf_config;
 pub mod hub;
 pub mod import;
+pub mod launch;
 pub mod mmproj;
 pub mod model_search;
 pub mod palette;

@@ -47,8 +47,14 @@ pub struct Args {
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Salida en JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "emit")]
     pub json: bool,
+    /// Escribe solo la orden que lo lanza (vLLM, llama.cpp u Ollama), lista para copiar.
+    #[arg(long)]
+    pub emit: bool,
+    /// Para guiones y CI: sale con 0 si cabe con margen, 1 si queda justo o no cabe, 2 si la entrada es mala.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// The settings the flags give, the aliases (`--finetune`, `--mixed-precision`,
@@ -80,7 +86,8 @@ fn settings(args: &Args) -> Result<Settings, String> {
     }
 }
 
-pub fn run(args: &Args) -> Result<String, String> {
+/// The output, and with `--check` why it is a failure when it does not fit with margin.
+pub fn run(args: &Args) -> Result<(String, Option<String>), String> {
     let s = settings(args)?;
     let loaded = model::load(args)?;
     if s.gpu_layers.is_some() && !matches!(s.runtime, Runtime::LlamaCpp | Runtime::Ollama) {
@@ -125,10 +132,44 @@ pub fn run(args: &Args) -> Result<String, String> {
             ));
         }
     }
-    let e = vram::evaluate(&loaded.model, &s).map_err(|e| e.to_string())?;
-    if args.json {
-        render::json(&loaded, &s, &e)
-    } else {
-        Ok(render::text(&loaded, &s, &e))
+    if args.check && s.capacity().is_none() {
+        return Err("--check necesita --gpu o --gpu-memory: sin la GPU no hay veredicto".into());
     }
+    let e = vram::evaluate(&loaded.model, &s).map_err(|e| e.to_string())?;
+    let out = if args.emit {
+        match render::launch(&loaded, &s, &e) {
+            Some(l) => l.command + "\n",
+            None => {
+                return Err(format!(
+                    "--emit: vramlab solo escribe órdenes de lanzamiento de vLLM, llama.cpp y Ollama (inferencia); {} {} se lanza con un guion",
+                    if s.task.is_training() {
+                        "un entrenamiento con"
+                    } else {
+                        "la inferencia con"
+                    },
+                    s.text(Field::Runtime, vram::Surface::Cli)
+                        .unwrap_or_default()
+                ));
+            }
+        }
+    } else if args.json {
+        render::json(&loaded, &s, &e)?
+    } else {
+        render::text(&loaded, &s, &e)
+    };
+    let failed = args.check.then(|| check(&e)).flatten();
+    Ok((out, failed))
+}
+
+/// `--check`: `None` when it fits with margin, else why (exit code 1).
+fn check(e: &vram::Evaluation) -> Option<String> {
+    let Some(v) = e.verdict else {
+        return Some("--check: no hay veredicto".into());
+    };
+    if e.approximate {
+        return Some(
+            "--check: la arquitectura no está modelada; el resultado es aproximado".into(),
+        );
+    }
+    (!v.fits()).then(|| format!("--check: no cabe con margen (veredicto «{}»)", v.id()))
 }

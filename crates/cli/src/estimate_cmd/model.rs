@@ -17,6 +17,10 @@ pub struct Loaded {
     pub model: Model,
     pub name: Option<String>,
     pub notes: Vec<String>,
+    /// Where the model comes from, as a launch command names it: its Hub repository
+    /// (a catalog model) or the file given (a config.json or a .gguf).
+    pub hub: Option<String>,
+    pub file: Option<String>,
 }
 
 fn arch_model(arch: vram::Architecture, total_params: Option<u64>) -> Model {
@@ -46,6 +50,8 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
                     model: arch_model(p.arch.clone(), args.total_params),
                     name: Some(p.name.clone()),
                     notes: Vec::new(),
+                    hub: Some(p.hf_repo.clone()).filter(|r| !r.is_empty()),
+                    file: None,
                 }
             } else if m.ends_with(".gguf") {
                 let header = read_header(m)?;
@@ -76,6 +82,8 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
                     model,
                     name: Some(shown(m)),
                     notes,
+                    hub: None,
+                    file: Some(m.clone()),
                 }
             } else {
                 let path = Path::new(m);
@@ -99,6 +107,8 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
                     model: arch_model(arch, args.total_params),
                     name: Some(path.display().to_string()),
                     notes,
+                    hub: None,
+                    file: Some(m.clone()),
                 }
             }
         }
@@ -106,6 +116,8 @@ pub fn load(args: &Args) -> Result<Loaded, String> {
             model: Model::new(ModelInput::Params(n)),
             name: None,
             notes: Vec::new(),
+            hub: None,
+            file: None,
         },
         (None, None) => {
             return Err("indica --model <id, config.json o .gguf> o --params <número>".into());

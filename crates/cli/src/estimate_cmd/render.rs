@@ -9,6 +9,7 @@ use vram::{ByteSize, Evaluation, Settings, Surface, Verdict, group_digits};
 
 use super::model::Loaded;
 use crate::table;
+use vram::launch::Launch;
 
 /// The JSON contract (docs/cli-json.md).
 #[derive(Debug, Serialize)]
@@ -62,6 +63,8 @@ struct Output<'a> {
     approximate: bool,
     /// Every setting in effect, by canonical id: numbers, booleans, or the CLI's ids.
     settings: BTreeMap<&'static str, serde_json::Value>,
+    /// The command that runs it (vLLM, llama.cpp, Ollama), each flag with its reason.
+    launch: Option<Launch>,
     notes: Vec<String>,
 }
 
@@ -121,6 +124,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
             })
             .collect(),
         notes: notes(loaded, e),
+        launch: launch(loaded, s, e),
     };
     serde_json::to_string_pretty(&out)
         .map(|s| s + "\n")
@@ -275,8 +279,50 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
             ));
         }
     }
+    if let Some(l) = launch(loaded, s, e) {
+        text.push_str(&launch_text(&l));
+    }
     for note in notes(loaded, e) {
         text.push_str(&format!("Nota: {note}\n"));
     }
     text
+}
+
+/// The launch command for what was estimated, if its runtime has one.
+pub fn launch(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Option<Launch> {
+    let model = vram::launch::model_arg(s.runtime, loaded.hub.as_deref(), loaded.file.as_deref());
+    vram::launch::launch(&model, s, e)
+}
+
+/// The command, indented, then each flag's reason.
+fn launch_text(l: &Launch) -> String {
+    let mut out = format!(
+        "\nPara lanzarlo ({}){}:\n",
+        l.runtime,
+        if l.fits {
+            ""
+        } else {
+            "; con esta estimación no cabe, y así se quedaría sin memoria"
+        }
+    );
+    for line in l.command.lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    for a in &l.args {
+        let value = a
+            .value
+            .as_deref()
+            .map_or(String::new(), |v| format!(" {v}"));
+        let joiner = if a.flag.starts_with('-') { "" } else { "=" };
+        let value = if joiner.is_empty() {
+            value
+        } else {
+            format!("={}", value.trim_start())
+        };
+        out.push_str(&format!("  · {}{value}: {}\n", a.flag, a.why));
+    }
+    if let Some(p) = &l.placeholder {
+        out.push_str(&format!("  · {}: pon aquí {}\n", p.flag, p.why));
+    }
+    out
 }
