@@ -484,7 +484,8 @@ mod tests {
     /// defaults, and the context and share the answer is about.
     #[test]
     fn each_runtime_gets_its_own_flags() {
-        let cases: &[(&str, &[(&str, &str)], &str)] = &[
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
             (
                 "qwen2.5-7b",
                 &[
