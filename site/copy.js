@@ -1,5 +1,6 @@
-// vramlab: a «Copiar» button on every code block. The highlighting is done at build
-// time; this only adds the buttons, so without JavaScript the blocks read the same.
+// vramlab: a «Copiar» button on every code block, those drawn later included. The
+// highlighting is done at build time; this only adds the buttons, so without
+// JavaScript the blocks read the same.
 
 (function () {
   const DONE_MS = 2000;
@@ -50,6 +51,17 @@
 
   function init() {
     document.querySelectorAll("div.code").forEach(add);
+    // Blocks that arrive later (the estimator's launch command, redrawn with each
+    // answer) get their button too.
+    new MutationObserver((changes) => {
+      for (const change of changes) {
+        for (const node of change.addedNodes) {
+          if (node.nodeType !== 1) continue;
+          if (node.matches("div.code")) add(node);
+          node.querySelectorAll("div.code").forEach(add);
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true });
   }
 
   if (document.readyState === "loading") {

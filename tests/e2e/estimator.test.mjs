@@ -481,3 +481,44 @@ test("a list of LoRA modules is estimated like the CLI and travels in the link",
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("the answer carries the command that runs it, the CLI's own, with a copy button", async () => {
+  const { context, page, problems, est } = await openEstimator();
+  await est.locator("select[name=modelo]").selectOption("qwen2.5-7b");
+  await est.locator("select[name=gpu]").selectOption("l4");
+  await est.locator("select[name=motor]").selectOption("vllm");
+  await est.locator("input[name=contexto]").fill("32768");
+  const launch = est.locator(".est-launch");
+  const code = launch.locator("pre code");
+  await code.filter({ hasText: "--max-model-len 32768" }).waitFor();
+  const want = cli(["--model", "qwen2.5-7b", "--gpu", "l4", "--runtime", "vllm", "--seq", "32768"]);
+  if (want) assert.equal(await code.textContent(), want.launch.command);
+  assert.match(await launch.locator(".est-launch-why").innerText(), /--gpu-memory-utilization 0\.9: la parte de la GPU que vLLM toma/);
+  // The block is redrawn with every answer and keeps its «Copiar» button.
+  await launch.locator("button.copy").waitFor();
+
+  // llama.cpp: the reader's own .gguf goes where the placeholder says.
+  await est.locator("select[name=motor]").selectOption("llamacpp");
+  await est.locator("select[name=modelo]").selectOption("qwen3-30b-a3b");
+  await est.locator("select[name=gpu]").selectOption("rtx-3060");
+  await est.locator("input[name=contexto]").fill("16384");
+  await code.filter({ hasText: "llama-server" }).waitFor();
+  const llama = cli(["--model", "qwen3-30b-a3b", "--gpu", "rtx-3060", "--runtime", "llama.cpp", "--seq", "16384"]);
+  if (llama) await code.filter({ hasText: llama.launch.command }).waitFor();
+  await launch.locator("li", { hasText: "MODELO.gguf: pon aquí la ruta de tu archivo .gguf" }).waitFor();
+  await launch.locator("button.copy").waitFor();
+
+  // Training has no command line: the block goes.
+  await est.locator("select[name=modo]").selectOption("qlora");
+  await launch.waitFor({ state: "detached" });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await est.locator("select[name=modo]").selectOption("inferencia");
+  await est.locator("select[name=motor]").selectOption("ollama");
+  await code.filter({ hasText: "ollama serve" }).waitFor();
+  // At 390 px the command wraps instead of scrolling sideways.
+  const overflow = await code.evaluate((el) => el.closest("pre").scrollWidth - el.closest("pre").clientWidth);
+  assert.ok(overflow <= 1, String(overflow));
+  await screenshot(page, "estimador-lanzar-movil");
+  assert.deepEqual(problems, []);
+  await context.close();
+});

@@ -33,6 +33,8 @@ pub struct Outcome {
     pub settings: Settings,
     /// (sequence length, bytes with eager attention, bytes with SDPA/Flash).
     pub curve: Vec<(u64, u64, u64)>,
+    /// The command that runs it (vLLM, llama.cpp, Ollama), as the CLI prints it.
+    pub launch: Option<vram::launch::Launch>,
 }
 
 impl Outcome {
@@ -46,6 +48,18 @@ impl Outcome {
 /// `settings`: the same `vram::evaluate` as the CLI and the widget.
 pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result<Outcome, String> {
     let custom = imported.arch.as_ref().map(|(a, _)| a);
+    // How the command names the model: the catalog's Hub repository, or the imported
+    // GGUF file's name; otherwise a placeholder the reader fills in.
+    let (hub, file) = match (model, custom) {
+        (CUSTOM, _) => (None, imported.weights.as_ref().map(|w| w.source.as_str())),
+        _ => (
+            catalog::model(model)
+                .map(|p| p.hf_repo.as_str())
+                .filter(|r| !r.is_empty()),
+            None,
+        ),
+    };
+    let launch_model = vram::launch::model_arg(settings.runtime, hub, file);
     let arch = match (model, custom) {
         (CUSTOM, Some(a)) => a.clone(),
         _ => catalog::model(model)
@@ -65,6 +79,7 @@ pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result
     let eval = vram::evaluate(&model, settings).map_err(|e| e.to_string())?;
     Ok(Outcome {
         curve: vram::evaluate::context_curve(&model, &eval.workload),
+        launch: vram::launch::launch(&launch_model, settings, &eval),
         settings: settings.clone(),
         eval,
     })
@@ -194,6 +209,7 @@ fn result(o: &Outcome) -> String {
     out.push_str(&bar(o));
     out.push_str(&verdict(o));
     out.push_str(&serving(o));
+    out.push_str(&launch(o));
     if let Some(h) = o.eval.speed {
         let ram = if h.host_bytes_per_step > 0.0 {
             format!(
@@ -234,6 +250,38 @@ fn result(o: &Outcome) -> String {
         let _ = write!(out, "<li>{}</li>", esc(&n.text(Surface::Web)));
     }
     out.push_str("</ul>");
+    out
+}
+
+/// The command that runs it, in a code block (the site's copy script gives it its
+/// «Copiar» button), and each flag's reason.
+fn launch(o: &Outcome) -> String {
+    let Some(l) = &o.launch else {
+        return String::new();
+    };
+    let mut out = format!(
+        r#"<div class="est-launch"><p class="est-launch-title">Para lanzarlo ({}){}:</p><div class="code"><pre tabindex="0"><code>{}</code></pre></div><ul class="est-launch-why">"#,
+        esc(l.runtime),
+        if l.fits {
+            ""
+        } else {
+            "; con esta estimación no cabe, y así se quedaría sin memoria"
+        },
+        esc(&l.command)
+    );
+    let placeholder = l
+        .placeholder
+        .iter()
+        .map(|p| (p, format!("pon aquí {}", p.why)));
+    for (a, why) in l.args.iter().map(|a| (a, a.why.clone())).chain(placeholder) {
+        let shown = match (&a.value, a.flag.starts_with('-')) {
+            (Some(v), true) => format!("{} {v}", a.flag),
+            (Some(v), false) => format!("{}={v}", a.flag),
+            (None, _) => a.flag.clone(),
+        };
+        let _ = write!(out, "<li><code>{}</code>: {}</li>", esc(&shown), esc(&why));
+    }
+    out.push_str("</ul></div>");
     out
 }
 
@@ -636,6 +684,23 @@ mod tests {
             &Imported::default(),
         )
         .unwrap()
+    }
+
+    /// A vLLM answer carries the command that runs it, in a code block with each flag's
+    /// reason; a training answer has none (its launch is a script).
+    #[test]
+    fn a_served_answer_carries_its_command() {
+        let (model, s, imported) =
+            read_link("modelo=qwen2.5-7b&motor=vllm&gpu=l4&contexto=32768&nuevos=0");
+        let html = render(&evaluate(&model, &s, &imported));
+        assert!(
+            html.contains(
+                r#"<div class="code"><pre tabindex="0"><code>vllm serve Qwen/Qwen2.5-7B \"#
+            ) && html
+                .contains("<li><code>--max-model-len 32768</code>: el contexto de una petición"),
+            "{html}"
+        );
+        assert!(!render(&Ok(default_outcome())).contains("est-launch"));
     }
 
     /// Llama 3.1 8B on a 4090 (the page's first screen): the crossing is labelled with
