@@ -522,3 +522,29 @@ test("the answer carries the command that runs it, the CLI's own, with a copy bu
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("a setup that does not fit shows its plan, and a candidate's link applies it", async () => {
+  const { context, page, problems, est } = await openEstimator();
+  await est.locator("select[name=modelo]").selectOption("llama-3.1-8b");
+  await est.locator("select[name=modo]").selectOption("qlora");
+  await est.locator("select[name=gpu]").selectOption("rtx-3060");
+  const first = est.locator(".est-plan li").first();
+  await first.waitFor();
+  const want = cli(["--model", "llama-3.1-8b", "--mode", "qlora", "--gpu", "rtx-3060"]);
+  if (want) {
+    assert.equal(want.fits, false);
+    assert.equal(await first.locator("a").innerText(), want.plan[0].change);
+    assert.match(await first.innerText(), new RegExp(gib(want.plan[0].per_gpu_bytes)));
+  }
+  assert.equal(await first.getAttribute("data-fits"), "true");
+  // Following it: the page takes the change, and the plan gives way to a fit.
+  await first.locator("a").click();
+  await page.waitForURL(/motor=unsloth/);
+  await waitForIslands(page);
+  assert.equal(await est.locator("select[name=motor]").inputValue(), "unsloth");
+  assert.equal(await est.locator(".est-verdict").getAttribute("data-fits"), "true");
+  assert.equal(await est.locator(".est-plan").count(), 0);
+  await screenshot(page, "estimador-plan");
+  assert.deepEqual(problems, []);
+  await context.close();
+});

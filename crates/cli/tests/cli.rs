@@ -849,6 +849,35 @@ fn the_answer_is_a_command_and_a_check() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("se lanza con un guion"));
+    // A miss comes with its plan: the cheapest lever that fits first, and applying its
+    // flags gives the bytes it promised.
+    let base = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--gpu",
+        "rtx-3060",
+    ];
+    let with_json = |extra: &[&str]| {
+        let mut all = base.to_vec();
+        all.extend_from_slice(extra);
+        all.push("--json");
+        json(&all)
+    };
+    let v = with_json(&[]);
+    assert_eq!(v["fits"], false);
+    let first = &v["plan"][0];
+    assert_eq!(first["fits"], true, "{first}");
+    let flags: Vec<&str> = first["flags"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(flags, ["--runtime", "unsloth"]);
+    let applied = with_json(&flags);
+    assert_eq!(applied["per_gpu_bytes"], first["per_gpu_bytes"]);
+    assert_eq!(applied["plan"], serde_json::json!([]));
     for (args, code) in [
         (
             &[

@@ -35,6 +35,9 @@ pub struct Outcome {
     pub curve: Vec<(u64, u64, u64)>,
     /// The command that runs it (vLLM, llama.cpp, Ollama), as the CLI prints it.
     pub launch: Option<vram::launch::Launch>,
+    /// When it does not fit with margin: the candidates that make it fit (`vram::plan`),
+    /// each with the page's link that applies it.
+    pub plan: Vec<(vram::plan::Candidate, String)>,
 }
 
 impl Outcome {
@@ -47,6 +50,7 @@ impl Outcome {
 /// Evaluates catalog model `model` (or the imported one, for [`CUSTOM`]) with
 /// `settings`: the same `vram::evaluate` as the CLI and the widget.
 pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result<Outcome, String> {
+    let model_id = model;
     let custom = imported.arch.as_ref().map(|(a, _)| a);
     // How the command names the model: the catalog's Hub repository, or the imported
     // GGUF file's name; otherwise a placeholder the reader fills in.
@@ -77,7 +81,18 @@ pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result
         tensors: None,
     };
     let eval = vram::evaluate(&model, settings).map_err(|e| e.to_string())?;
+    let page_model = model_id;
+    let plan = vram::plan::plan(&model, settings, &eval, &launch_model)
+        .into_iter()
+        .map(|c| {
+            let link = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(link_pairs(page_model, &c.settings, imported))
+                .finish();
+            (c, link)
+        })
+        .collect();
     Ok(Outcome {
+        plan,
         curve: vram::evaluate::context_curve(&model, &eval.workload),
         launch: vram::launch::launch(&launch_model, settings, &eval),
         settings: settings.clone(),
@@ -209,6 +224,7 @@ fn result(o: &Outcome) -> String {
     out.push_str(&bar(o));
     out.push_str(&verdict(o));
     out.push_str(&serving(o));
+    out.push_str(&plan(o));
     out.push_str(&launch(o));
     if let Some(h) = o.eval.speed {
         let ram = if h.host_bytes_per_step > 0.0 {
@@ -250,6 +266,35 @@ fn result(o: &Outcome) -> String {
         let _ = write!(out, "<li>{}</li>", esc(&n.text(Surface::Web)));
     }
     out.push_str("</ul>");
+    out
+}
+
+/// When it does not fit with margin: the candidates, each a link that applies it, with
+/// its bytes, whether it fits and what it costs.
+fn plan(o: &Outcome) -> String {
+    if o.plan.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        r#"<div class="est-plan"><p class="est-plan-title">Para que quepa (primero lo que menos cuesta):</p><ol>"#,
+    );
+    for (c, link) in &o.plan {
+        let _ = write!(
+            out,
+            r#"<li data-fits="{}"><a href="?{}">{}</a>: {} por GPU, {}. Cuesta: {}.</li>"#,
+            c.fits,
+            esc(link),
+            esc(&c.change),
+            ByteSize(c.per_gpu_bytes).binary(),
+            if c.fits {
+                "cabe con margen"
+            } else {
+                "aún no cabe con margen"
+            },
+            esc(&c.cost)
+        );
+    }
+    out.push_str("</ol></div>");
     out
 }
 
@@ -701,6 +746,21 @@ mod tests {
             "{html}"
         );
         assert!(!render(&Ok(default_outcome())).contains("est-launch"));
+    }
+
+    /// QLoRA of Llama 3.1 8B on a 12 GB card does not fit: the plan's first candidate
+    /// fits, and its link is the page's own link with the change.
+    #[test]
+    fn a_miss_shows_its_plan_as_links() {
+        let (model, s, imported) = read_link("modelo=llama-3.1-8b&modo=qlora&gpu=rtx-3060");
+        let html = render(&evaluate(&model, &s, &imported));
+        assert!(
+            html.contains(r#"<div class="est-plan">"#)
+                && html.contains(r#"<li data-fits="true"><a href="?modelo=llama-3.1-8b&amp;"#)
+                && html.contains("motor=unsloth"),
+            "{html}"
+        );
+        assert!(!render(&Ok(default_outcome())).contains("est-plan"));
     }
 
     /// Llama 3.1 8B on a 4090 (the page's first screen): the crossing is labelled with

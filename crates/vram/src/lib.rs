@@ -31,6 +31,7 @@ pub mod launch;
 pub mod mmproj;
 pub mod model_search;
 pub mod palette;
+pub mod plan;
 pub mod quant;
 pub mod reconcile;
 pub mod runtime;

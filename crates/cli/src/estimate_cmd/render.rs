@@ -65,6 +65,8 @@ struct Output<'a> {
     settings: BTreeMap<&'static str, serde_json::Value>,
     /// The command that runs it (vLLM, llama.cpp, Ollama), each flag with its reason.
     launch: Option<Launch>,
+    /// When it does not fit with margin: the levers that make it fit, cheapest first.
+    plan: Vec<vram::plan::Candidate>,
     notes: Vec<String>,
 }
 
@@ -125,6 +127,7 @@ pub fn json(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Result<String, Str
             .collect(),
         notes: notes(loaded, e),
         launch: launch(loaded, s, e),
+        plan: plan(loaded, s, e),
     };
     serde_json::to_string_pretty(&out)
         .map(|s| s + "\n")
@@ -282,16 +285,54 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     if let Some(l) = launch(loaded, s, e) {
         text.push_str(&launch_text(&l));
     }
+    text.push_str(&plan_text(&plan(loaded, s, e)));
     for note in notes(loaded, e) {
         text.push_str(&format!("Nota: {note}\n"));
     }
     text
 }
 
+/// How a launch command names the model.
+fn model_arg(loaded: &Loaded, s: &Settings) -> vram::launch::ModelArg {
+    vram::launch::model_arg(s.runtime, loaded.hub.as_deref(), loaded.file.as_deref())
+}
+
 /// The launch command for what was estimated, if its runtime has one.
 pub fn launch(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Option<Launch> {
-    let model = vram::launch::model_arg(s.runtime, loaded.hub.as_deref(), loaded.file.as_deref());
-    vram::launch::launch(&model, s, e)
+    vram::launch::launch(&model_arg(loaded, s), s, e)
+}
+
+/// The candidates that make it fit, when it does not with margin.
+fn plan(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Vec<vram::plan::Candidate> {
+    vram::plan::plan(&loaded.model, s, e, &model_arg(loaded, s))
+}
+
+/// The plan as a numbered list: what changes, its bytes and verdict, what it costs and
+/// the flags that give it.
+fn plan_text(candidates: &[vram::plan::Candidate]) -> String {
+    if candidates.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nPara que quepa (primero lo que menos cuesta):\n");
+    for (i, c) in candidates.iter().enumerate() {
+        if i > 0 && !c.fits && candidates[i - 1].fits {
+            out.push_str("  Ayudan, pero no bastan solos:\n");
+        }
+        out.push_str(&format!(
+            "  {}. {}: {} por GPU, {}. Cuesta: {}.\n     {}\n",
+            i + 1,
+            c.change,
+            ByteSize(c.per_gpu_bytes).binary(),
+            if c.fits {
+                "cabe con margen"
+            } else {
+                "aún no cabe con margen"
+            },
+            c.cost,
+            c.flags.join(" ")
+        ));
+    }
+    out
 }
 
 /// The command, indented, then each flag's reason.

@@ -1,0 +1,437 @@
+//! A plan when it does not fit: the levers the chosen task and runtime really have,
+//! each tried on its own and then stacked in the order of what they cost, every one
+//! evaluated by the same engine as the answer (`crate::evaluate`), so each candidate's
+//! bytes, verdict and launch command are as exact as the answer's. The cheapest that
+//! fits with margin comes first; those that do not are shown after, with what they
+//! saved, because knowing that a lever is not enough is also an answer.
+//!
+//! The levers and their order of cost (what the reader gives up):
+//! - training: gradient checkpointing (about a third more compute), a fused loss
+//!   (nothing but a dependency: Liger, TRL's `chunked_nll`, Unsloth), 8-bit AdamW
+//!   (bitsandbytes; quality on par), a smaller batch with gradient accumulation (the
+//!   same effective batch, more steps), Unsloth for LoRA/QLoRA (another library), LoRA instead of a full fine-tune and QLoRA
+//!   instead of LoRA (quality), shorter sequences (data), more GPUs with ZeRO-3
+//!   (hardware);
+//! - vLLM: an FP8 KV cache, no CUDA graphs, a shorter `--max-model-len`, FP8 weights,
+//!   tensor parallelism on more GPUs;
+//! - llama.cpp and Ollama: a q8_0 KV cache, the experts of the first layers in CPU RAM
+//!   (`--n-cpu-moe`), fewer layers on the GPU (`-ngl`), a shorter context.
+
+use serde::Serialize;
+
+use crate::evaluate::{Evaluation, Model};
+use crate::launch::{Launch, ModelArg, launch};
+use crate::runtime::{Runtime, Task};
+use crate::settings::{Field, Settings, Surface};
+use crate::workload::{KvDtype, Loss, Optimizer};
+
+/// Most candidates shown.
+pub const MAX_CANDIDATES: usize = 8;
+/// Most GPUs a candidate asks for (one node).
+const MAX_GPUS: u32 = 16;
+
+/// One way to make it fit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    /// What changes, in Spanish.
+    pub change: String,
+    /// What it costs, in one line.
+    pub cost: String,
+    /// The settings it changes, as `vramlab estimate` flags.
+    pub flags: Vec<String>,
+    pub per_gpu_bytes: u64,
+    /// Bytes per GPU below the answer's (0 when it saves nothing).
+    pub saved_bytes: u64,
+    /// Whether it fits even at the band's high end.
+    pub fits: bool,
+    /// The settings with the change, for a link or a form that applies it.
+    #[serde(skip)]
+    pub settings: Settings,
+    /// The verdict's id, as the CLI's JSON writes it.
+    pub verdict: Option<&'static str>,
+    pub launch: Option<Launch>,
+}
+
+/// One lever: the settings it changes and what it gives up.
+struct Lever {
+    changes: Vec<(Field, String)>,
+    change: String,
+    cost: &'static str,
+}
+
+fn lever(changes: &[(Field, &str)], change: impl Into<String>, cost: &'static str) -> Lever {
+    Lever {
+        changes: changes.iter().map(|&(f, v)| (f, v.to_owned())).collect(),
+        change: change.into(),
+        cost,
+    }
+}
+
+/// `n` GPUs: ZeRO-3/FSDP for training, tensor parallelism for vLLM.
+fn gpu_lever(s: &Settings, n: u32) -> Lever {
+    if s.task.is_training() {
+        lever(
+            &[(Field::Gpus, &n.to_string()), (Field::Zero, "3")],
+            format!("{n} GPU con ZeRO-3 / FSDP"),
+            "más hardware, y comunicación entre GPU en cada paso",
+        )
+    } else {
+        lever(
+            &[(Field::Gpus, &n.to_string())],
+            format!("{n} GPU con paralelismo tensorial (--tensor-parallel-size {n})"),
+            "más hardware",
+        )
+    }
+}
+
+/// The levers of `s`'s task and runtime that are not already pulled, cheapest first.
+fn levers(model: &Model, s: &Settings, e: &Evaluation) -> Vec<Lever> {
+    let mut out = Vec::new();
+    let shorter = e.margin.seq.or(e.max_seq).filter(|&n| n >= 256);
+    if s.task.is_training() {
+        if !s.checkpointing {
+            out.push(lever(
+                &[(Field::Checkpointing, "true")],
+                "Gradient checkpointing",
+                "un tercio más de cálculo: recalcula las activaciones en el paso hacia atrás",
+            ));
+        }
+        if s.loss != Loss::Fused && matches!(s.runtime, Runtime::Transformers) {
+            out.push(lever(
+                &[(Field::Loss, "fused")],
+                "Pérdida fusionada por trozos (Liger Kernel, o TRL con loss_type=\"chunked_nll\")",
+                "nada en calidad ni en velocidad; una dependencia más",
+            ));
+        }
+        if s.optimizer == Optimizer::Adamw {
+            out.push(lever(
+                &[(Field::Optimizer, "adamw8bit")],
+                "AdamW de 8 bits (bitsandbytes, optim=\"adamw_8bit\")",
+                "calidad a la par en la práctica; necesita bitsandbytes",
+            ));
+        }
+        if s.batch > 1 {
+            let fit = e
+                .margin
+                .batch
+                .or(e.max_batch)
+                .unwrap_or(1)
+                .clamp(1, s.batch - 1);
+            let steps = s.batch.div_ceil(fit);
+            out.push(lever(
+                &[(Field::Batch, &fit.to_string())],
+                format!(
+                    "Lote de {fit} con acumulación de gradientes de {steps} (gradient_accumulation_steps={steps})"
+                ),
+                "el mismo lote efectivo en más pasos: más lento",
+            ));
+        }
+        if s.runtime == Runtime::Transformers && matches!(s.task, Task::Lora | Task::Qlora) {
+            out.push(lever(
+                &[(Field::Runtime, "unsloth")],
+                "Unsloth en lugar de transformers + PEFT",
+                "otra biblioteca: pérdida fusionada y activaciones de checkpointing en la RAM de la CPU",
+            ));
+        }
+        match s.task {
+            Task::Full => out.push(lever(
+                &[(Field::Task, "lora")],
+                "LoRA en lugar del ajuste completo",
+                "entrena adaptadores, no todos los pesos: suele quedarse cerca en calidad",
+            )),
+            Task::Lora => out.push(lever(
+                &[(Field::Task, "qlora")],
+                "QLoRA: el modelo base en NF4",
+                "algo más lento y una pequeña pérdida de calidad del modelo base",
+            )),
+            _ => {}
+        }
+        if let (Some(n), Some(seq)) = (shorter, s.seq) {
+            if n < seq {
+                out.push(lever(
+                    &[(Field::Seq, &n.to_string())],
+                    format!("Secuencias de {} tokens", crate::units::group_digits(n)),
+                    "ejemplos más cortos: recórtalos o pártelos",
+                ));
+            }
+        }
+        // ZeRO-3 shards weights, gradients and states: a full fine-tune's; an adapter's
+        // are small and the activations stay whole on each GPU.
+        if let Some(n) = e.min_gpus.filter(|&n| n > s.gpus && s.task == Task::Full) {
+            out.push(gpu_lever(s, n));
+        }
+        return out;
+    }
+    match s.runtime {
+        Runtime::Vllm => {
+            if s.kv_dtype == KvDtype::Auto {
+                out.push(lever(
+                    &[(Field::KvDtype, "fp8")],
+                    "Caché KV en FP8 (--kv-cache-dtype fp8)",
+                    "la mitad de bytes por token; la calidad apenas cambia",
+                ));
+            }
+            if s.cuda_graphs != crate::cuda_graphs::CudaGraphs::Off {
+                out.push(lever(
+                    &[(Field::CudaGraphs, "off")],
+                    "Sin grafos CUDA (--enforce-eager)",
+                    "la generación va más lenta, sobre todo con pocas secuencias",
+                ));
+            }
+            if let Some(n) = shorter.filter(|&n| s.seq.is_none_or(|seq| n < seq)) {
+                out.push(lever(
+                    &[(Field::Seq, &n.to_string())],
+                    format!(
+                        "Contexto de {} tokens (--max-model-len)",
+                        crate::units::group_digits(n)
+                    ),
+                    "peticiones más cortas",
+                ));
+            }
+            let sixteen = matches!(e.workload.weights.id().as_str(), "bf16" | "fp16" | "fp32");
+            if model.arch().is_some() && sixteen {
+                out.push(lever(
+                    &[(Field::Format, "fp8")],
+                    "Pesos en FP8 (un checkpoint FP8, o --quantization fp8)",
+                    "la mitad de memoria de pesos; una pequeña pérdida de calidad",
+                ));
+            }
+            if let Some(n) = e.min_gpus.filter(|&n| n > s.gpus) {
+                out.push(gpu_lever(s, n));
+            }
+        }
+        Runtime::LlamaCpp | Runtime::Ollama => {
+            if matches!(s.kv_dtype, KvDtype::Auto | KvDtype::Fp16) {
+                out.push(lever(
+                    &[(Field::KvDtype, "int8")],
+                    "Caché KV en q8_0",
+                    "la mitad de bytes por token; la calidad apenas cambia",
+                ));
+            }
+            if s.runtime == Runtime::LlamaCpp
+                && let Some(m) = e.min_cpu_moe.filter(|m| m.fit > s.cpu_moe.min(m.layers))
+            {
+                out.push(lever(
+                    &[(Field::CpuMoe, &m.fit.to_string())],
+                    format!(
+                        "Expertos de las primeras {} capas en la RAM (--n-cpu-moe {})",
+                        m.fit, m.fit
+                    ),
+                    "cada token lee esos expertos de la RAM: más lento",
+                ));
+            }
+            if let Some(l) = e.max_gpu_layers.filter(|l| !l.all()) {
+                out.push(lever(
+                    &[(Field::GpuLayers, &l.fit.to_string())],
+                    format!("{} capas en la GPU (-ngl {})", l.fit, l.fit),
+                    "las demás se leen de la RAM en cada token: bastante más lento",
+                ));
+            }
+            if let Some(n) = shorter.filter(|&n| s.seq.is_none_or(|seq| n < seq)) {
+                out.push(lever(
+                    &[(Field::Seq, &n.to_string())],
+                    format!("Contexto de {} tokens", crate::units::group_digits(n)),
+                    "peticiones más cortas",
+                ));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The candidates for `s` when its answer does not fit with margin (empty when it does,
+/// or when there is no GPU to fit): each lever alone, and the levers that help but do
+/// not suffice stacked in order of cost until the stack fits, when that is cheaper than
+/// every lever that fits alone; those that fit first, cheapest first, then the ones
+/// that save at least 1 % (64 MiB) by bytes.
+pub fn plan(model: &Model, s: &Settings, e: &Evaluation, name: &ModelArg) -> Vec<Candidate> {
+    if e.verdict.is_none_or(|v| v.fits()) {
+        return Vec::new();
+    }
+    let levers = levers(model, s, e);
+    let base = e.estimate.per_gpu_bytes;
+    let try_with = |changes: &[&(Field, String)], change: String, cost: String| {
+        let mut t = s.clone();
+        for (f, v) in changes {
+            if matches!(f, Field::Task | Field::Runtime) {
+                // A new task or runtime brings its own defaults (QLoRA's NF4 base,
+                // Unsloth's fused loss), as the page does.
+                let mut asked = t.clone();
+                asked.set(*f, v, Surface::Cli).ok()?;
+                t = if *f == Field::Task {
+                    t.with_task(asked.task)
+                } else {
+                    t.with_runtime(asked.runtime)
+                };
+            } else {
+                t.set(*f, v, Surface::Cli).ok()?;
+            }
+        }
+        let te = crate::evaluate(model, &t).ok()?;
+        let mut flags = Vec::new();
+        for (f, v) in changes {
+            flags.push(format!("--{}", f.cli()));
+            flags.push(v.clone());
+        }
+        Some(Candidate {
+            settings: t.clone(),
+            change,
+            cost,
+            flags,
+            per_gpu_bytes: te.estimate.per_gpu_bytes,
+            saved_bytes: base.saturating_sub(te.estimate.per_gpu_bytes),
+            fits: te.verdict.is_some_and(|v| v.fits()),
+            verdict: te.verdict.map(|v| v.id()),
+            launch: launch(name, &t, &te),
+        })
+    };
+    // A lever that saves less than this on its own is not worth its cost.
+    let worth = (base / 100).max(64 << 20);
+    // (rank: the position of the dearest lever used, candidate)
+    let mut fitting: Vec<(usize, Candidate)> = Vec::new();
+    let mut short = Vec::new();
+    let mut useful = Vec::new();
+    for (rank, l) in levers.iter().enumerate() {
+        let changes: Vec<&(Field, String)> = l.changes.iter().collect();
+        let Some(mut c) = try_with(&changes, l.change.clone(), l.cost.to_owned()) else {
+            continue;
+        };
+        // The fewest GPUs that hold the estimate may not hold the band's high end: the
+        // next counts are tried (doubling, as tensor parallelism splits heads evenly).
+        if let (false, Some((Field::Gpus, first))) = (c.fits, l.changes.first()) {
+            let mut n: u32 = first.parse().unwrap_or(MAX_GPUS);
+            while !c.fits && n < MAX_GPUS {
+                n = (n * 2).min(MAX_GPUS);
+                let more = gpu_lever(s, n);
+                let refs: Vec<&(Field, String)> = more.changes.iter().collect();
+                match try_with(&refs, more.change, more.cost.to_owned()) {
+                    Some(next) => c = next,
+                    None => break,
+                }
+            }
+        }
+        if c.fits {
+            fitting.push((rank, c));
+        } else if c.saved_bytes >= worth {
+            useful.push(rank);
+            short.push(c);
+        }
+    }
+    // Levers that help but do not suffice, stacked in order of cost: the first stack
+    // that fits, when it is cheaper than any lever that fits alone.
+    let cheapest = fitting.iter().map(|(r, _)| *r).min().unwrap_or(usize::MAX);
+    for upto in 2..=useful.len() {
+        let used: Vec<&Lever> = useful[..upto].iter().map(|&r| &levers[r]).collect();
+        let rank = useful[upto - 1];
+        if rank >= cheapest {
+            break;
+        }
+        let changes: Vec<&(Field, String)> = used.iter().flat_map(|l| &l.changes).collect();
+        let change = used
+            .iter()
+            .map(|l| l.change.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let cost = used.iter().map(|l| l.cost).collect::<Vec<_>>().join("; ");
+        if let Some(c) = try_with(&changes, change, cost)
+            && c.fits
+        {
+            fitting.push((rank, c));
+            break;
+        }
+    }
+    fitting.sort_by_key(|(rank, c)| (*rank, c.per_gpu_bytes));
+    short.sort_by_key(|c| c.per_gpu_bytes);
+    fitting
+        .into_iter()
+        .map(|(_, c)| c)
+        .chain(short)
+        .take(MAX_CANDIDATES)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::model;
+    use crate::estimate::ModelInput;
+
+    fn planned(id: &str, flags: &[(&str, &str)]) -> (Evaluation, Vec<Candidate>) {
+        let m = Model::new(ModelInput::Arch {
+            arch: Box::new(
+                model(id)
+                    .map(|p| p.arch.clone())
+                    .unwrap_or_else(|| panic!("{id}")),
+            ),
+            total_params: None,
+        });
+        let (s, errors) =
+            Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |spec| {
+                flags
+                    .iter()
+                    .find(|(k, _)| *k == spec.field.cli())
+                    .map(|(_, v)| (*v).to_owned())
+            });
+        assert!(errors.is_empty(), "{errors:?}");
+        let e = crate::evaluate(&m, &s).unwrap_or_else(|e| panic!("{e}"));
+        let p = plan(&m, &s, &e, &ModelArg::named("org/m"));
+        (e, p)
+    }
+
+    /// The case: QLoRA of Llama 3.1 8B at 4096 tokens on an RTX 3060 does not
+    /// fit; the plan's first candidate does, each candidate is a real evaluation with
+    /// the flags it names, and the ones that fit come first.
+    #[test]
+    fn a_miss_gets_ranked_candidates_that_are_real_evaluations() {
+        let flags = [
+            ("mode", "qlora"),
+            ("gpu", "rtx-3060"),
+            ("seq", "4096"),
+            ("batch", "4"),
+        ];
+        let (e, p) = planned("llama-3.1-8b", &flags);
+        assert!(e.verdict.is_some_and(|v| !v.fits()));
+        assert!(!p.is_empty() && p.len() <= MAX_CANDIDATES);
+        assert!(p[0].fits, "{p:#?}");
+        let first_short = p.iter().position(|c| !c.fits).unwrap_or(p.len());
+        assert!(p[first_short..].iter().all(|c| !c.fits));
+        for c in &p {
+            let mut all: Vec<(&str, &str)> = flags.to_vec();
+            for pair in c.flags.chunks(2) {
+                let key = pair[0].trim_start_matches("--");
+                all.retain(|(k, _)| *k != key);
+                all.push((key, &pair[1]));
+            }
+            let (again, _) = planned("llama-3.1-8b", &all);
+            assert_eq!(
+                again.estimate.per_gpu_bytes, c.per_gpu_bytes,
+                "{}",
+                c.change
+            );
+            assert!(!c.cost.is_empty());
+        }
+    }
+
+    /// What fits needs no plan; a server too big for one card is offered, among
+    /// others, the cards that hold it, with their launch command.
+    #[test]
+    fn a_fit_has_no_plan_and_a_server_gets_more_gpus() {
+        let (_, p) = planned("llama-3.1-8b", &[("gpu", "rtx-4090"), ("seq", "4096")]);
+        assert!(p.is_empty());
+        let (_, p) = planned(
+            "llama-3.1-70b",
+            &[("runtime", "vllm"), ("gpu", "h100-sxm"), ("seq", "8192")],
+        );
+        let gpus = p
+            .iter()
+            .find(|c| c.flags.first().is_some_and(|f| f == "--gpus"));
+        let gpus = gpus.unwrap_or_else(|| panic!("{p:#?}"));
+        assert!(gpus.fits);
+        assert!(
+            gpus.launch
+                .as_ref()
+                .is_some_and(|l| l.command.contains("--tensor-parallel-size"))
+        );
+    }
+}
