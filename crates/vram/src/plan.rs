@@ -146,14 +146,14 @@ fn levers(model: &Model, s: &Settings, e: &Evaluation) -> Vec<Lever> {
             )),
             _ => {}
         }
-        if let (Some(n), Some(seq)) = (shorter, s.seq) {
-            if n < seq {
-                out.push(lever(
-                    &[(Field::Seq, &n.to_string())],
-                    format!("Secuencias de {} tokens", crate::units::group_digits(n)),
-                    "ejemplos más cortos: recórtalos o pártelos",
-                ));
-            }
+        if let (Some(n), Some(seq)) = (shorter, s.seq)
+            && n < seq
+        {
+            out.push(lever(
+                &[(Field::Seq, &n.to_string())],
+                format!("Secuencias de {} tokens", crate::units::group_digits(n)),
+                "ejemplos más cortos: recórtalos o pártelos",
+            ));
         }
         // ZeRO-3 shards weights, gradients and states: a full fine-tune's; an adapter's
         // are small and the activations stay whole on each GPU.
