@@ -220,7 +220,17 @@ test("search filters the models and a pasted config.json is estimated like the C
 
   // What people type: words in any order, sizes as words, Hub ids with a fine-tune
   // suffix. The first match becomes the model.
-  for (const [query, pattern] of [["qwen 7b", /Qwen2\.5 7B/], ["llama 8b", /Llama 3(\.1)? 8B/], ["Qwen2.5-7B-Instruct", /Qwen2\.5 7B/]]) {
+  // The names that once picked another model now find their own (issue 41's list).
+  for (const [query, pattern] of [
+    ["qwen 7b", /Qwen2\.5 7B/],
+    ["llama 8b", /Llama 3(\.1)? 8B/],
+    ["Qwen2.5-7B-Instruct", /Qwen2\.5 7B/],
+    ["gpt-oss-20b", /gpt-oss 20B/],
+    ["llama 4 scout", /Llama 4 Scout/],
+    ["mistral small", /Mistral Small/],
+    ["qwen3.5", /Qwen3\.5/],
+    ["glm", /GLM/],
+  ]) {
     await est.locator("input[name=buscar]").fill(query);
     const shown = await est.locator("select[name=modelo] option:not([hidden])").allInnerTexts();
     assert.ok(shown.some((t) => pattern.test(t)), `${query}: ${shown.join(" | ")}`);
@@ -229,6 +239,11 @@ test("search filters the models and a pasted config.json is estimated like the C
   }
   await est.locator("input[name=buscar]").fill("zzz 9000b");
   await est.locator(".est-search-empty", { hasText: "Sin resultados" }).waitFor();
+  // No other model in its place: the reader's own is offered instead.
+  await est.locator("button[name=usar-propio]").click();
+  await est.locator("details.est-import[open] input[name=hf]").waitFor();
+  await est.locator("details.est-import > summary").click();
+  await est.locator("details.est-import:not([open])").waitFor();
   await est.locator("input[name=buscar]").fill("mistralai/Mixtral-8x22B-v0.1");
   assert.match(await est.locator("button[name=importar-busqueda]").innerText(), /Importar mistralai\/Mixtral-8x22B-v0\.1 del Hub/);
   await screenshot(page, "estimador-busqueda-sin-resultados");

@@ -17,6 +17,8 @@ pub struct State {
     pub busy: RwSignal<Option<String>>,
     /// The Hub's base URL (a mirror, or a test server), like `HF_ENDPOINT`.
     pub hub_base: RwSignal<String>,
+    /// Asked open from outside (the model search's «Usar mi propio modelo»).
+    pub opened: RwSignal<bool>,
     /// The `import-web` bundle's glue and wasm URLs (only the browser loads it).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub module: StoredValue<(String, String)>,
@@ -38,6 +40,7 @@ impl State {
             error,
             busy: RwSignal::new(None),
             hub_base: RwSignal::new(hub::DEFAULT_HUB.to_owned()),
+            opened: RwSignal::new(false),
             module: StoredValue::new(module),
             pastes: StoredValue::new(0),
         }
@@ -175,6 +178,7 @@ pub fn view(state: State) -> impl IntoView {
         error,
         busy,
         hub_base,
+        opened,
         ..
     } = state;
     let hub_id = RwSignal::new(String::new());
@@ -189,9 +193,10 @@ pub fn view(state: State) -> impl IntoView {
         })
     };
     view! {
-        // Opens by itself when a shared link brings a model or a problem with one.
+        // Opens by itself when a shared link brings a model or a problem with one, or
+        // when the model search offers it.
         <details class="est-import"
-            prop:open=move || error.with(Option::is_some) || imported.with(|m| !m.is_empty())
+            prop:open=move || opened.get() || error.with(Option::is_some) || imported.with(|m| !m.is_empty())
             on:dragover=|ev: leptos::ev::DragEvent| ev.prevent_default()
             on:drop=move |ev| on_drop(state, ev)>
             <summary>"Usar mi propio modelo (Hub, config.json, .safetensors, .gguf)"</summary>

@@ -309,13 +309,17 @@ pub fn Estimator(
             return None;
         }
         let hub = q.hub_id().map(str::to_owned);
+        // Never another model in its place: the reader's own, from the Hub or a file.
         Some(view! {
             <p class="calc-hint est-search-empty" role="status">
                 "Sin resultados en el catálogo. "
                 {hub.map(|id| {
                     let label = format!("Importar {id} del Hub");
-                    view! { <button type="button" name="importar-busqueda" on:click=move |_| panel.import_repo(id.clone())>{label}</button> }
+                    view! { <button type="button" name="importar-busqueda" on:click=move |_| panel.import_repo(id.clone())>{label}</button> " " }
                 })}
+                <button type="button" name="usar-propio" on:click=move |_| panel.opened.set(true)>
+                    "Usar mi propio modelo"
+                </button>
             </p>
         })
     };
