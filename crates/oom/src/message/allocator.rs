@@ -70,6 +70,31 @@ pub(super) fn parse(t: &Text, kind: Kind, span: Span) -> (Decoded, usize) {
     (d, r.consumed)
 }
 
+/// A message cut before its request (pasted from its second line): it starts at the
+/// `(GPU n; T total capacity; …)` list of the releases before 2.1, whose opening
+/// parenthesis must be just before the anchor. It reads as truncated: the request is
+/// lost.
+pub(super) fn list_only(t: &Text, span: Span) -> Option<(Decoded, usize)> {
+    let from = span.hit.start.saturating_sub(48).max(span.floor);
+    let (open, _) = t
+        .find(from, span.hit.start, b"(gpu")
+        .or_else(|| t.find(from, span.hit.start, b"(npu"))?;
+    let mut d = Decoded::new(Kind::PytorchOom);
+    d.allocator = Some(Allocator::Native);
+    let mut r = Reader {
+        t,
+        from: open,
+        end: span.end,
+        consumed: span.hit.end,
+    };
+    if !old_list(&mut r, &mut d) {
+        return None;
+    }
+    d.truncated = true;
+    finish(&mut r, &mut d);
+    Some((d, r.consumed))
+}
+
 /// A message whose head was lost: it starts at "Tried to allocate". Only a size after
 /// it makes it a message.
 pub(super) fn headless(t: &Text, span: Span) -> Option<(Decoded, usize)> {
@@ -107,6 +132,12 @@ fn body(r: &mut Reader, d: &mut Decoded) {
     if !old {
         new_clauses(r, d);
     }
+    finish(r, d);
+}
+
+/// What every allocator message ends with: the `max_split_size_mb` hint that dates it,
+/// and the derived figures.
+fn finish(r: &mut Reader, d: &mut Decoded) {
     let max_split_hint = r.find(b"max_split_size_mb").is_some();
     r.find(b"pytorch_cuda_alloc_conf");
     if d.pytorch_era.is_none() && max_split_hint {
@@ -377,6 +408,36 @@ mod tests {
         assert_eq!(m.reserved_unallocated_bytes, Some(4 * MIB));
         assert_eq!(m.reserved_total_bytes, Some(10 * GIB + 4 * MIB));
         assert!(!m.truncated);
+    }
+
+    /// Pasted from its second line: the `(GPU n; …)` list alone is still the message,
+    /// marked cut; inside a whole message the list opens nothing of its own.
+    #[test]
+    fn a_list_without_its_first_line_is_still_decoded() {
+        let found = find_all(
+            "(GPU 0; 15.75 GiB total capacity; 79.11 MiB already allocated; 14.28 GiB free; \
+             100.00 MiB reserved in total by PyTorch)",
+        );
+        let m = &found.messages[0];
+        assert_eq!(m.kind, Kind::PytorchOom);
+        assert_eq!(m.gpu_index, Some(0));
+        assert_eq!(m.allocated_bytes, Some(82_952_847));
+        assert_eq!(m.reserved_total_bytes, Some(100 * MIB));
+        assert_eq!(m.requested_bytes, None);
+        assert!(m.truncated);
+        let whole = find_all(
+            "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.75 GiB total capacity; \
+             79.11 MiB already allocated; 14.28 GiB free; 100.00 MiB reserved in total by PyTorch)",
+        );
+        assert_eq!(whole.messages.len(), 1);
+        assert_eq!(whole.messages[0].requested_bytes, Some(20 * MIB));
+        assert_eq!(whole.messages[0].reserved_total_bytes, Some(100 * MIB));
+        // "total capacity;" in running text without the list is no message.
+        assert!(
+            find_all("the total capacity; of the cluster")
+                .messages
+                .is_empty()
+        );
     }
 
     #[test]

@@ -8,6 +8,9 @@ pub(crate) enum Anchor {
     OutOfMemory,
     /// "Tried to allocate": inside a message, or the start of one whose head was lost.
     TriedToAllocate,
+    /// A PyTorch message before 2.1 pasted without its first line, from its
+    /// `(GPU n; T total capacity; …)` list.
+    CapacityList,
     /// "torch.OutOfMemoryError" with nothing recognisable after it.
     ErrorName,
     CublasAlloc,
@@ -58,6 +61,7 @@ const ANCHORS: &[(&[u8], Anchor)] = &[
     (b"out of memory", Anchor::OutOfMemory),
     (b"outofmemoryerror", Anchor::ErrorName),
     (b"tried to allocate", Anchor::TriedToAllocate),
+    (b"total capacity;", Anchor::CapacityList),
     (b"cublas_status_alloc_failed", Anchor::CublasAlloc),
     (b"cudnn_status_alloc_failed", Anchor::CudnnAlloc),
     (b"cudnn_status_not_supported", Anchor::CudnnNotSupported),
@@ -172,7 +176,12 @@ impl SpanEnds {
         let mut pos = from;
         let found = loop {
             match next(t, pos, t.len()) {
-                Some(hit) if hit.anchor == Anchor::TriedToAllocate => pos = hit.end,
+                // Both are inside the message they may open, never after it.
+                Some(hit)
+                    if matches!(hit.anchor, Anchor::TriedToAllocate | Anchor::CapacityList) =>
+                {
+                    pos = hit.end
+                }
                 Some(hit) => break Some(hit.start),
                 None => break None,
             }
@@ -193,6 +202,10 @@ mod tests {
             ("CUDA out of memory.", Anchor::OutOfMemory),
             ("torch.OutOfMemoryError: x", Anchor::ErrorName),
             ("Tried to allocate 2 MiB", Anchor::TriedToAllocate),
+            (
+                "(GPU 0; 15.75 GiB total capacity; 1 MiB",
+                Anchor::CapacityList,
+            ),
             ("CUBLAS_STATUS_ALLOC_FAILED when", Anchor::CublasAlloc),
             ("cuDNN error: CUDNN_STATUS_ALLOC_FAILED", Anchor::CudnnAlloc),
             ("CUDNN_STATUS_NOT_INITIALIZED", Anchor::CudnnAlloc),

@@ -105,6 +105,7 @@ fn decode(t: &Text, span: Span) -> Option<(Decoded, usize)> {
     let (mut d, consumed) = match span.hit.anchor {
         Anchor::OutOfMemory => out_of_memory(t, span)?,
         Anchor::TriedToAllocate => allocator::headless(t, span)?,
+        Anchor::CapacityList => allocator::list_only(t, span)?,
         Anchor::ErrorName => others::error_name_only(t, span)?,
         Anchor::CublasAlloc => others::with_gpu_field(t, others::bare(Kind::CublasOom, span), span),
         Anchor::CudnnAlloc | Anchor::CudnnNoAlgorithm => {
