@@ -434,50 +434,19 @@ mod tests {
     use crate::catalog::model;
     use crate::estimate::ModelInput;
     use crate::evaluate::Model;
-    use crate::settings::Surface;
 
     fn try_evaluated(id: &str, flags: &[(&str, &str)]) -> Option<(Settings, Evaluation)> {
-        let preset = model(id)?;
         let m = Model::new(ModelInput::Arch {
-            arch: Box::new(preset.arch.clone()),
+            arch: Box::new(model(id)?.arch.clone()),
             total_params: None,
         });
-        let (s, errors) = Settings::read_with(
-            &Settings::for_task(crate::Task::Inference),
-            Surface::Cli,
-            |spec| {
-                flags
-                    .iter()
-                    .find(|(k, _)| *k == spec.field.cli())
-                    .map(|(_, v)| (*v).to_owned())
-            },
-        );
-        if !errors.is_empty() {
-            return None;
-        }
+        let s = crate::settings::from_cli_flags(flags).ok()?;
         let e = crate::evaluate(&m, &s).ok()?;
         Some((s, e))
     }
 
     fn evaluated(id: &str, flags: &[(&str, &str)]) -> (Settings, Evaluation) {
-        let preset = model(id).unwrap_or_else(|| panic!("{id}"));
-        let m = Model::new(ModelInput::Arch {
-            arch: Box::new(preset.arch.clone()),
-            total_params: None,
-        });
-        let (s, errors) = Settings::read_with(
-            &Settings::for_task(crate::Task::Inference),
-            Surface::Cli,
-            |spec| {
-                flags
-                    .iter()
-                    .find(|(k, _)| *k == spec.field.cli())
-                    .map(|(_, v)| (*v).to_owned())
-            },
-        );
-        assert!(errors.is_empty(), "{errors:?}");
-        let e = crate::evaluate(&m, &s).unwrap_or_else(|e| panic!("{e}"));
-        (s, e)
+        try_evaluated(id, flags).unwrap_or_else(|| panic!("{id} {flags:?}"))
     }
 
     /// Each runtime's command carries exactly the settings that differ from its

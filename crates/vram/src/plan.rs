@@ -366,14 +366,7 @@ mod tests {
             ),
             total_params: None,
         });
-        let (s, errors) =
-            Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |spec| {
-                flags
-                    .iter()
-                    .find(|(k, _)| *k == spec.field.cli())
-                    .map(|(_, v)| (*v).to_owned())
-            });
-        assert!(errors.is_empty(), "{errors:?}");
+        let s = crate::settings::from_cli_flags(flags).unwrap_or_else(|e| panic!("{e:?}"));
         let e = crate::evaluate(&m, &s).unwrap_or_else(|e| panic!("{e}"));
         let p = plan(&m, &s, &e, &ModelArg::named("org/m"));
         (e, p)

@@ -728,5 +728,23 @@ pub(crate) fn or_list(words: &[&str]) -> String {
     }
 }
 
+/// Test fixture: inference defaults with `flags` (the CLI's names and values) set, or
+/// the settings that refused them.
+#[cfg(test)]
+pub(crate) fn from_cli_flags(flags: &[(&str, &str)]) -> Result<Settings, Vec<SettingError>> {
+    let (s, errors) =
+        Settings::read_with(&Settings::for_task(Task::Inference), Surface::Cli, |spec| {
+            flags
+                .iter()
+                .find(|(k, _)| *k == spec.field.cli())
+                .map(|(_, v)| (*v).to_owned())
+        });
+    if errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(errors)
+    }
+}
+
 #[cfg(test)]
 mod tests;
