@@ -126,7 +126,7 @@ pub fn launch(model: &ModelArg, s: &Settings, e: &Evaluation) -> Option<Launch> 
             None,
         ),
         Runtime::LlamaCpp => (
-            "llama.cpp (llama-server, versiones con --fit, desde finales de 2025)",
+            "llama-server de llama.cpp, de finales de 2025 o posterior (con --fit)",
             "llama-server",
             Vec::new(),
             llama_cpp(model, s),
@@ -260,15 +260,7 @@ fn vllm(s: &Settings, e: &Evaluation) -> Vec<Arg> {
 }
 
 fn llama_cpp(model: &ModelArg, s: &Settings) -> Vec<Arg> {
-    let mut out = vec![arg(
-        "-m",
-        model.text.clone(),
-        if model.placeholder {
-            "el archivo .gguf del modelo (pon aquí el tuyo)"
-        } else {
-            "el archivo .gguf del modelo"
-        },
-    )];
+    let mut out = vec![arg("-m", model.text.clone(), "el archivo .gguf del modelo")];
     if let Some(len) = request_tokens(s) {
         let slots = s.batch.max(1);
         out.push(arg(

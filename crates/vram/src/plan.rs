@@ -298,16 +298,20 @@ pub fn plan(model: &Model, s: &Settings, e: &Evaluation, name: &ModelArg) -> Vec
             continue;
         };
         // The fewest GPUs that hold the estimate may not hold the band's high end: the
-        // next counts are tried (doubling, as tensor parallelism splits heads evenly).
+        // next counts are tried, those vLLM's tensor parallelism takes (dividing the
+        // attention heads), a bounded number of evaluations.
         if let (false, Some((Field::Gpus, first))) = (c.fits, l.changes.first()) {
-            let mut n: u32 = first.parse().unwrap_or(MAX_GPUS);
-            while !c.fits && n < MAX_GPUS {
-                n = (n * 2).min(MAX_GPUS);
+            let heads = model.arch().map_or(1, |a| a.heads.max(1));
+            let splits = |n: u32| s.task.is_training() || heads.is_multiple_of(n);
+            let start: u32 = first.parse().unwrap_or(MAX_GPUS);
+            for n in (start + 1..=MAX_GPUS).filter(|&n| splits(n)) {
+                if c.fits {
+                    break;
+                }
                 let more = gpu_lever(s, n);
                 let refs: Vec<&(Field, String)> = more.changes.iter().collect();
-                match try_with(&refs, more.change, more.cost.to_owned()) {
-                    Some(next) => c = next,
-                    None => break,
+                if let Some(next) = try_with(&refs, more.change, more.cost.to_owned()) {
+                    c = next;
                 }
             }
         }
