@@ -326,11 +326,7 @@ fn llama_cpp(model: &ModelArg, s: &Settings) -> Vec<Arg> {
         )),
         Attention::Sdpa => {}
     }
-    let cache = match s.kv_dtype {
-        KvDtype::Int8 => Some("q8_0"),
-        KvDtype::Int4 => Some("q4_0"),
-        KvDtype::Auto | KvDtype::Fp16 | KvDtype::Fp8 => None,
-    };
+    let cache = ggml_cache(s.kv_dtype);
     if let Some(t) = cache {
         out.push(arg(
             "-ctk",
@@ -370,6 +366,16 @@ fn llama_cpp(model: &ModelArg, s: &Settings) -> Vec<Arg> {
     out
 }
 
+/// ggml's name for a quantised KV cache (`-ctk`/`-ctv`, `OLLAMA_KV_CACHE_TYPE`); none for
+/// the 16-bit default, and ggml has no FP8 cache.
+fn ggml_cache(kv: KvDtype) -> Option<&'static str> {
+    match kv {
+        KvDtype::Int8 => Some("q8_0"),
+        KvDtype::Int4 => Some("q4_0"),
+        KvDtype::Auto | KvDtype::Fp16 | KvDtype::Fp8 => None,
+    }
+}
+
 /// llama.cpp's default logical batch (`-b`, `n_batch`).
 const LLAMA_BATCH: u64 = 2048;
 
@@ -389,11 +395,7 @@ fn ollama(s: &Settings) -> Vec<Arg> {
             format!("{} peticiones a la vez, cada una con su contexto", s.batch),
         ));
     }
-    let cache = match s.kv_dtype {
-        KvDtype::Int8 => Some("q8_0"),
-        KvDtype::Int4 => Some("q4_0"),
-        KvDtype::Auto | KvDtype::Fp16 | KvDtype::Fp8 => None,
-    };
+    let cache = ggml_cache(s.kv_dtype);
     // Ollama asks llama-server for `--flash-attn auto` since 0.30, the estimator's
     // default; a quantised cache needs it on for certain.
     let default = Settings::defaults(s.task, s.runtime);
