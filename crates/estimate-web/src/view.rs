@@ -82,7 +82,7 @@ pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result
     };
     let eval = vram::evaluate(&model, settings).map_err(|e| e.to_string())?;
     let page_model = model_id;
-    let plan = vram::plan::plan(&model, settings, &eval, &launch_model)
+    let plan = vram::plan::plan(&model, settings, &eval, hub, file)
         .into_iter()
         .map(|c| {
             let link = form_urlencoded::Serializer::new(String::new())

@@ -13,14 +13,15 @@
 //!   instead of LoRA (quality), shorter sequences (data), more GPUs with ZeRO-3
 //!   (hardware);
 //! - vLLM: an FP8 KV cache, no CUDA graphs, a shorter `--max-model-len`, FP8 weights,
-//!   tensor parallelism on more GPUs;
+//!   tensor parallelism on more GPUs, llama.cpp with a 4-bit GGUF instead;
 //! - llama.cpp and Ollama: a q8_0 KV cache, the experts of the first layers in CPU RAM
-//!   (`--n-cpu-moe`), fewer layers on the GPU (`-ngl`), a shorter context.
+//!   (`--n-cpu-moe`), Q3_K_M instead of Q4_K_M, fewer layers on the GPU (`-ngl`), a
+//!   shorter context.
 
 use serde::Serialize;
 
 use crate::evaluate::{Evaluation, Model};
-use crate::launch::{Launch, ModelArg, launch};
+use crate::launch::{Launch, launch, model_arg};
 use crate::runtime::{Runtime, Task};
 use crate::settings::{Field, Settings, Surface};
 use crate::workload::{KvDtype, Loss, Optimizer};
@@ -199,6 +200,11 @@ fn levers(model: &Model, s: &Settings, e: &Evaluation) -> Vec<Lever> {
             if let Some(n) = e.min_gpus.filter(|&n| n > s.gpus) {
                 out.push(gpu_lever(s, n));
             }
+            out.push(lever(
+                &[(Field::Runtime, "llama.cpp")],
+                "llama.cpp con un GGUF Q4_K_M",
+                "otro motor: pesos en 4 bits y, si no caben, capas en la RAM (--fit); menos peticiones a la vez que vLLM",
+            ));
         }
         Runtime::LlamaCpp | Runtime::Ollama => {
             if matches!(s.kv_dtype, KvDtype::Auto | KvDtype::Fp16) {
@@ -218,6 +224,13 @@ fn levers(model: &Model, s: &Settings, e: &Evaluation) -> Vec<Lever> {
                         m.fit, m.fit
                     ),
                     "cada token lee esos expertos de la RAM: más lento",
+                ));
+            }
+            if e.workload.weights.id() == "Q4_K_M" {
+                out.push(lever(
+                    &[(Field::Format, "Q3_K_M")],
+                    "GGUF Q3_K_M en lugar de Q4_K_M",
+                    "pesos algo menores, con una pérdida de calidad que ya se nota",
                 ));
             }
             if let Some(l) = e.max_gpu_layers.filter(|l| !l.all()) {
@@ -245,7 +258,16 @@ fn levers(model: &Model, s: &Settings, e: &Evaluation) -> Vec<Lever> {
 /// not suffice stacked in order of cost until the stack fits, when that is cheaper than
 /// every lever that fits alone; those that fit first, cheapest first, then the ones
 /// that save at least 1 % (64 MiB) by bytes.
-pub fn plan(model: &Model, s: &Settings, e: &Evaluation, name: &ModelArg) -> Vec<Candidate> {
+///
+/// `hub` and `file` name the model for each candidate's launch command, as
+/// [`crate::launch::model_arg`] takes them (a candidate may change the runtime).
+pub fn plan(
+    model: &Model,
+    s: &Settings,
+    e: &Evaluation,
+    hub: Option<&str>,
+    file: Option<&str>,
+) -> Vec<Candidate> {
     if e.verdict.is_none_or(|v| v.fits()) {
         return Vec::new();
     }
@@ -283,7 +305,7 @@ pub fn plan(model: &Model, s: &Settings, e: &Evaluation, name: &ModelArg) -> Vec
             saved_bytes: base.saturating_sub(te.estimate.per_gpu_bytes),
             fits: te.verdict.is_some_and(|v| v.fits()),
             verdict: te.verdict.map(|v| v.id()),
-            launch: launch(name, &t, &te),
+            launch: launch(&model_arg(t.runtime, hub, file), &t, &te),
         })
     };
     // A lever that saves less than this on its own is not worth its cost.
@@ -372,7 +394,7 @@ mod tests {
         });
         let s = crate::settings::from_cli_flags(flags).unwrap_or_else(|e| panic!("{e:?}"));
         let e = crate::evaluate(&m, &s).unwrap_or_else(|e| panic!("{e}"));
-        let p = plan(&m, &s, &e, &ModelArg::named("org/m"));
+        let p = plan(&m, &s, &e, Some("org/m"), None);
         (e, p)
     }
 
@@ -408,6 +430,26 @@ mod tests {
             );
             assert!(!c.cost.is_empty());
         }
+    }
+
+    /// vLLM on a card too small for the 16-bit weights is offered llama.cpp's 4-bit GGUF,
+    /// which fits, with its own command.
+    #[test]
+    fn a_server_that_does_not_fit_is_offered_another_runtime() {
+        let (_, p) = planned(
+            "llama-3.1-8b",
+            &[("runtime", "vllm"), ("gpu", "rtx-3060"), ("seq", "8192")],
+        );
+        let other = p
+            .iter()
+            .find(|c| c.flags == ["--runtime", "llama.cpp"])
+            .unwrap_or_else(|| panic!("{p:#?}"));
+        assert!(other.fits);
+        let command = other.launch.as_ref().map_or("", |l| l.command.as_str());
+        assert!(
+            command.starts_with("llama-server \\\n  -m MODELO.gguf"),
+            "{command}"
+        );
     }
 
     /// What fits needs no plan; a server too big for one card is offered, among

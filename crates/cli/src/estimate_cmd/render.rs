@@ -304,7 +304,13 @@ pub fn launch(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Option<Launch> {
 
 /// The candidates that make it fit, when it does not with margin.
 fn plan(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Vec<vram::plan::Candidate> {
-    vram::plan::plan(&loaded.model, s, e, &model_arg(loaded, s))
+    vram::plan::plan(
+        &loaded.model,
+        s,
+        e,
+        loaded.hub.as_deref(),
+        loaded.file.as_deref(),
+    )
 }
 
 /// The plan as a numbered list: what changes, its bytes and verdict, what it costs and
