@@ -50,29 +50,28 @@ impl Outcome {
 /// Evaluates catalog model `model` (or the imported one, for [`CUSTOM`]) with
 /// `settings`: the same `vram::evaluate` as the CLI and the widget.
 pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result<Outcome, String> {
-    let model_id = model;
-    let custom = imported.arch.as_ref().map(|(a, _)| a);
-    // How the command names the model: the catalog's Hub repository, or the imported
-    // GGUF file's name; otherwise a placeholder the reader fills in.
-    let (hub, file) = match (model, custom) {
-        (CUSTOM, _) => (None, imported.weights.as_ref().map(|w| w.source.as_str())),
-        _ => (
-            catalog::model(model)
-                .map(|p| p.hf_repo.as_str())
-                .filter(|r| !r.is_empty()),
+    let custom = imported
+        .arch
+        .as_ref()
+        .map(|(a, _)| a)
+        .filter(|_| model == CUSTOM);
+    // The architecture, and how a launch command names the model: the catalog's Hub
+    // repository, or the imported file's name (a placeholder otherwise).
+    let (arch, hub, file) = match custom {
+        Some(a) => (
+            a.clone(),
             None,
+            imported.weights.as_ref().map(|w| w.source.as_str()),
         ),
-    };
-    let launch_model = vram::launch::model_arg(settings.runtime, hub, file);
-    let arch = match (model, custom) {
-        (CUSTOM, Some(a)) => a.clone(),
-        _ => catalog::model(model)
-            .ok_or("Elige un modelo del catálogo o importa un config.json.")?
-            .arch
-            .clone(),
+        None => {
+            let preset = catalog::model(model)
+                .ok_or("Elige un modelo del catálogo o importa un config.json.")?;
+            let repo = Some(preset.hf_repo.as_str()).filter(|r| !r.is_empty());
+            (preset.arch.clone(), repo, None)
+        }
     };
     let stored = imported.weights.clone();
-    let model = Model {
+    let engine_model = Model {
         input: ModelInput::Arch {
             arch: Box::new(arch),
             total_params: stored.as_ref().and_then(|s| s.params),
@@ -80,21 +79,24 @@ pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result
         stored,
         tensors: None,
     };
-    let eval = vram::evaluate(&model, settings).map_err(|e| e.to_string())?;
-    let page_model = model_id;
-    let plan = vram::plan::plan(&model, settings, &eval, hub, file)
+    let eval = vram::evaluate(&engine_model, settings).map_err(|e| e.to_string())?;
+    let plan = vram::plan::plan(&engine_model, settings, &eval, hub, file)
         .into_iter()
         .map(|c| {
             let link = form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(link_pairs(page_model, &c.settings, imported))
+                .extend_pairs(link_pairs(model, &c.settings, imported))
                 .finish();
             (c, link)
         })
         .collect();
     Ok(Outcome {
         plan,
-        curve: vram::evaluate::context_curve(&model, &eval.workload),
-        launch: vram::launch::launch(&launch_model, settings, &eval),
+        curve: vram::evaluate::context_curve(&engine_model, &eval.workload),
+        launch: vram::launch::launch(
+            &vram::launch::model_arg(settings.runtime, hub, file),
+            settings,
+            &eval,
+        ),
         settings: settings.clone(),
         eval,
     })
