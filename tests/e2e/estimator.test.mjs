@@ -19,7 +19,14 @@ async function openEstimator() {
   const problems = watch(page);
   await page.goto(url("estimador/"));
   await waitForIslands(page);
+  await openGroups(page);
   return { context, page, problems, est: page.locator(".estimator") };
+}
+
+// Unfolds the estimator's groups of settings (formato y lote, entrenamiento, servidor,
+// llama.cpp), as a reader does before changing one of them.
+async function openGroups(page) {
+  await page.evaluate(() => document.querySelectorAll(".estimator details.est-group").forEach((d) => (d.open = true)));
 }
 
 test("the estimator matches the CLI and follows its inputs", async () => {
@@ -198,15 +205,18 @@ test("a link with an absurd architecture answers at once and is never replayed",
   await context.close();
 });
 
-test("the accuracy table is rendered at build time", async () => {
+test("the accuracy table is rendered at build time, on its own page", async () => {
   const context = await shared.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
+  // The accuracy material has its own page, linked from the estimator's.
   await page.goto(url("estimador/"));
+  assert.equal(await page.locator('main a[href$="/como-calcula/"]').count() > 0, true);
+  // The static estimator result reads without JavaScript too.
+  assert.match(await page.locator(".est-total").innerText(), /GiB/);
+  await page.goto(url("como-calcula/"));
   const rows = page.locator("table.validation tbody tr");
   assert.ok((await rows.count()) >= 10);
   assert.match(await page.locator(".validation-summary").innerText(), /error mediano/);
-  // The static estimator result reads without JavaScript too.
-  assert.match(await page.locator(".est-total").innerText(), /GiB/);
   await context.close();
 });
 

@@ -307,13 +307,14 @@ fn launch(o: &Outcome) -> String {
         return String::new();
     };
     let mut out = format!(
-        r#"<div class="est-launch"><p class="est-launch-title">Para lanzarlo ({}){}:</p><div class="code"><pre tabindex="0"><code>{}</code></pre></div><ul class="est-launch-why">"#,
+        r#"<div class="est-launch"><p class="est-launch-title">Para lanzarlo ({}){}:</p><div class="code"><pre tabindex="0"><code class="language-{}">{}</code></pre></div><ul class="est-launch-why">"#,
         esc(l.runtime),
         if l.fits {
             ""
         } else {
             "; con esta estimación no cabe, y así se quedaría sin memoria"
         },
+        l.language,
         esc(&l.command)
     );
     let placeholder = l
@@ -321,12 +322,7 @@ fn launch(o: &Outcome) -> String {
         .iter()
         .map(|p| (p, format!("pon aquí {}", p.why)));
     for (a, why) in l.args.iter().map(|a| (a, a.why.clone())).chain(placeholder) {
-        let shown = match (&a.value, a.flag.starts_with('-')) {
-            (Some(v), true) => format!("{} {v}", a.flag),
-            (Some(v), false) => format!("{}={v}", a.flag),
-            (None, _) => a.flag.clone(),
-        };
-        let _ = write!(out, "<li><code>{}</code>: {}</li>", esc(&shown), esc(&why));
+        let _ = write!(out, "<li><code>{}</code>: {}</li>", esc(&a.shown()), esc(&why));
     }
     out.push_str("</ul></div>");
     out

@@ -498,7 +498,8 @@ fn validation_table() -> String {
             Unit::Tokens => format!("{} tokens", vram::group_digits(n)),
         };
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td data-label=\"Publicado\">{}</td>\
+             <td data-label=\"vramlab\">{}</td><td data-label=\"Error\">{}</td><td>{}</td></tr>",
             escape(c.what),
             escape(runtime_label(c.runtime)),
             show(c.published),

@@ -100,7 +100,7 @@ fn levers(model: &Model, s: &Settings, e: &Evaluation) -> Vec<Lever> {
         if s.loss != Loss::Fused && matches!(s.runtime, Runtime::Transformers) {
             out.push(lever(
                 &[(Field::Loss, "fused")],
-                "Pérdida fusionada por trozos (Liger Kernel, o TRL con loss_type=\"chunked_nll\")",
+                "Pérdida fusionada por trozos (el SFTTrainer de TRL 1.16, que la usa por defecto, o Liger Kernel)",
                 "nada en calidad ni en velocidad; una dependencia más",
             ));
         }

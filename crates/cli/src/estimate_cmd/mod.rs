@@ -49,7 +49,7 @@ pub struct Args {
     /// Salida en JSON.
     #[arg(long, conflicts_with = "emit")]
     pub json: bool,
-    /// Escribe solo la orden que lo lanza (vLLM, llama.cpp u Ollama), lista para copiar.
+    /// Escribe solo lo que lo lanza, listo para copiar: la orden de vLLM, llama.cpp u Ollama, o el guion de Python de transformers, TRL o Unsloth (o la orden de torchtune).
     #[arg(long)]
     pub emit: bool,
     /// Para guiones y CI: sale con 0 si cabe con margen, 1 si queda justo o no cabe, 2 si la entrada es mala.
@@ -140,16 +140,9 @@ pub fn run(args: &Args) -> Result<(String, Option<String>), String> {
         match render::launch(&loaded, &s, &e) {
             Some(l) => l.command + "\n",
             None => {
-                return Err(format!(
-                    "--emit: vramlab solo escribe órdenes de lanzamiento de vLLM, llama.cpp y Ollama (inferencia); {} {} se lanza con un guion",
-                    if s.task.is_training() {
-                        "un entrenamiento con"
-                    } else {
-                        "la inferencia con"
-                    },
-                    s.text(Field::Runtime, vram::Surface::Cli)
-                        .unwrap_or_default()
-                ));
+                return Err(
+                    "--emit: vramlab no escribe cómo lanzar AutoAWQ, una biblioteca ya sin desarrollo; para un modelo GPTQ/AWQ usa --runtime vllm o transformers".into(),
+                );
             }
         }
     } else if args.json {

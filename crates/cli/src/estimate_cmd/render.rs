@@ -356,17 +356,7 @@ fn launch_text(l: &Launch) -> String {
         out.push_str(&format!("  {line}\n"));
     }
     for a in &l.args {
-        let value = a
-            .value
-            .as_deref()
-            .map_or(String::new(), |v| format!(" {v}"));
-        let joiner = if a.flag.starts_with('-') { "" } else { "=" };
-        let value = if joiner.is_empty() {
-            value
-        } else {
-            format!("={}", value.trim_start())
-        };
-        out.push_str(&format!("  · {}{value}: {}\n", a.flag, a.why));
+        out.push_str(&format!("  · {}: {}\n", a.shown(), a.why));
     }
     if let Some(p) = &l.placeholder {
         out.push_str(&format!("  · {}: pon aquí {}\n", p.flag, p.why));

@@ -183,7 +183,7 @@ pub const LOSSES: &[Choice<Loss>] = &[
         id: "fused",
         web: "fusionada",
         aliases: &["liger", "chunked-nll"],
-        label: "Fusionada por trozos (Unsloth, Liger, TRL chunked_nll)",
+        label: "Fusionada por trozos (Unsloth, Liger, SFTTrainer de TRL)",
     },
 ];
 

@@ -26,8 +26,8 @@ mod remote;
 use leptos::prelude::*;
 use vram::model_search::ModelQuery;
 use vram::settings::{
-    ATTENTIONS, CUDA_GRAPHS, Choice, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES, TASKS,
-    Task, ZERO_STAGES,
+    ATTENTIONS, CUDA_GRAPHS, Choice, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES, Runtime,
+    TASKS, Task, ZERO_STAGES,
 };
 use vram::{Field, Settings, Surface, catalog};
 
@@ -86,6 +86,46 @@ fn choice_select(
                 {options}
             </select>
         </label>
+    }
+}
+
+/// Fields shown only while `shown` holds (a setting of another task or engine is not
+/// asked for). `display: contents`, so its fields flow with their neighbours.
+fn when(shown: impl Fn() -> bool + Send + Sync + 'static, body: impl IntoView) -> impl IntoView {
+    view! { <div class="est-when" hidden=move || !shown()>{body}</div> }
+}
+
+/// Settings that belong together (the weights and the batch, training, the server,
+/// llama.cpp), folded under the answer: shown only for the task and engine they belong
+/// to, and opened by themselves once one of `fields` differs from the defaults of that
+/// task and engine (a shared link or a plan's link set it). Never closed for the reader.
+fn group(
+    inputs: RwSignal<Inputs>,
+    title: &'static str,
+    fields: &'static [Field],
+    shown: impl Fn() -> bool + Send + Sync + 'static,
+    body: impl IntoView,
+) -> impl IntoView {
+    let changed = Memo::new(move |_| {
+        inputs.with(|i| {
+            let s = &i.settings;
+            let base = Settings::defaults(s.task, s.runtime);
+            fields
+                .iter()
+                .any(|&f| i.typed(f).is_some() || s.text(f, Surface::Web) != base.text(f, Surface::Web))
+        })
+    });
+    let open = RwSignal::new(false);
+    Effect::new(move |_| {
+        if changed.get() {
+            open.set(true);
+        }
+    });
+    view! {
+        <details class="est-group" hidden=move || !shown() prop:open=move || open.get()>
+            <summary>{title}</summary>
+            <div class="calc-fields">{body}</div>
+        </details>
     }
 }
 
@@ -340,51 +380,83 @@ pub fn Estimator(
         })
         .collect_view();
 
+    let serving_runtime = move || {
+        inputs.with(|i| {
+            !i.is_training()
+                && !matches!(
+                    i.settings.runtime,
+                    Runtime::LlamaCpp | Runtime::Ollama | Runtime::AutoAwq
+                )
+        })
+    };
+    let ggml = move || {
+        inputs.with(|i| {
+            !i.is_training() && matches!(i.settings.runtime, Runtime::LlamaCpp | Runtime::Ollama)
+        })
+    };
+    let model_group = view! {
+        {format_select(inputs)}
+        {text_field(inputs, Field::Batch)}
+        {choice_select(inputs, Field::Attention, options_of(ATTENTIONS), Box::new(|| false))}
+        {text_field(inputs, Field::Gpus)}
+        {text_field(inputs, Field::Reserve)}
+    };
+    let training_group = view! {
+        {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(|| false))}
+        {choice_select(inputs, Field::Loss, options_of(LOSSES), Box::new(|| false))}
+        {when(move || task() == Task::Full, choice_select(inputs, Field::Precision, options_of(PRECISIONS), Box::new(|| false)))}
+        {when(move || matches!(task(), Task::Lora | Task::Qlora), lora_targets_select(inputs, || false))}
+        {choice_select(inputs, Field::Zero, options_of(ZERO_STAGES), Box::new(|| false))}
+        {check_field(inputs, Field::Checkpointing, || false)}
+        {check_field(inputs, Field::CpuOffload, || false)}
+        {check_field(inputs, Field::OffloadParams, move || inputs.with(|i| i.settings.zero_stage() < 3))}
+    };
+    let server_group = view! {
+        {check_field(inputs, Field::Serve, || false)}
+        {text_field(inputs, Field::Utilization)}
+        {choice_select(inputs, Field::CudaGraphs, options_of(CUDA_GRAPHS), Box::new(move || inputs.with(|i| !i.settings.serving())))}
+    };
+    let ggml_group = view! {
+        {text_field(inputs, Field::GpuLayers)}
+        {text_field(inputs, Field::CpuMoe)}
+        {check_field(inputs, Field::Mmproj, || false)}
+        {text_field(inputs, Field::Ubatch)}
+        {text_field(inputs, Field::RamBandwidth)}
+    };
+
     view! {
         <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
             {move || link_problem.get().map(|p| view! { <p class="calc-error" role="alert">{p}</p> })}
             {move || storage_note.get().map(|n| view! { <p class="calc-hint calc-storage" role="status">{n}</p> })}
-            <div class="calc-fields">
-                <label><span>"Buscar modelo"</span>
-                    <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
-                        on:input=move |ev| on_search(event_target_value(&ev).chars().take(120).collect()) />
-                </label>
-                {no_match}
-                <label><span>"Modelo"</span>
-                    <select name=vram::settings::MODEL_KEY on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.model = v); }>{model_options}{custom_option}</select>
-                </label>
-                <label><span>{Field::Gpu.spec().label}</span>
-                    <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
-                </label>
-                {choice_select(inputs, Field::Task, options_of(TASKS), Box::new(|| false))}
-                {runtime_select(inputs)}
-                {format_select(inputs)}
-                {text_field(inputs, Field::Batch)}
-                {text_field(inputs, Field::Seq)}
-                {choice_select(inputs, Field::Attention, options_of(ATTENTIONS), Box::new(|| false))}
-                {text_field(inputs, Field::Gpus)}
-                {choice_select(inputs, Field::Zero, options_of(ZERO_STAGES), Box::new(move || !training()))}
-                {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(move || !training()))}
-                {choice_select(inputs, Field::Precision, options_of(PRECISIONS), Box::new(move || task() != Task::Full))}
-                {choice_select(inputs, Field::Loss, options_of(LOSSES), Box::new(move || !training()))}
-                {lora_targets_select(inputs, move || !matches!(task(), Task::Lora | Task::Qlora))}
-                {check_field(inputs, Field::Checkpointing, move || !training())}
-                {check_field(inputs, Field::CpuOffload, move || !training())}
-                {check_field(inputs, Field::OffloadParams, move || !training() || inputs.with(|i| i.settings.zero_stage() < 3))}
-                {check_field(inputs, Field::Serve, move || training() || inputs.with(|i| matches!(i.settings.runtime, vram::settings::Runtime::LlamaCpp | vram::settings::Runtime::Ollama | vram::settings::Runtime::AutoAwq)))}
-                {text_field(inputs, Field::Utilization)}
-                {choice_select(inputs, Field::CudaGraphs, options_of(CUDA_GRAPHS), Box::new(move || inputs.with(|i| !i.settings.serving())))}
-                {text_field(inputs, Field::Reserve)}
-                {text_field(inputs, Field::GpuLayers)}
-                {text_field(inputs, Field::CpuMoe)}
-                {check_field(inputs, Field::Mmproj, move || training() || !inputs.with(|i| matches!(i.settings.runtime, vram::settings::Runtime::LlamaCpp | vram::settings::Runtime::Ollama)))}
-                {text_field(inputs, Field::Ubatch)}
-                {text_field(inputs, Field::RamBandwidth)}
+            <div class="est-layout">
+                // What every answer needs; the rest is folded below the answer.
+                <div class="calc-fields est-core">
+                    <label><span>"Buscar modelo"</span>
+                        <input name="buscar" type="search" autocomplete="off" placeholder="qwen, llama, 70b…"
+                            on:input=move |ev| on_search(event_target_value(&ev).chars().take(120).collect()) />
+                    </label>
+                    <label><span>"Modelo"</span>
+                        <select name=vram::settings::MODEL_KEY on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.model = v); }>{model_options}{custom_option}</select>
+                    </label>
+                    {no_match}
+                    <label><span>{Field::Gpu.spec().label}</span>
+                        <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
+                    </label>
+                    {choice_select(inputs, Field::Task, options_of(TASKS), Box::new(|| false))}
+                    {runtime_select(inputs)}
+                    {text_field(inputs, Field::Seq)}
+                </div>
+                <output aria-live="polite" aria-busy=move || pending.get().to_string()
+                    inner_html=move || answer.get()></output>
+                <div class="est-more">
+                    {group(inputs, "Formato, lote y GPU", &[Field::Format, Field::Batch, Field::Attention, Field::Gpus, Field::Reserve], || true, model_group)}
+                    {group(inputs, "Entrenamiento", &[Field::Optimizer, Field::Loss, Field::Precision, Field::LoraTargets, Field::Zero, Field::Checkpointing, Field::CpuOffload, Field::OffloadParams], training, training_group)}
+                    {group(inputs, "Servidor", &[Field::Serve, Field::Utilization, Field::CudaGraphs], serving_runtime, server_group)}
+                    {group(inputs, "llama.cpp y Ollama", &[Field::GpuLayers, Field::CpuMoe, Field::Mmproj, Field::Ubatch, Field::RamBandwidth], ggml, ggml_group)}
+                    <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM; llama.cpp y Ollama reparten capas enteras) y el entrenamiento con ZeRO o FSDP."</p>
+                    {import_panel::view(panel)}
+                </div>
             </div>
-            <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM; llama.cpp y Ollama reparten capas enteras) y el entrenamiento con ZeRO o FSDP."</p>
-            {import_panel::view(panel)}
-            <output aria-live="polite" aria-busy=move || pending.get().to_string()
-                inner_html=move || answer.get()></output>
             {(!embed_js.is_empty()).then(|| embed_code::view(inputs, imported, embed_js))}
         </div>
     }

@@ -8,8 +8,10 @@
 //! context, the share of the GPU). The flag names are those of the releases the
 //! estimator models (vLLM 0.21 or later, `vllm serve --help`; llama.cpp's `llama-server
 //! --help` since `--fit` became the default, late 2025; Ollama's environment variables,
-//! `envconfig/config.go`). Training runtimes get none yet: their launch is a script,
-//! not a command line.
+//! `envconfig/config.go`). The runtimes whose launch is a script (transformers, TRL,
+//! Unsloth, torchtune) get it from [`script`]; AutoAWQ, a deprecated library, gets none.
+
+mod script;
 
 use serde::Serialize;
 
@@ -59,13 +61,30 @@ pub struct Arg {
     pub why: String,
 }
 
+impl Arg {
+    /// The flag with its value as the reasons list shows it: `--flag value`,
+    /// `KEY=value`, `keyword=value`; a value written over several lines (a
+    /// `BitsAndBytesConfig(…)`, DeepSpeed's dict) is left to the command itself.
+    pub fn shown(&self) -> String {
+        match &self.value {
+            Some(v) if v.contains('\n') => self.flag.clone(),
+            Some(v) if self.flag.starts_with('-') => format!("{} {v}", self.flag),
+            Some(v) => format!("{}={v}", self.flag),
+            None => self.flag.clone(),
+        }
+    }
+}
+
 /// The command for one runtime.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Launch {
     /// The runtime and the release whose flags these are.
     pub runtime: &'static str,
-    /// The command as it is typed, one flag per line after the first.
+    /// The command as it is typed, one flag per line after the first; for a script
+    /// runtime, the Python file.
     pub command: String,
+    /// `sh` for a command line, `python` for a script.
+    pub language: &'static str,
     /// Environment variables, then flags, in the order of `command`.
     pub args: Vec<Arg>,
     /// What the reader must replace (the model file or tag), and with what.
@@ -110,13 +129,30 @@ fn arg(flag: &str, value: impl Into<Option<String>>, why: impl Into<String>) -> 
     }
 }
 
-/// The launch command for `s` as evaluated in `e`, or `None` for a runtime whose launch
-/// is a training script (transformers, Unsloth, torchtune, DeepSpeed, AutoAWQ).
+/// The launch command (or script) for `s` as evaluated in `e`; `None` for AutoAWQ.
 pub fn launch(model: &ModelArg, s: &Settings, e: &Evaluation) -> Option<Launch> {
+    let fits = e.verdict.is_none_or(|v| v.fits());
+    if let Some((script, extra)) = script::script(model, s) {
+        return Some(Launch {
+            runtime: script.runtime,
+            command: script.text,
+            language: if script.runtime.starts_with("torchtune") {
+                "sh"
+            } else {
+                "python"
+            },
+            args: script.args,
+            placeholder: extra.or_else(|| {
+                model
+                    .placeholder
+                    .then(|| arg(&model.text, None, model.hint))
+            }),
+            fits,
+        });
+    }
     if s.task.is_training() {
         return None;
     }
-    let fits = e.verdict.is_none_or(|v| v.fits());
     let (runtime, program, env, args, tail) = match s.runtime {
         Runtime::Vllm => (
             "vLLM 0.21 o posterior",
@@ -165,6 +201,7 @@ pub fn launch(model: &ModelArg, s: &Settings, e: &Evaluation) -> Option<Launch> 
     Some(Launch {
         runtime,
         command,
+        language: "sh",
         args: env.into_iter().chain(args).collect(),
         placeholder: model
             .placeholder
@@ -629,11 +666,14 @@ mod tests {
         assert!(seen > 200, "{seen}");
     }
 
-    /// Training has no command line here, and a run that does not fit says so.
+    /// Training gets a Python script, and a run that does not fit says so.
     #[test]
-    fn training_has_none_and_a_miss_is_marked() {
+    fn training_gets_a_script_and_a_miss_is_marked() {
         let (s, e) = evaluated("llama-3.1-8b", &[("mode", "qlora"), ("gpu", "rtx-3060")]);
-        assert_eq!(launch(&ModelArg::placeholder("x", "x"), &s, &e), None);
+        let l = launch(&ModelArg::placeholder("ORG/M", "el repositorio"), &s, &e).unwrap();
+        assert_eq!((l.language, l.fits), ("python", false));
+        assert!(l.command.contains("MODELO = \"ORG/M\""), "{}", l.command);
+        assert_eq!(l.placeholder.map(|p| p.flag), Some("ORG/M".to_owned()));
         let (s, e) = evaluated(
             "llama-3.1-70b",
             &[("runtime", "vllm"), ("gpu", "rtx-4090"), ("seq", "8192")],
