@@ -181,6 +181,7 @@ test("the CLI, the estimator page and the widget agree on the same settings", as
   // Bad values say what the setting is and its bounds, on both surfaces.
   await widget.evaluate(() => document.querySelector("#q").setAttribute("lote", "2.5"));
   await widget.locator("#q .vw-problem", { hasText: "El lote debe ser un entero entre 1 y" }).waitFor();
+  await page.evaluate(() => document.querySelectorAll(".estimator details.est-group").forEach((d) => (d.open = true)));
   await est.locator("input[name=lote]").fill("-4");
   await est.locator("label:has(input[name=lote]) .field-error", { hasText: "El lote debe ser un entero entre 1 y" }).waitFor();
   assert.deepEqual(problems, []);

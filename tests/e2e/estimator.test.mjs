@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { useBrowser, url, watch, screenshot, waitForIslands, waitForEstimate, cli, gib } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, waitForEstimate, cli, gib, VIEWPORTS } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -28,6 +28,66 @@ async function openEstimator() {
 async function openGroups(page) {
   await page.evaluate(() => document.querySelectorAll(".estimator details.est-group").forEach((d) => (d.open = true)));
 }
+
+// Issue 41: the verdict, the bar and the launch within the first screen on a phone and a
+// laptop; the settings of another task or engine folded away; the page a third of its
+// old height at 390 px (47 814 px then).
+test("the answer comes first: verdict and launch in the first screen, groups by task and engine", async () => {
+  for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+    for (const query of ["", "?motor=vllm&contexto=8192"]) {
+      const context = await shared.browser.newContext({ viewport });
+      const page = await context.newPage();
+      const problems = watch(page);
+      await page.goto(url(`estimador/${query}`));
+      await waitForIslands(page);
+      const est = page.locator(".estimator");
+      await est.locator(".est-launch-title").waitFor();
+      if (query) await est.locator(".est-launch code", { hasText: "vllm serve" }).waitFor();
+      const bottom = async (sel) => {
+        const b = await est.locator(sel).first().boundingBox();
+        return b.y + b.height;
+      };
+      for (const sel of [".est-total", ".est-bar", ".est-verdict"]) {
+        const y = await bottom(sel);
+        assert.ok(y <= viewport.height, `${name} ${query}: ${sel} acaba en ${y}`);
+      }
+      const launchTop = (await est.locator(".est-launch-title").boundingBox()).y;
+      assert.ok(launchTop < viewport.height - 20, `${name} ${query}: la orden empieza en ${launchTop}`);
+      if (viewport.width < 500) {
+        const height = await page.evaluate(() => document.documentElement.scrollHeight);
+        assert.ok(height <= 15_938, `${height} px`);
+        assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), viewport.width);
+      }
+      await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? "screenshots"}/estimador-primera-pantalla-${name}${query ? "-vllm" : ""}.png` });
+      // Only the groups of this task and engine are there, folded.
+      const shown = await est.locator("details.est-group:not([hidden]) > summary").allInnerTexts();
+      assert.deepEqual(shown, query ? ["Formato, lote y GPU", "Servidor"] : ["Formato, lote y GPU", "Servidor"]);
+      assert.equal(await est.locator("details.est-group[open]").count(), 0);
+      assert.deepEqual(problems, []);
+      await context.close();
+    }
+  }
+  // Training brings its own group; llama.cpp its own; a link that sets one of a group's
+  // settings opens it.
+  const context = await shared.browser.newContext({ viewport: VIEWPORTS.movil });
+  const page = await context.newPage();
+  await page.goto(url("estimador/?motor=llamacpp&capas-gpu=20"));
+  await waitForIslands(page);
+  const est = page.locator(".estimator");
+  const group = (title) => est.locator("details.est-group", { has: page.locator(`summary:text-is("${title}")`) });
+  await group("llama.cpp y Ollama").and(page.locator("[open]")).waitFor();
+  assert.equal(await group("Servidor").isHidden(), true);
+  assert.equal(await group("Entrenamiento").isHidden(), true);
+  assert.equal(await est.locator("input[name=capas-gpu]").inputValue(), "20");
+  await est.locator("select[name=modo]").selectOption("qlora");
+  await group("Entrenamiento").waitFor();
+  assert.equal(await group("llama.cpp y Ollama").isHidden(), true);
+  // QLoRA's own settings only: no precision of a full fine-tune.
+  await group("Entrenamiento").locator("summary").click();
+  assert.equal(await est.locator("select[name=precision]").isHidden(), true);
+  assert.equal(await est.locator("select[name=objetivos]").isVisible(), true);
+  await context.close();
+});
 
 test("the estimator matches the CLI and follows its inputs", async () => {
   const { context, page, problems, est } = await openEstimator();
@@ -138,6 +198,7 @@ test("the engine is fetched on the first change, once, and a failed fetch is a S
   );
   await broken.goto(url("estimador/"));
   await waitForIslands(broken);
+  await openGroups(broken);
   await broken.locator(".estimator select[name=gpu]").selectOption("rtx-3060");
   const alert = broken.locator(".estimator output [role=alert]");
   await alert.waitFor();
@@ -317,7 +378,9 @@ test("several GPUs, the serving plan and a shared imported model", async () => {
 
   // Full training with ZeRO-3 shards the model states; the paged optimizer is explained.
   await est.locator("select[name=modo]").selectOption("entrenamiento");
-  assert.equal(await est.locator("input[name=servidor]").isDisabled(), true);
+  // The server's settings go with their group; training's come.
+  await est.locator("input[name=servidor]").waitFor({ state: "hidden" });
+  await openGroups(page);
   // DeepSpeed keeps 16-bit weights with an fp32 master copy; the page says so.
   assert.equal(await est.locator("select[name=motor] option[value=vllm]").isDisabled(), true);
   await est.locator("select[name=motor]").selectOption("deepspeed");
@@ -533,9 +596,20 @@ test("the answer carries the command that runs it, the CLI's own, with a copy bu
   await launch.locator("li", { hasText: "MODELO.gguf: pon aquí la ruta de tu archivo .gguf" }).waitFor();
   await launch.locator("button.copy").waitFor();
 
-  // Training has no command line: the block goes.
+  // Training is a Python script, the CLI's --emit: TRL's SFTTrainer with the fused loss.
+  await est.locator("select[name=modelo]").selectOption("llama-3.1-8b");
   await est.locator("select[name=modo]").selectOption("qlora");
-  await launch.waitFor({ state: "detached" });
+  await openGroups(page);
+  await est.locator("select[name=perdida]").selectOption("fusionada");
+  await code.filter({ hasText: "from trl import SFTConfig, SFTTrainer" }).waitFor();
+  const script = cli(["--model", "llama-3.1-8b", "--mode", "qlora", "--gpu", "rtx-3060", "--seq", "16384", "--loss", "fused"]);
+  if (script) {
+    assert.equal(script.launch.language, "python");
+    await code.filter({ hasText: script.launch.command }).waitFor();
+  }
+  assert.equal(await code.getAttribute("class"), "language-python");
+  await launch.locator("li", { hasText: "per_device_train_batch_size=1: el lote del cálculo" }).waitFor();
+  await launch.locator("button.copy").waitFor();
   await page.setViewportSize({ width: 390, height: 844 });
   await est.locator("select[name=modo]").selectOption("inferencia");
   await est.locator("select[name=motor]").selectOption("ollama");

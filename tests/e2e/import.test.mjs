@@ -180,6 +180,8 @@ test("files: a MoE GGUF's own expert tensors are what --n-cpu-moe moves, on the 
   await est.locator("input[name=config-archivo]").setInputFiles(path);
   await est.locator(".est-imported").filter({ hasText: "Pesos exactos de moe.gguf" }).waitFor();
   await est.locator("select[name=motor]").selectOption("llamacpp");
+  // The llama.cpp group, folded under the answer, as a reader opens it.
+  await page.evaluate(() => document.querySelectorAll(".estimator details.est-group").forEach((d) => (d.open = true)));
   await est.locator("input[name=expertos-cpu]").fill("1");
   // The link carries the header's expert list, so a shared link computes the same.
   await page.waitForFunction(() => location.search.includes("expertos-gguf=") && location.search.includes("expertos-cpu=1"));

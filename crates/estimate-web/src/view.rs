@@ -223,11 +223,14 @@ fn result(o: &Outcome) -> String {
             ByteSize(est.total_bytes).decimal()
         );
     }
+    // The verdict, the way out when it does not fit and what runs it come first (the
+    // first screen of a phone); the limits and the server's numbers follow.
     out.push_str(&bar(o));
     out.push_str(&verdict(o));
-    out.push_str(&serving(o));
     out.push_str(&plan(o));
     out.push_str(&launch(o));
+    out.push_str(&limits(o));
+    out.push_str(&serving(o));
     if let Some(h) = o.eval.speed {
         let ram = if h.host_bytes_per_step > 0.0 {
             format!(
@@ -336,6 +339,20 @@ fn verdict(o: &Outcome) -> String {
     let Some(text) = o.eval.verdict_text(Some(name), Surface::Web) else {
         return String::new();
     };
+    format!(
+        r#"<p class="est-verdict" data-fits="{}" data-verdict="{}"><strong>{}</strong></p>"#,
+        v.fits(),
+        v.id(),
+        esc(&text)
+    )
+}
+
+/// The largest batch and context, and where llama.cpp's layers and experts would go,
+/// under a verdict.
+fn limits(o: &Outcome) -> String {
+    if o.eval.verdict.is_none() {
+        return String::new();
+    }
     // «auto» in the form: the number it stands for, first.
     let opened = o.eval.opened.map_or_else(String::new, |c| {
         format!(
@@ -370,10 +387,7 @@ fn verdict(o: &Outcome) -> String {
         ));
     }
     format!(
-        r#"<p class="est-verdict" data-fits="{}" data-verdict="{}"><strong>{}</strong></p><p class="est-limits">{}{}</p>"#,
-        v.fits(),
-        v.id(),
-        esc(&text),
+        r#"<p class="est-limits">{}{}</p>"#,
         esc(&opened),
         esc(&limits)
     )
@@ -730,7 +744,7 @@ mod tests {
     }
 
     /// A vLLM answer carries the command that runs it, in a code block with each flag's
-    /// reason; a training answer has none (its launch is a script).
+    /// reason; transformers' answer, its Python script.
     #[test]
     fn a_served_answer_carries_its_command() {
         let (model, s, imported) =
@@ -738,12 +752,16 @@ mod tests {
         let html = render(&evaluate(&model, &s, &imported));
         assert!(
             html.contains(
-                r#"<div class="code"><pre tabindex="0"><code>vllm serve Qwen/Qwen2.5-7B \"#
+                r#"<div class="code"><pre tabindex="0"><code class="language-sh">vllm serve Qwen/Qwen2.5-7B \"#
             ) && html
                 .contains("<li><code>--max-model-len 32768</code>: el contexto de una petición"),
             "{html}"
         );
-        assert!(!render(&Ok(default_outcome())).contains("est-launch"));
+        // transformers' is a Python script, verdict and launch before the limits.
+        let html = render(&Ok(default_outcome()));
+        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}: {html}"));
+        assert!(at("class=\"est-verdict\"") < at("class=\"est-launch\""));
+        assert!(at("<code class=\"language-python\"># transformers 5") < at("class=\"est-limits\""));
     }
 
     /// QLoRA of Llama 3.1 8B on a 12 GB card does not fit: the plan's first candidate
@@ -823,7 +841,8 @@ mod tests {
             catalog::gpus().len()
         );
         assert_eq!(html.matches("<span class=\"swatch ").count(), 6);
-        assert_eq!(html.matches("<li>").count(), o.eval.notes.len(), "{html}");
+        let notes = &html[html.find("<ul class=\"est-notes\">").unwrap()..];
+        assert_eq!(notes.matches("<li>").count(), o.eval.notes.len(), "{html}");
         assert!(html.ends_with("</ul>"));
     }
 
