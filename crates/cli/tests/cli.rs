@@ -850,16 +850,42 @@ fn the_answer_is_a_command_and_a_check() {
     // Training is a Python script: `--emit > entrenar.py` gives a file to run.
     assert_eq!(out.status.code(), Some(0));
     let script = String::from_utf8_lossy(&out.stdout);
-    assert!(script.starts_with("# transformers 5, PEFT 0.22"), "{script}");
-    assert!(script.contains("MODELO = \"meta-llama/Llama-3.1-8B\""), "{script}");
-    assert!(script.contains("bnb_4bit_use_double_quant=True"), "{script}");
+    assert!(
+        script.starts_with("# transformers 5, PEFT 0.22"),
+        "{script}"
+    );
+    assert!(
+        script.contains("MODELO = \"meta-llama/Llama-3.1-8B\""),
+        "{script}"
+    );
+    assert!(
+        script.contains("bnb_4bit_use_double_quant=True"),
+        "{script}"
+    );
     let out = vramlab(&[
-        "estimate", "--model", "llama-3.1-8b", "--runtime", "autoawq", "--dtype", "gptq-4bit-128g",
-        "--gpu", "rtx-4090", "--emit",
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--runtime",
+        "autoawq",
+        "--dtype",
+        "gptq-4bit-128g",
+        "--gpu",
+        "rtx-4090",
+        "--emit",
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("AutoAWQ"));
-    let v = json(&["estimate", "--model", "llama-3.1-8b", "--mode", "qlora", "--gpu", "rtx-4090", "--json"]);
+    let v = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--gpu",
+        "rtx-4090",
+        "--json",
+    ]);
     assert_eq!(v["launch"]["language"], "python");
     // A miss comes with its plan: the cheapest lever that fits first, and applying its
     // flags gives the bytes it promised.

@@ -325,7 +325,12 @@ fn launch(o: &Outcome) -> String {
         .iter()
         .map(|p| (p, format!("pon aquí {}", p.why)));
     for (a, why) in l.args.iter().map(|a| (a, a.why.clone())).chain(placeholder) {
-        let _ = write!(out, "<li><code>{}</code>: {}</li>", esc(&a.shown()), esc(&why));
+        let _ = write!(
+            out,
+            "<li><code>{}</code>: {}</li>",
+            esc(&a.shown()),
+            esc(&why)
+        );
     }
     out.push_str("</ul></div>");
     out
@@ -759,9 +764,14 @@ mod tests {
         );
         // transformers' is a Python script, verdict and launch before the limits.
         let html = render(&Ok(default_outcome()));
-        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}: {html}"));
+        let at = |needle: &str| {
+            html.find(needle)
+                .unwrap_or_else(|| panic!("{needle}: {html}"))
+        };
         assert!(at("class=\"est-verdict\"") < at("class=\"est-launch\""));
-        assert!(at("<code class=\"language-python\"># transformers 5") < at("class=\"est-limits\""));
+        assert!(
+            at("<code class=\"language-python\"># transformers 5") < at("class=\"est-limits\"")
+        );
     }
 
     /// QLoRA of Llama 3.1 8B on a 12 GB card does not fit: the plan's first candidate

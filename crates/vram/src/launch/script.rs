@@ -13,10 +13,10 @@
 //! `PYTORCH_CUDA_ALLOC_CONF` for PyTorch before 2.9.
 
 use super::{Arg, ModelArg, arg};
+use crate::dtype::Dtype;
 use crate::quant::WeightFormat;
 use crate::runtime::{Runtime, Task};
 use crate::settings::Settings;
-use crate::dtype::Dtype;
 use crate::units::group_digits;
 use crate::workload::{Attention, LoraTargets, Loss, Optimizer, Precision};
 
@@ -101,9 +101,18 @@ fn bnb(format: WeightFormat) -> Option<Arg> {
 
 fn attn(a: Attention) -> Arg {
     let (v, why) = match a {
-        Attention::Eager => ("\"eager\"", "atención ingenua, con la matriz N × N, como se calculó"),
-        Attention::Sdpa => ("\"sdpa\"", "scaled_dot_product_attention de PyTorch: memoria lineal"),
-        Attention::Flash => ("\"flash_attention_2\"", "FlashAttention-2 (el paquete flash-attn)"),
+        Attention::Eager => (
+            "\"eager\"",
+            "atención ingenua, con la matriz N × N, como se calculó",
+        ),
+        Attention::Sdpa => (
+            "\"sdpa\"",
+            "scaled_dot_product_attention de PyTorch: memoria lineal",
+        ),
+        Attention::Flash => (
+            "\"flash_attention_2\"",
+            "FlashAttention-2 (el paquete flash-attn)",
+        ),
     };
     arg("attn_implementation", v.to_owned(), why)
 }
@@ -111,7 +120,10 @@ fn attn(a: Attention) -> Arg {
 /// The optimizer as `TrainingArguments(optim=…)` names it.
 fn optim(o: Optimizer) -> (&'static str, &'static str) {
     match o {
-        Optimizer::Adamw => ("adamw_torch_fused", "AdamW: dos estados por parámetro entrenable"),
+        Optimizer::Adamw => (
+            "adamw_torch_fused",
+            "AdamW: dos estados por parámetro entrenable",
+        ),
         Optimizer::Adamw8bit => ("adamw_bnb_8bit", "AdamW de 8 bits de bitsandbytes"),
         Optimizer::Adafactor => ("adafactor", "Adafactor: el segundo momento factorizado"),
         Optimizer::Sgd | Optimizer::SgdMomentum => ("sgd", "SGD"),
@@ -190,7 +202,11 @@ fn transformers_inference(model: &ModelArg, s: &Settings) -> Script {
             seq.to_string(),
             format!("el prompt del cálculo: hasta {} tokens", group_digits(seq)),
         ));
-        tok.push(arg("truncation", "True".to_owned(), "corta lo que pase de max_length"));
+        tok.push(arg(
+            "truncation",
+            "True".to_owned(),
+            "corta lo que pase de max_length",
+        ));
     }
     gen_args.push(arg(
         "max_new_tokens",
@@ -277,7 +293,10 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
         f => f,
     };
     let (dtype, why) = if full && s.precision == Precision::Amp {
-        ("torch.float32", "pesos en FP32: bf16=True calcula en BF16 sobre ellos (AMP)")
+        (
+            "torch.float32",
+            "pesos en FP32: bf16=True calcula en BF16 sobre ellos (AMP)",
+        )
     } else {
         torch_dtype(format)
     };
@@ -359,7 +378,11 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
         names.push("BitsAndBytesConfig");
     }
     if !trl {
-        names.extend(["DataCollatorForLanguageModeling", "Trainer", "TrainingArguments"]);
+        names.extend([
+            "DataCollatorForLanguageModeling",
+            "Trainer",
+            "TrainingArguments",
+        ]);
     }
     text.push_str(&format!("from transformers import {}\n", names.join(", ")));
     if trl {
@@ -376,7 +399,10 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
     if trl {
         text.push_str(&format!("args = {}\n", call("SFTConfig", &[], &train)));
         let peft_line = if lora {
-            format!("    peft_config={},\n", call("LoraConfig", &["task_type=\"CAUSAL_LM\""], &peft).replace('\n', "\n    "))
+            format!(
+                "    peft_config={},\n",
+                call("LoraConfig", &["task_type=\"CAUSAL_LM\""], &peft).replace('\n', "\n    ")
+            )
         } else {
             String::new()
         };
@@ -397,7 +423,10 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
         text.push_str(&format!(
             "datos = datos.map(lambda x: tokenizer(x[\"text\"]{max}), remove_columns=datos.column_names)\n"
         ));
-        text.push_str(&format!("args = {}\n", call("TrainingArguments", &[], &train)));
+        text.push_str(&format!(
+            "args = {}\n",
+            call("TrainingArguments", &[], &train)
+        ));
         text.push_str("trainer = Trainer(\n    model=model,\n    args=args,\n    train_dataset=datos,\n    data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),\n)\ntrainer.train()\n");
     }
     let mut args = load;
@@ -408,7 +437,10 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
         args.push(arg(
             "max_length",
             seq.to_string(),
-            format!("secuencias de hasta {} tokens (al tokenizar)", group_digits(seq)),
+            format!(
+                "secuencias de hasta {} tokens (al tokenizar)",
+                group_digits(seq)
+            ),
         ));
     }
     args.extend(train.into_iter().filter(|a| a.flag != "output_dir"));
@@ -457,7 +489,12 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
     let mut peft = lora_args(s);
     peft.push(arg(
         "use_gradient_checkpointing",
-        if s.checkpointing { "\"unsloth\"" } else { "False" }.to_owned(),
+        if s.checkpointing {
+            "\"unsloth\""
+        } else {
+            "False"
+        }
+        .to_owned(),
         if s.checkpointing {
             "el recálculo de Unsloth, que guarda las entradas de cada capa"
         } else {
@@ -466,7 +503,11 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
     ));
     let (o, why) = optim(s.optimizer);
     let mut train = vec![
-        arg("output_dir", "\"salida\"".to_owned(), "dónde guarda los puntos de control"),
+        arg(
+            "output_dir",
+            "\"salida\"".to_owned(),
+            "dónde guarda los puntos de control",
+        ),
         arg(
             "per_device_train_batch_size",
             s.batch.to_string(),
@@ -482,12 +523,17 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
     }
     train.push(arg("optim", py_str(o), why));
     let lora = s.task != Task::Full;
-    let mut text = String::from("# Unsloth 2026.10 (instala sus versiones de transformers y TRL)\n");
+    let mut text =
+        String::from("# Unsloth 2026.10 (instala sus versiones de transformers y TRL)\n");
     text.push_str("from unsloth import FastLanguageModel\nfrom datasets import load_dataset\nfrom trl import SFTConfig, SFTTrainer\n\n");
     text.push_str(&model_line(model));
     text.push_str(&format!(
         "model, tokenizer = {}\n",
-        call("FastLanguageModel.from_pretrained", &["model_name=MODELO"], &load)
+        call(
+            "FastLanguageModel.from_pretrained",
+            &["model_name=MODELO"],
+            &load
+        )
     ));
     if lora {
         text.push_str(&format!(
@@ -661,7 +707,12 @@ mod tests {
                 &["BitsAndBytesConfig", "PYTORCH_ALLOC_CONF"],
             ),
             (
-                &[("mode", "qlora"), ("batch", "2"), ("seq", "2048"), ("loss", "fused")],
+                &[
+                    ("mode", "qlora"),
+                    ("batch", "2"),
+                    ("seq", "2048"),
+                    ("loss", "fused"),
+                ],
                 &[
                     "from trl import SFTConfig, SFTTrainer",
                     "bnb_4bit_quant_type=\"nf4\"",
@@ -675,7 +726,12 @@ mod tests {
                 &["= Trainer(", "get_peft_model"],
             ),
             (
-                &[("mode", "lora"), ("loss", "full"), ("lora-targets", "all-linear"), ("optimizer", "adamw8bit")],
+                &[
+                    ("mode", "lora"),
+                    ("loss", "full"),
+                    ("lora-targets", "all-linear"),
+                    ("optimizer", "adamw8bit"),
+                ],
                 &[
                     "Trainer, TrainingArguments",
                     "model = get_peft_model(model, LoraConfig(",
@@ -686,7 +742,13 @@ mod tests {
                 &["SFTConfig", "quantization_config"],
             ),
             (
-                &[("mode", "full"), ("gpus", "4"), ("zero", "3"), ("cpu-offload", "true"), ("runtime", "deepspeed")],
+                &[
+                    ("mode", "full"),
+                    ("gpus", "4"),
+                    ("zero", "3"),
+                    ("cpu-offload", "true"),
+                    ("runtime", "deepspeed"),
+                ],
                 &[
                     "accelerate launch --num_processes 4",
                     "\"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": {\"device\": \"cpu\"",
@@ -705,7 +767,13 @@ mod tests {
                 &["full_finetuning"],
             ),
             (
-                &[("mode", "lora"), ("runtime", "torchtune"), ("batch", "2"), ("seq", "2048"), ("optimizer", "paged-adamw8bit")],
+                &[
+                    ("mode", "lora"),
+                    ("runtime", "torchtune"),
+                    ("batch", "2"),
+                    ("seq", "2048"),
+                    ("optimizer", "paged-adamw8bit"),
+                ],
                 &[
                     "tune run lora_finetune_single_device --config CONFIG_lora",
                     "  batch_size=2 \\\n",
@@ -733,10 +801,23 @@ mod tests {
     /// `get_peft_model`; torchtune 0.6.1's recipe configs (`dtype`: bf16 or fp32).
     /// An empty list takes any value.
     const KNOWN: &[(Runtime, &str, &[&str])] = &[
-        (Runtime::Transformers, "dtype", &["torch.float32", "torch.float16", "torch.bfloat16", "\"auto\""]),
+        (
+            Runtime::Transformers,
+            "dtype",
+            &[
+                "torch.float32",
+                "torch.float16",
+                "torch.bfloat16",
+                "\"auto\"",
+            ],
+        ),
         (Runtime::Transformers, "quantization_config", &[]),
         (Runtime::Transformers, "device_map", &["\"auto\""]),
-        (Runtime::Transformers, "attn_implementation", &["\"eager\"", "\"sdpa\"", "\"flash_attention_2\""]),
+        (
+            Runtime::Transformers,
+            "attn_implementation",
+            &["\"eager\"", "\"sdpa\"", "\"flash_attention_2\""],
+        ),
         (Runtime::Transformers, "prompts", &[]),
         (Runtime::Transformers, "max_length", &[]),
         (Runtime::Transformers, "truncation", &["True"]),
@@ -745,13 +826,21 @@ mod tests {
         (Runtime::Transformers, "lora_alpha", &[]),
         (Runtime::Transformers, "target_modules", &[]),
         (Runtime::Transformers, "per_device_train_batch_size", &[]),
-        (Runtime::Transformers, "gradient_checkpointing", &["True", "False"]),
+        (
+            Runtime::Transformers,
+            "gradient_checkpointing",
+            &["True", "False"],
+        ),
         (
             Runtime::Transformers,
             "optim",
             &[
-                "\"adamw_torch_fused\"", "\"adamw_bnb_8bit\"", "\"adafactor\"", "\"sgd\"",
-                "\"paged_adamw_32bit\"", "\"paged_adamw_8bit\"",
+                "\"adamw_torch_fused\"",
+                "\"adamw_bnb_8bit\"",
+                "\"adafactor\"",
+                "\"sgd\"",
+                "\"paged_adamw_32bit\"",
+                "\"paged_adamw_8bit\"",
             ],
         ),
         (Runtime::Transformers, "optim_args", &[]),
@@ -763,28 +852,42 @@ mod tests {
         (Runtime::Unsloth, "r", &[]),
         (Runtime::Unsloth, "lora_alpha", &[]),
         (Runtime::Unsloth, "target_modules", &[]),
-        (Runtime::Unsloth, "use_gradient_checkpointing", &["\"unsloth\"", "False"]),
+        (
+            Runtime::Unsloth,
+            "use_gradient_checkpointing",
+            &["\"unsloth\"", "False"],
+        ),
         (Runtime::Unsloth, "per_device_train_batch_size", &[]),
         (Runtime::Unsloth, "max_length", &[]),
         (
             Runtime::Unsloth,
             "optim",
             &[
-                "\"adamw_torch_fused\"", "\"adamw_bnb_8bit\"", "\"adafactor\"", "\"sgd\"",
-                "\"paged_adamw_32bit\"", "\"paged_adamw_8bit\"",
+                "\"adamw_torch_fused\"",
+                "\"adamw_bnb_8bit\"",
+                "\"adafactor\"",
+                "\"sgd\"",
+                "\"paged_adamw_32bit\"",
+                "\"paged_adamw_8bit\"",
             ],
         ),
         (Runtime::Torchtune, "batch_size", &[]),
         (Runtime::Torchtune, "tokenizer.max_seq_len", &[]),
-        (Runtime::Torchtune, "enable_activation_checkpointing", &["True", "False"]),
+        (
+            Runtime::Torchtune,
+            "enable_activation_checkpointing",
+            &["True", "False"],
+        ),
         (Runtime::Torchtune, "dtype", &["bf16", "fp32"]),
         (Runtime::Torchtune, "model.lora_rank", &[]),
         (
             Runtime::Torchtune,
             "optimizer._component_",
             &[
-                "torch.optim.AdamW", "bitsandbytes.optim.AdamW8bit",
-                "bitsandbytes.optim.PagedAdamW8bit", "bitsandbytes.optim.PagedAdamW",
+                "torch.optim.AdamW",
+                "bitsandbytes.optim.AdamW8bit",
+                "bitsandbytes.optim.PagedAdamW8bit",
+                "bitsandbytes.optim.PagedAdamW",
             ],
         ),
         (Runtime::Torchtune, "~optimizer.fused", &[]),
@@ -798,7 +901,13 @@ mod tests {
         let tasks = ["inference", "full", "lora", "qlora"];
         let runtimes = ["transformers", "unsloth", "torchtune", "deepspeed"];
         let formats = ["auto", "bf16", "fp16", "int8", "nf4"];
-        let optimizers = ["adamw", "adamw8bit", "adafactor", "sgd-momentum", "paged-adamw8bit"];
+        let optimizers = [
+            "adamw",
+            "adamw8bit",
+            "adafactor",
+            "sgd-momentum",
+            "paged-adamw8bit",
+        ];
         for task in tasks {
             for runtime in runtimes {
                 // Only transformers runs inference among these.
@@ -824,8 +933,8 @@ mod tests {
                             flags.push(("optimizer", optimizer));
                             flags.extend_from_slice(layout);
                         }
-                        let s = from_cli_flags(&flags)
-                            .unwrap_or_else(|e| panic!("{flags:?}: {e:?}"));
+                        let s =
+                            from_cli_flags(&flags).unwrap_or_else(|e| panic!("{flags:?}: {e:?}"));
                         let Some((script, _)) = script(&ModelArg::named("org/m"), &s) else {
                             assert!(
                                 !s.runtime.runs(s.task) || s.runtime == Runtime::AutoAwq,
@@ -842,7 +951,9 @@ mod tests {
                             let known = KNOWN
                                 .iter()
                                 .find(|(r, f, _)| *r == rt && *f == a.flag)
-                                .unwrap_or_else(|| panic!("{flags:?}: {} no está en la tabla", a.flag));
+                                .unwrap_or_else(|| {
+                                    panic!("{flags:?}: {} no está en la tabla", a.flag)
+                                });
                             if let (Some(v), false) = (&a.value, known.2.is_empty()) {
                                 assert!(known.2.contains(&v.as_str()), "{flags:?}: {}={v}", a.flag);
                             }

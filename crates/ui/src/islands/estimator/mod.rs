@@ -26,8 +26,8 @@ mod remote;
 use leptos::prelude::*;
 use vram::model_search::ModelQuery;
 use vram::settings::{
-    ATTENTIONS, CUDA_GRAPHS, Choice, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES, Runtime,
-    TASKS, Task, ZERO_STAGES,
+    ATTENTIONS, CUDA_GRAPHS, Choice, LORA_TARGETS, LOSSES, OPTIMIZERS, PRECISIONS, RUNTIMES,
+    Runtime, TASKS, Task, ZERO_STAGES,
 };
 use vram::{Field, Settings, Surface, catalog};
 
@@ -110,9 +110,9 @@ fn group(
         inputs.with(|i| {
             let s = &i.settings;
             let base = Settings::defaults(s.task, s.runtime);
-            fields
-                .iter()
-                .any(|&f| i.typed(f).is_some() || s.text(f, Surface::Web) != base.text(f, Surface::Web))
+            fields.iter().any(|&f| {
+                i.typed(f).is_some() || s.text(f, Surface::Web) != base.text(f, Surface::Web)
+            })
         })
     });
     let open = RwSignal::new(false);
@@ -257,6 +257,62 @@ fn lora_targets_select(
     }
 }
 
+/// The settings beyond the core fields, in their groups (see [`group`]).
+fn folded(inputs: RwSignal<Inputs>) -> impl IntoView {
+    let training = move || inputs.with(Inputs::is_training);
+    let task = move || inputs.with(|i| i.settings.task);
+    let serving_runtime = move || {
+        inputs.with(|i| {
+            !i.is_training()
+                && !matches!(
+                    i.settings.runtime,
+                    Runtime::LlamaCpp | Runtime::Ollama | Runtime::AutoAwq
+                )
+        })
+    };
+    let ggml = move || {
+        inputs.with(|i| {
+            !i.is_training() && matches!(i.settings.runtime, Runtime::LlamaCpp | Runtime::Ollama)
+        })
+    };
+    let model_group = view! {
+        {format_select(inputs)}
+        {text_field(inputs, Field::Batch)}
+        {choice_select(inputs, Field::Attention, options_of(ATTENTIONS), Box::new(|| false))}
+        {text_field(inputs, Field::Gpus)}
+        {text_field(inputs, Field::Reserve)}
+    };
+    let training_group = view! {
+        {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(|| false))}
+        {choice_select(inputs, Field::Loss, options_of(LOSSES), Box::new(|| false))}
+        {when(move || task() == Task::Full, choice_select(inputs, Field::Precision, options_of(PRECISIONS), Box::new(|| false)))}
+        {when(move || matches!(task(), Task::Lora | Task::Qlora), lora_targets_select(inputs, || false))}
+        {choice_select(inputs, Field::Zero, options_of(ZERO_STAGES), Box::new(|| false))}
+        {check_field(inputs, Field::Checkpointing, || false)}
+        {check_field(inputs, Field::CpuOffload, || false)}
+        {check_field(inputs, Field::OffloadParams, move || inputs.with(|i| i.settings.zero_stage() < 3))}
+    };
+    let server_group = view! {
+        {check_field(inputs, Field::Serve, || false)}
+        {text_field(inputs, Field::Utilization)}
+        {choice_select(inputs, Field::CudaGraphs, options_of(CUDA_GRAPHS), Box::new(move || inputs.with(|i| !i.settings.serving())))}
+    };
+    let ggml_group = view! {
+        {text_field(inputs, Field::GpuLayers)}
+        {text_field(inputs, Field::CpuMoe)}
+        {check_field(inputs, Field::Mmproj, || false)}
+        {text_field(inputs, Field::Ubatch)}
+        {text_field(inputs, Field::RamBandwidth)}
+    };
+
+    view! {
+        {group(inputs, "Formato, lote y GPU", &[Field::Format, Field::Batch, Field::Attention, Field::Gpus, Field::Reserve], || true, model_group)}
+        {group(inputs, "Entrenamiento", &[Field::Optimizer, Field::Loss, Field::Precision, Field::LoraTargets, Field::Zero, Field::Checkpointing, Field::CpuOffload, Field::OffloadParams], training, training_group)}
+        {group(inputs, "Servidor", &[Field::Serve, Field::Utilization, Field::CudaGraphs], serving_runtime, server_group)}
+        {group(inputs, "llama.cpp y Ollama", &[Field::GpuLayers, Field::CpuMoe, Field::Mmproj, Field::Ubatch, Field::RamBandwidth], ggml, ggml_group)}
+    }
+}
+
 #[island]
 pub fn Estimator(
     /// Catalog id of the initial model.
@@ -316,8 +372,6 @@ pub fn Estimator(
     #[cfg(target_arch = "wasm32")]
     browser::sync(inputs, panel, link_problem, storage_note);
 
-    let training = move || inputs.with(Inputs::is_training);
-    let task = move || inputs.with(|i| i.settings.task);
     // Words in any order, sizes as whole words, fine-tune suffixes ignored
     // (`vram::model_search`). Catalog names are ASCII: ASCII folding keeps Unicode case
     // tables out of the bundle.
@@ -380,50 +434,6 @@ pub fn Estimator(
         })
         .collect_view();
 
-    let serving_runtime = move || {
-        inputs.with(|i| {
-            !i.is_training()
-                && !matches!(
-                    i.settings.runtime,
-                    Runtime::LlamaCpp | Runtime::Ollama | Runtime::AutoAwq
-                )
-        })
-    };
-    let ggml = move || {
-        inputs.with(|i| {
-            !i.is_training() && matches!(i.settings.runtime, Runtime::LlamaCpp | Runtime::Ollama)
-        })
-    };
-    let model_group = view! {
-        {format_select(inputs)}
-        {text_field(inputs, Field::Batch)}
-        {choice_select(inputs, Field::Attention, options_of(ATTENTIONS), Box::new(|| false))}
-        {text_field(inputs, Field::Gpus)}
-        {text_field(inputs, Field::Reserve)}
-    };
-    let training_group = view! {
-        {choice_select(inputs, Field::Optimizer, options_of(OPTIMIZERS), Box::new(|| false))}
-        {choice_select(inputs, Field::Loss, options_of(LOSSES), Box::new(|| false))}
-        {when(move || task() == Task::Full, choice_select(inputs, Field::Precision, options_of(PRECISIONS), Box::new(|| false)))}
-        {when(move || matches!(task(), Task::Lora | Task::Qlora), lora_targets_select(inputs, || false))}
-        {choice_select(inputs, Field::Zero, options_of(ZERO_STAGES), Box::new(|| false))}
-        {check_field(inputs, Field::Checkpointing, || false)}
-        {check_field(inputs, Field::CpuOffload, || false)}
-        {check_field(inputs, Field::OffloadParams, move || inputs.with(|i| i.settings.zero_stage() < 3))}
-    };
-    let server_group = view! {
-        {check_field(inputs, Field::Serve, || false)}
-        {text_field(inputs, Field::Utilization)}
-        {choice_select(inputs, Field::CudaGraphs, options_of(CUDA_GRAPHS), Box::new(move || inputs.with(|i| !i.settings.serving())))}
-    };
-    let ggml_group = view! {
-        {text_field(inputs, Field::GpuLayers)}
-        {text_field(inputs, Field::CpuMoe)}
-        {check_field(inputs, Field::Mmproj, || false)}
-        {text_field(inputs, Field::Ubatch)}
-        {text_field(inputs, Field::RamBandwidth)}
-    };
-
     view! {
         <div class="calc estimator" role="group" aria-label="Estimador de VRAM">
             {move || link_problem.get().map(|p| view! { <p class="calc-error" role="alert">{p}</p> })}
@@ -449,10 +459,7 @@ pub fn Estimator(
                 <output aria-live="polite" aria-busy=move || pending.get().to_string()
                     inner_html=move || answer.get()></output>
                 <div class="est-more">
-                    {group(inputs, "Formato, lote y GPU", &[Field::Format, Field::Batch, Field::Attention, Field::Gpus, Field::Reserve], || true, model_group)}
-                    {group(inputs, "Entrenamiento", &[Field::Optimizer, Field::Loss, Field::Precision, Field::LoraTargets, Field::Zero, Field::Checkpointing, Field::CpuOffload, Field::OffloadParams], training, training_group)}
-                    {group(inputs, "Servidor", &[Field::Serve, Field::Utilization, Field::CudaGraphs], serving_runtime, server_group)}
-                    {group(inputs, "llama.cpp y Ollama", &[Field::GpuLayers, Field::CpuMoe, Field::Mmproj, Field::Ubatch, Field::RamBandwidth], ggml, ggml_group)}
+                    {folded(inputs)}
                     <p class="calc-hint">"Con varias GPU, la inferencia reparte el modelo con paralelismo tensorial (como --tensor-parallel-size de vLLM; llama.cpp y Ollama reparten capas enteras) y el entrenamiento con ZeRO o FSDP."</p>
                     {import_panel::view(panel)}
                 </div>
