@@ -132,17 +132,13 @@ fn arg(flag: &str, value: impl Into<Option<String>>, why: impl Into<String>) -> 
 /// The launch command (or script) for `s` as evaluated in `e`; `None` for AutoAWQ.
 pub fn launch(model: &ModelArg, s: &Settings, e: &Evaluation) -> Option<Launch> {
     let fits = e.verdict.is_none_or(|v| v.fits());
-    if let Some((script, extra)) = script::script(model, s) {
+    if let Some(script) = script::script(model, s) {
         return Some(Launch {
             runtime: script.runtime,
             command: script.text,
-            language: if script.runtime.starts_with("torchtune") {
-                "sh"
-            } else {
-                "python"
-            },
+            language: script.language,
             args: script.args,
-            placeholder: extra.or_else(|| {
+            placeholder: script.placeholder.or_else(|| {
                 model
                     .placeholder
                     .then(|| arg(&model.text, None, model.hint))
@@ -554,7 +550,7 @@ mod tests {
     /// `auto` or `all`; `-fa` takes `on`, `off` or `auto`; `-ctk`/`-ctv` f32, f16, bf16,
     /// q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1), Ollama's environment (`envconfig`). An
     /// empty list of values takes a number (or, for files, any text).
-    const KNOWN: &[(Runtime, &str, &[&str])] = &[
+    const KNOWN: Table = &[
         (Runtime::Vllm, "--max-model-len", &[]),
         (Runtime::Vllm, "--gpu-memory-utilization", &[]),
         (Runtime::Vllm, "--tensor-parallel-size", &[]),
@@ -600,6 +596,21 @@ mod tests {
             &["f16", "q8_0", "q4_0"],
         ),
     ];
+
+    /// A table of the flags or keywords a runtime takes, each with the values it takes
+    /// (an empty list: any).
+    pub(super) type Table = &'static [(Runtime, &'static str, &'static [&'static str])];
+
+    /// `a` is in `table` for `rt`, with a value the runtime takes.
+    pub(super) fn assert_known(table: Table, rt: Runtime, a: &Arg, case: &str) {
+        let known = table
+            .iter()
+            .find(|(r, f, _)| *r == rt && *f == a.flag)
+            .unwrap_or_else(|| panic!("{case}: {} no está en la tabla", a.flag));
+        if let (Some(v), false) = (&a.value, known.2.is_empty()) {
+            assert!(known.2.contains(&v.as_str()), "{case}: {} {v}", a.flag);
+        }
+    }
 
     /// Across runtimes, cache types, attention, slots, offload and graphs, every
     /// emitted flag is one its runtime takes, with a value it takes.
@@ -647,15 +658,7 @@ mod tests {
                             panic!("{flags:?}: sin orden");
                         };
                         for a in &l.args {
-                            let known = KNOWN
-                                .iter()
-                                .find(|(r, f, _)| *r == rt && *f == a.flag)
-                                .unwrap_or_else(|| {
-                                    panic!("{flags:?}: {} no está en la tabla", a.flag)
-                                });
-                            if let (Some(v), false) = (&a.value, known.2.is_empty()) {
-                                assert!(known.2.contains(&v.as_str()), "{flags:?}: {} {v}", a.flag);
-                            }
+                            assert_known(KNOWN, rt, a, &format!("{flags:?}"));
                             assert!(l.command.contains(&a.flag), "{}", l.command);
                             seen += 1;
                         }

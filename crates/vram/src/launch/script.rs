@@ -23,8 +23,12 @@ use crate::workload::{Attention, LoraTargets, Loss, Optimizer, Precision};
 /// A script: its runtime's label, the text and the keywords it sets.
 pub(super) struct Script {
     pub runtime: &'static str,
+    /// `python`, or `sh` for torchtune's command line.
+    pub language: &'static str,
     pub text: String,
     pub args: Vec<Arg>,
+    /// What the reader replaces beyond the model (torchtune's config).
+    pub placeholder: Option<Arg>,
 }
 
 /// A Python call written one keyword per line: `name(\n    k=v,\n)`.
@@ -149,6 +153,62 @@ fn targets(t: LoraTargets) -> String {
     }
 }
 
+fn py_bool(on: bool) -> String {
+    if on { "True" } else { "False" }.to_owned()
+}
+
+/// The batch of the estimate, per GPU.
+fn batch_arg(flag: &str, batch: u64) -> Arg {
+    arg(
+        flag,
+        batch.to_string(),
+        format!("el lote del cálculo en cada GPU: {batch}"),
+    )
+}
+
+/// The training sequence length of the estimate.
+fn seq_arg(flag: &str, seq: u64) -> Arg {
+    arg(
+        flag,
+        seq.to_string(),
+        format!("secuencias de hasta {} tokens", group_digits(seq)),
+    )
+}
+
+/// Activation checkpointing as the estimate assumed it.
+fn checkpointing_arg(flag: &str, on: bool) -> Arg {
+    arg(
+        flag,
+        py_bool(on),
+        if on {
+            "guarda solo la entrada de cada capa y recalcula el resto"
+        } else {
+            "sin recálculo: todas las activaciones de cada capa en memoria"
+        },
+    )
+}
+
+fn output_dir() -> Arg {
+    arg(
+        "output_dir",
+        "\"salida\"".to_owned(),
+        "dónde guarda los puntos de control",
+    )
+}
+
+/// The reader's dataset, loaded as TRL and the Trainer take it.
+const DATASET: &str =
+    "datos = load_dataset(\"DATOS\", split=\"train\")  # tu conjunto, con una columna \"text\"\n";
+
+/// torchtune's config for the task: a placeholder the reader replaces with their model's.
+fn torchtune_config(task: Task) -> &'static str {
+    match task {
+        Task::Full => "CONFIG_full",
+        Task::Qlora => "CONFIG_qlora",
+        _ => "CONFIG_lora",
+    }
+}
+
 fn lora_args(s: &Settings) -> Vec<Arg> {
     vec![
         arg("r", s.lora_rank.to_string(), "el rango de los adaptadores"),
@@ -239,6 +299,8 @@ fn transformers_inference(model: &ModelArg, s: &Settings) -> Script {
     args.extend(tok.into_iter().filter(|a| a.flag != "return_tensors"));
     args.extend(gen_args);
     Script {
+        language: "python",
+        placeholder: None,
         runtime: "transformers 5",
         text,
         args,
@@ -303,34 +365,16 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
     let mut load = vec![arg("dtype", dtype.to_owned(), why)];
     load.extend(bnb(s.format));
     load.push(attn(s.attention));
-    let mut train = vec![arg(
-        "output_dir",
-        "\"salida\"".to_owned(),
-        "dónde guarda los puntos de control",
-    )];
-    train.push(arg(
-        "per_device_train_batch_size",
-        s.batch.to_string(),
-        format!("el lote del cálculo en cada GPU: {}", s.batch),
-    ));
+    let mut train = vec![
+        output_dir(),
+        batch_arg("per_device_train_batch_size", s.batch),
+    ];
     if let Some(seq) = s.seq
         && trl
     {
-        train.push(arg(
-            "max_length",
-            seq.to_string(),
-            format!("secuencias de hasta {} tokens", group_digits(seq)),
-        ));
+        train.push(seq_arg("max_length", seq));
     }
-    train.push(arg(
-        "gradient_checkpointing",
-        if s.checkpointing { "True" } else { "False" }.to_owned(),
-        if s.checkpointing {
-            "guarda solo la entrada de cada capa y recalcula el resto"
-        } else {
-            "sin recálculo: todas las activaciones de cada capa en memoria"
-        },
-    ));
+    train.push(checkpointing_arg("gradient_checkpointing", s.checkpointing));
     let (o, why) = optim(s.optimizer);
     train.push(arg("optim", py_str(o), why));
     if s.optimizer == Optimizer::SgdMomentum {
@@ -343,7 +387,7 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
     let pure = full && s.precision == Precision::Pure;
     train.push(arg(
         "bf16",
-        if pure { "False" } else { "True" }.to_owned(),
+        py_bool(!pure),
         if pure {
             "sin autocast: todo en el formato de los pesos (precisión pura)"
         } else {
@@ -395,7 +439,7 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
         "model = {}\n",
         call("AutoModelForCausalLM.from_pretrained", &["MODELO"], &load)
     ));
-    text.push_str("datos = load_dataset(\"DATOS\", split=\"train\")  # tu conjunto, con una columna \"text\"\n");
+    text.push_str(DATASET);
     if trl {
         text.push_str(&format!("args = {}\n", call("SFTConfig", &[], &train)));
         let peft_line = if lora {
@@ -450,8 +494,10 @@ fn transformers_training(model: &ModelArg, s: &Settings) -> Script {
         } else {
             "transformers 5 y PEFT 0.22, con Trainer y la pérdida sobre los logits completos"
         },
+        language: "python",
         text,
         args,
+        placeholder: None,
     }
 }
 
@@ -464,15 +510,11 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
     );
     let mut load = Vec::new();
     if let Some(seq) = s.seq {
-        load.push(arg(
-            "max_seq_length",
-            seq.to_string(),
-            format!("secuencias de hasta {} tokens", group_digits(seq)),
-        ));
+        load.push(seq_arg("max_seq_length", seq));
     }
     load.push(arg(
         "load_in_4bit",
-        if four_bit { "True" } else { "False" }.to_owned(),
+        py_bool(four_bit),
         if four_bit {
             "el modelo base en NF4 (QLoRA)"
         } else {
@@ -503,23 +545,11 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
     ));
     let (o, why) = optim(s.optimizer);
     let mut train = vec![
-        arg(
-            "output_dir",
-            "\"salida\"".to_owned(),
-            "dónde guarda los puntos de control",
-        ),
-        arg(
-            "per_device_train_batch_size",
-            s.batch.to_string(),
-            format!("el lote del cálculo: {}", s.batch),
-        ),
+        output_dir(),
+        batch_arg("per_device_train_batch_size", s.batch),
     ];
     if let Some(seq) = s.seq {
-        train.push(arg(
-            "max_length",
-            seq.to_string(),
-            format!("secuencias de hasta {} tokens", group_digits(seq)),
-        ));
+        train.push(seq_arg("max_length", seq));
     }
     train.push(arg("optim", py_str(o), why));
     let lora = s.task != Task::Full;
@@ -541,7 +571,7 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
             call("FastLanguageModel.get_peft_model", &["model"], &peft)
         ));
     }
-    text.push_str("datos = load_dataset(\"DATOS\", split=\"train\")  # tu conjunto, con una columna \"text\"\n");
+    text.push_str(DATASET);
     text.push_str(&format!(
         "trainer = SFTTrainer(\n    model=model,\n    processing_class=tokenizer,\n    train_dataset=datos,\n    args={},\n)\ntrainer.train()\n",
         call("SFTConfig", &[], &train).replace('\n', "\n    ")
@@ -552,6 +582,8 @@ fn unsloth(model: &ModelArg, s: &Settings) -> Script {
     }
     args.extend(train.into_iter().filter(|a| a.flag != "output_dir"));
     Script {
+        language: "python",
+        placeholder: None,
         runtime: "Unsloth 2026.10",
         text,
         args,
@@ -568,26 +600,13 @@ fn torchtune(s: &Settings) -> Script {
         (false, false) => "lora_finetune_single_device",
         (false, true) => "lora_finetune_distributed",
     };
-    let mut args = vec![arg(
-        "batch_size",
-        s.batch.to_string(),
-        format!("el lote del cálculo: {}", s.batch),
-    )];
+    let mut args = vec![batch_arg("batch_size", s.batch)];
     if let Some(seq) = s.seq {
-        args.push(arg(
-            "tokenizer.max_seq_len",
-            seq.to_string(),
-            format!("secuencias de hasta {} tokens", group_digits(seq)),
-        ));
+        args.push(seq_arg("tokenizer.max_seq_len", seq));
     }
-    args.push(arg(
+    args.push(checkpointing_arg(
         "enable_activation_checkpointing",
-        if s.checkpointing { "True" } else { "False" }.to_owned(),
-        if s.checkpointing {
-            "guarda solo la entrada de cada capa"
-        } else {
-            "sin recálculo"
-        },
+        s.checkpointing,
     ));
     args.push(arg(
         "dtype",
@@ -623,11 +642,7 @@ fn torchtune(s: &Settings) -> Script {
             args.push(arg("~optimizer.fused", None, "bitsandbytes no tiene fused"));
         }
     }
-    let placeholder = match s.task {
-        Task::Full => "CONFIG_full",
-        Task::Qlora => "CONFIG_qlora",
-        _ => "CONFIG_lora",
-    };
+    let placeholder = torchtune_config(s.task);
     let mut text = String::from("tune run");
     if distributed {
         text.push_str(&format!(" --nproc_per_node {}", s.gpus));
@@ -643,31 +658,24 @@ fn torchtune(s: &Settings) -> Script {
     }
     Script {
         runtime: "torchtune 0.6.1, ya sin desarrollo activo",
+        language: "sh",
         text,
         args,
+        placeholder: Some(arg(
+            placeholder,
+            None,
+            "la configuración de torchtune de tu modelo (tune ls), p. ej. llama3_1/8B_lora_single_device",
+        )),
     }
 }
 
 /// The script for a runtime that takes one, or `None` for those with a command line.
-pub(super) fn script(model: &ModelArg, s: &Settings) -> Option<(Script, Option<Arg>)> {
-    let torchtune_config = || {
-        arg(
-            match s.task {
-                Task::Full => "CONFIG_full",
-                Task::Qlora => "CONFIG_qlora",
-                _ => "CONFIG_lora",
-            },
-            None,
-            "la configuración de torchtune de tu modelo (tune ls), p. ej. llama3_1/8B_lora_single_device",
-        )
-    };
+pub(super) fn script(model: &ModelArg, s: &Settings) -> Option<Script> {
     match (s.runtime, s.task.is_training()) {
-        (Runtime::Transformers, false) => Some((transformers_inference(model, s), None)),
-        (Runtime::Transformers | Runtime::Deepspeed, true) => {
-            Some((transformers_training(model, s), None))
-        }
-        (Runtime::Unsloth, true) => Some((unsloth(model, s), None)),
-        (Runtime::Torchtune, true) => Some((torchtune(s), Some(torchtune_config()))),
+        (Runtime::Transformers, false) => Some(transformers_inference(model, s)),
+        (Runtime::Transformers | Runtime::Deepspeed, true) => Some(transformers_training(model, s)),
+        (Runtime::Unsloth, true) => Some(unsloth(model, s)),
+        (Runtime::Torchtune, true) => Some(torchtune(s)),
         _ => None,
     }
 }
@@ -675,6 +683,7 @@ pub(super) fn script(model: &ModelArg, s: &Settings) -> Option<(Script, Option<A
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::tests::{Table, assert_known};
     use crate::settings::from_cli_flags;
 
     fn settings(flags: &[(&str, &str)]) -> Settings {
@@ -683,7 +692,7 @@ mod tests {
 
     fn text(flags: &[(&str, &str)]) -> String {
         let s = settings(flags);
-        let (script, _) = script(&ModelArg::named("org/modelo"), &s)
+        let script = script(&ModelArg::named("org/modelo"), &s)
             .unwrap_or_else(|| panic!("{flags:?}: sin guion"));
         script.text
     }
@@ -800,7 +809,7 @@ mod tests {
     /// PEFT 0.22's `LoraConfig`; Unsloth's `FastLanguageModel.from_pretrained` and
     /// `get_peft_model`; torchtune 0.6.1's recipe configs (`dtype`: bf16 or fp32).
     /// An empty list takes any value.
-    const KNOWN: &[(Runtime, &str, &[&str])] = &[
+    const KNOWN: Table = &[
         (
             Runtime::Transformers,
             "dtype",
@@ -935,7 +944,7 @@ mod tests {
                         }
                         let s =
                             from_cli_flags(&flags).unwrap_or_else(|e| panic!("{flags:?}: {e:?}"));
-                        let Some((script, _)) = script(&ModelArg::named("org/m"), &s) else {
+                        let Some(script) = script(&ModelArg::named("org/m"), &s) else {
                             assert!(
                                 !s.runtime.runs(s.task) || s.runtime == Runtime::AutoAwq,
                                 "{flags:?}: sin guion"
@@ -948,15 +957,7 @@ mod tests {
                             r => r,
                         };
                         for a in &script.args {
-                            let known = KNOWN
-                                .iter()
-                                .find(|(r, f, _)| *r == rt && *f == a.flag)
-                                .unwrap_or_else(|| {
-                                    panic!("{flags:?}: {} no está en la tabla", a.flag)
-                                });
-                            if let (Some(v), false) = (&a.value, known.2.is_empty()) {
-                                assert!(known.2.contains(&v.as_str()), "{flags:?}: {}={v}", a.flag);
-                            }
+                            assert_known(KNOWN, rt, a, &format!("{flags:?}"));
                             let written = match &a.value {
                                 Some(v) if !v.contains('\n') => format!("{}={v}", a.flag),
                                 _ => a.flag.clone(),
