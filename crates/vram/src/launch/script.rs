@@ -271,10 +271,10 @@ fn transformers_inference(model: &ModelArg, s: &Settings) -> Script {
     gen_args.push(arg(
         "max_new_tokens",
         s.new_tokens.max(1).to_string(),
-        format!(
-            "los tokens generados tras el prompt: {}",
-            group_digits(s.new_tokens)
-        ),
+        match s.new_tokens {
+            0 => "solo el primer token: el cálculo es la lectura del prompt".to_owned(),
+            n => format!("los tokens generados tras el prompt: {}", group_digits(n)),
+        },
     ));
     let batch = arg(
         "prompts",
