@@ -91,15 +91,21 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             print_err(
-                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab bench attention», «vramlab models» o «vramlab gpus» (--help para más)",
+                "vramlab: falta la orden: usa «vramlab estimate», «vramlab explain», «vramlab simulate», «vramlab snapshot», «vramlab bench attention», «vramlab mcp», «vramlab models» o «vramlab gpus» (--help para más)",
             );
             return ExitCode::from(2);
         }
         _ => {}
     }
+    print_err(&format!("vramlab: error: {}", clap_message(e)));
+    ExitCode::from(2)
+}
+
+/// clap's error about a flag or value, in Spanish (clap's own is English).
+pub fn clap_message(e: &clap::Error) -> String {
     let arg = context(e, ContextKind::InvalidArg);
     let value = context(e, ContextKind::InvalidValue);
-    let message = match e.kind() {
+    match e.kind() {
         ErrorKind::UnknownArgument => format!("argumento desconocido «{arg}»"),
         ErrorKind::InvalidSubcommand => {
             let name = context(e, ContextKind::InvalidSubcommand);
@@ -139,9 +145,7 @@ pub fn clap_error(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::NoEquals => format!("{arg} necesita un valor con «=»"),
         _ => "argumentos no válidos (usa --help)".into(),
-    };
-    print_err(&format!("vramlab: error: {message}"));
-    ExitCode::from(2)
+    }
 }
 
 trait SourceText {

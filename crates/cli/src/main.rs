@@ -12,6 +12,7 @@ mod explain_cmd;
 mod explain_reconcile;
 mod input;
 mod inspect_cmd;
+mod mcp_cmd;
 mod quiet;
 mod simulate_cmd;
 mod snapshot_cmd;
@@ -67,6 +68,9 @@ enum Command {
     /// Mide kernels en la GPU (vramlab bench attention).
     #[command(help_template = HELP_TEMPLATE)]
     Bench(bench_cmd::Args),
+    /// Servidor de Model Context Protocol por stdio: estimate, plan y explain para agentes.
+    #[command(help_template = HELP_TEMPLATE)]
+    Mcp(mcp_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Snapshot(args) => snapshot_cmd::run(&args),
         Command::Inspect(args) => inspect_cmd::run(&args),
+        Command::Mcp(args) => mcp_cmd::run(&args),
         Command::Bench(args) => match &args.what {
             bench_cmd::What::Attention(a) => match bench_cmd::run_attention(a) {
                 Ok((text, Some(why))) => return errors::finish_failed(&text, &why),
