@@ -62,6 +62,38 @@ test("accented and unaccented queries find the same chapter", async () => {
   await context.close();
 });
 
+// Issue 41: the header's box understands sizes, cards, engines and models, and leads to
+// the estimator with them; the guide's own results stay below.
+test("a question about a card or a model leads to the estimator with it", async () => {
+  const { context, page, problems } = await open("");
+  const box = page.locator("#buscar");
+  for (const [q, query, label] of [
+    ["cabe en 24GB", "gpu=rtx-4090", /GPU de 24 GB \(GeForce RTX 4090\)/],
+    ["vllm l4", "gpu=l4&motor=vllm", /NVIDIA L4 con vLLM/],
+    ["gpt-oss", "modelo=gpt-oss-20b", /gpt-oss.?20b/i],
+    ["qwen 7b", "modelo=qwen2.5-7b", /Qwen2\.5 7B/],
+  ]) {
+    await box.fill(q);
+    const first = page.locator("#buscar-lista a").first();
+    await first.filter({ hasText: "Estimador de VRAM" }).waitFor();
+    assert.equal(await first.getAttribute("href"), `/estimador/?${query}`, q);
+    assert.match(await first.innerText(), label, q);
+  }
+  // A question about the guide gets no estimator link.
+  await box.fill("fragmentación");
+  await page.locator("#buscar-lista a").first().waitFor();
+  assert.ok((await resultLinks(page)).every((h) => !h.startsWith("/estimador/?")));
+  // Enter opens the estimator with that model.
+  await box.fill("qwen 7b");
+  await page.locator("#buscar-lista a").first().filter({ hasText: "Estimador de VRAM" }).waitFor();
+  await box.press("Enter");
+  await page.waitForURL(/\/estimador\/\?modelo=qwen2\.5-7b/);
+  await waitForIslands(page);
+  await page.waitForFunction(() => document.querySelector(".estimator select[name=modelo]")?.value === "qwen2.5-7b");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("the keyboard focuses the box, walks the results and opens one", async () => {
   const { context, page, problems } = await open("glosario/");
   await page.keyboard.press("/");

@@ -6,7 +6,9 @@
 //! Two exports: `open(url)` fetches, parses and validates the index once, and
 //! `find(query, limit)` answers synchronously with flat (url, place, excerpt) triples,
 //! so the island reads plain strings and needs no JSON code of its own. Errors are
-//! Spanish strings.
+//! Spanish strings. A query that names a model, a card, a size, an engine or a task
+//! (`vram::shortcut`) also gets a link to the estimator with those settings: first when
+//! it names a model or a card, last otherwise.
 
 #[cfg(target_arch = "wasm32")]
 mod exports {
@@ -81,7 +83,8 @@ mod exports {
         let Some(index) = INDEX.with(|i| i.borrow().clone()) else {
             return Vec::new();
         };
-        search(&index, query, limit.min(MAX_LIMIT))
+        let limit = limit.min(MAX_LIMIT);
+        let mut out: Vec<String> = search(&index, query, limit)
             .into_iter()
             .flat_map(|hit| {
                 [
@@ -90,6 +93,36 @@ mod exports {
                     hit.doc.excerpt.clone(),
                 ]
             })
-            .collect()
+            .collect();
+        if let Some((link, first)) = estimator_link(&index, query) {
+            if first {
+                out.splice(0..0, link);
+            } else {
+                out.extend(link);
+            }
+            out.truncate(limit * 3);
+        }
+        out
+    }
+
+    /// The estimator with the settings the query names, and whether it leads the list
+    /// (it names a model or a card).
+    fn estimator_link(index: &Index, query: &str) -> Option<([String; 3], bool)> {
+        let shortcut = vram::shortcut::shortcut(query)?;
+        // The estimator page's own address, base path included, from the index.
+        let page = index
+            .docs
+            .iter()
+            .map(|d| d.url.split('#').next().unwrap_or(""))
+            .find(|u| u.ends_with("/estimador/"))?;
+        let first = shortcut.query.contains("modelo=") || shortcut.query.contains("gpu=");
+        Some((
+            [
+                format!("{page}?{}", shortcut.query),
+                "Estimador de VRAM".to_owned(),
+                format!("Abre el estimador: {}", shortcut.label),
+            ],
+            first,
+        ))
     }
 }

@@ -39,6 +39,7 @@ pub mod safetensors;
 pub mod serving;
 pub mod settings;
 pub mod share;
+pub mod shortcut;
 pub mod solve;
 pub mod speed;
 pub mod torch_alloc;
