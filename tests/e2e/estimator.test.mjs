@@ -89,6 +89,51 @@ test("the answer comes first: verdict and launch in the first screen, groups by 
   await context.close();
 });
 
+// Issue 41: the reader's GPU as the browser's WebGPU adapter names it, offered under the
+// picker: a named card is chosen and said so; an architecture lists its cards; a link's
+// card is never replaced.
+test("the browser's GPU is suggested, said, and never replaces a link's", async () => {
+  // Runs in the page before its scripts: a WebGPU whose adapter says `info`.
+  const fake = (info) => {
+    const adapter = { info };
+    Object.defineProperty(Navigator.prototype, "gpu", {
+      configurable: true,
+      get: () => ({ requestAdapter: async () => adapter }),
+    });
+  };
+  for (const [info, query, check] of [
+    [{ vendor: "nvidia", architecture: "ampere", description: "NVIDIA GeForce RTX 3060" }, "", async (est) => {
+      await est.locator(".est-gpu-hint", { hasText: "GPU elegida por lo que dice tu navegador" }).waitFor();
+      assert.equal(await est.locator("select[name=gpu]").inputValue(), "rtx-3060");
+      await est.locator(".est-verdict", { hasText: "RTX 3060" }).waitFor();
+    }],
+    [{ vendor: "nvidia", architecture: "lovelace", description: "" }, "", async (est) => {
+      const hint = est.locator(".est-gpu-hint", { hasText: "arquitectura Ada Lovelace" });
+      await hint.waitFor();
+      // Nothing is chosen for the reader: they pick.
+      assert.equal(await est.locator("select[name=gpu]").inputValue(), "rtx-4090");
+      await hint.locator("button", { hasText: "GeForce RTX 4070 Ti" }).click();
+      assert.equal(await est.locator("select[name=gpu]").inputValue(), "rtx-4070-ti");
+      await est.locator(".est-gpu-hint").waitFor({ state: "detached" });
+    }],
+    [{ vendor: "nvidia", architecture: "ampere", description: "NVIDIA GeForce RTX 3060" }, "?gpu=l4", async (est, page) => {
+      await page.waitForTimeout(500);
+      assert.equal(await est.locator(".est-gpu-hint").count(), 0);
+      assert.equal(await est.locator("select[name=gpu]").inputValue(), "l4");
+    }],
+  ]) {
+    const context = await shared.browser.newContext();
+    await context.addInitScript(fake, info);
+    const page = await context.newPage();
+    const problems = watch(page);
+    await page.goto(url(`estimador/${query}`));
+    await waitForIslands(page);
+    await check(page.locator(".estimator"), page);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+});
+
 test("the estimator matches the CLI and follows its inputs", async () => {
   const { context, page, problems, est } = await openEstimator();
   const total = est.locator(".est-total");

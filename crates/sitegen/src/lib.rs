@@ -310,7 +310,7 @@ impl Site {
             },
             body_html: format!(
                 "<h1>{}</h1>\n{}",
-                crate::html::escape(&page.front.title),
+                crate::html::heading(&page.front.title),
                 page.body.html
             ),
         }

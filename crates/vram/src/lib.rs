@@ -33,6 +33,7 @@ pub mod model_search;
 pub mod palette;
 pub mod plan;
 pub mod quant;
+pub mod reader_gpu;
 pub mod reconcile;
 pub mod runtime;
 pub mod safetensors;

@@ -63,7 +63,7 @@ fn card_tokens(g: &Gpu) -> Vec<String> {
 /// The card the words name: at least one word with a digit must be one of its tokens;
 /// the most words matched wins, then the plainest name (the base model: "3090" before
 /// "3090 Ti"), then the least memory (the base configuration), then the catalog's order.
-fn card(words: &[String]) -> Option<(&'static Gpu, Vec<usize>)> {
+pub(crate) fn card(words: &[String]) -> Option<(&'static Gpu, Vec<usize>)> {
     let mut best: Option<(&'static Gpu, Vec<usize>, usize)> = None;
     for g in catalog::gpus() {
         let tokens = card_tokens(g);

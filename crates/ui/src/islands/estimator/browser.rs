@@ -58,6 +58,7 @@ pub fn sync(
     state: State,
     link: RwSignal<Option<String>>,
     storage_note: RwSignal<Option<String>>,
+    gpu_hint: RwSignal<Option<super::GpuHint>>,
 ) {
     // Raw web_sys for the URL and history: gloo has no API for them that
     // `URLSearchParams` (which does the encoding) and `replaceState` do not cover.
@@ -74,6 +75,10 @@ pub fn sync(
     // replayed on every visit.
     let from_storage = address.is_none();
     let search = address.or_else(remembered::query);
+    let gpu_given = search.as_deref().is_some_and(|q| {
+        web_sys::UrlSearchParams::new_with_str(q)
+            .is_ok_and(|p| p.get(vram::settings::Field::Gpu.spec().key).is_some())
+    });
     if let Some(search) = search
         && let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search)
     {
@@ -136,6 +141,11 @@ pub fn sync(
             }
         });
     }
+    // Only when neither a link nor the last visit chose the card.
+    if !gpu_given {
+        // After the link's settings are applied (the frame callback above runs first).
+        request_animation_frame(move || suggest_gpu(inputs, gpu_hint));
+    }
     // A refused write is said once and not retried on every change.
     let note = move |n: Option<String>| {
         if n.is_some() && storage_note.with_untracked(Option::is_none) {
@@ -184,4 +194,75 @@ pub fn remember(storage_note: RwSignal<Option<String>>) -> impl Fn(&str, bool) +
             remembered::forget_query();
         }
     }
+}
+
+/// `GPUAdapter.info` of the browser's high-performance adapter: (vendor, architecture,
+/// description); `None` without WebGPU or an adapter.
+async fn adapter_info() -> Option<(String, String, String)> {
+    use js_sys::{Function, Object, Promise, Reflect};
+    use wasm_bindgen::{JsCast, JsValue};
+    // Raw js_sys: web_sys's WebGPU bindings are unstable-gated, and three strings do not
+    // need them.
+    let navigator = web_sys::window()?.navigator();
+    let gpu = Reflect::get(&navigator, &"gpu".into())
+        .ok()
+        .filter(|g| g.is_object())?;
+    let request: Function = Reflect::get(&gpu, &"requestAdapter".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let options = Object::new();
+    Reflect::set(
+        &options,
+        &"powerPreference".into(),
+        &"high-performance".into(),
+    )
+    .ok()?;
+    let promise: Promise = request.call1(&gpu, &options).ok()?.dyn_into().ok()?;
+    let adapter = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .ok()
+        .filter(JsValue::is_object)?;
+    let info = Reflect::get(&adapter, &"info".into())
+        .ok()
+        .filter(JsValue::is_object)?;
+    let field = |k: &str| {
+        Reflect::get(&info, &k.into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    Some((field("vendor"), field("architecture"), field("description")))
+}
+
+/// Asks the browser for its GPU and offers what the catalog makes of it: the card its
+/// description names is chosen (if the reader has not chosen one meanwhile), said so
+/// under the picker; an architecture alone lists its cards to pick from.
+fn suggest_gpu(inputs: RwSignal<Inputs>, hint: RwSignal<Option<super::GpuHint>>) {
+    let untouched = Settings::web_default().gpu.map(|g| g.id.clone());
+    wasm_bindgen_futures::spawn_local(async move {
+        let Some((vendor, architecture, description)) = adapter_info().await else {
+            return;
+        };
+        let Some(guess) = vram::reader_gpu::guess(&vendor, &architecture, &description) else {
+            return;
+        };
+        let current = inputs.with_untracked(|i| i.settings.gpu.map(|g| g.id.clone()));
+        if current != untouched {
+            return;
+        }
+        let chosen = guess.card.map(|card| {
+            inputs.update(|i| i.choose(vram::settings::Field::Gpu, &card.id));
+            card.name.clone()
+        });
+        hint.set(Some(super::GpuHint {
+            said: guess.said,
+            chosen,
+            cards: guess
+                .family
+                .iter()
+                .map(|g| (g.id.clone(), g.name.clone()))
+                .collect(),
+        }));
+    });
 }

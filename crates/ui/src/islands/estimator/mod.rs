@@ -95,6 +95,47 @@ fn when(shown: impl Fn() -> bool + Send + Sync + 'static, body: impl IntoView) -
     view! { <div class="est-when" hidden=move || !shown()>{body}</div> }
 }
 
+/// What the reader's browser says of their GPU: the card chosen from it, or the cards
+/// of its architecture to pick from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuHint {
+    /// "una GPU NVIDIA de arquitectura Ampere".
+    pub said: String,
+    /// The card preselected from the browser's description.
+    pub chosen: Option<String>,
+    /// (id, name) of the cards of that architecture, when no card was named.
+    pub cards: Vec<(String, String)>,
+}
+
+/// The suggestion under the GPU picker: said, and undone or chosen with one click.
+fn gpu_hint_view(
+    inputs: RwSignal<Inputs>,
+    hint: RwSignal<Option<GpuHint>>,
+    h: GpuHint,
+) -> impl IntoView {
+    let pick = move |id: String| {
+        hint.set(None);
+        inputs.update(|i| i.choose(Field::Gpu, &id));
+    };
+    let buttons = h
+        .cards
+        .into_iter()
+        .map(|(id, name)| view! { <button type="button" on:click=move |_| pick(id.clone())>{name}</button> })
+        .collect_view();
+    let text = match &h.chosen {
+        Some(name) => format!(
+            "GPU elegida por lo que dice tu navegador (WebGPU): {}, {name}. Cámbiala arriba si no es la tuya.",
+            h.said
+        ),
+        None => format!("Tu navegador (WebGPU) indica {}. ¿Cuál es la tuya?", h.said),
+    };
+    view! {
+        <p class="calc-hint est-gpu-hint" role="status">
+            {text} " " {buttons}
+        </p>
+    }
+}
+
 /// Settings that belong together (the weights and the batch, training, the server,
 /// llama.cpp), folded under the answer: shown only for the task and engine they belong
 /// to, and opened by themselves once one of `fields` differs from the defaults of that
@@ -369,8 +410,10 @@ pub fn Estimator(
     let _ = (estimate_js, estimate_wasm);
     let panel = import_panel::State::new(inputs, imported, import_error, (import_js, import_wasm));
 
+    // The reader's GPU as their browser names it (WebGPU), offered, never imposed.
+    let gpu_hint: RwSignal<Option<GpuHint>> = RwSignal::new(None);
     #[cfg(target_arch = "wasm32")]
-    browser::sync(inputs, panel, link_problem, storage_note);
+    browser::sync(inputs, panel, link_problem, storage_note, gpu_hint);
 
     // Words in any order, sizes as whole words, fine-tune suffixes ignored
     // (`vram::model_search`). Catalog names are ASCII: ASCII folding keeps Unicode case
@@ -450,8 +493,9 @@ pub fn Estimator(
                     </label>
                     {no_match}
                     <label><span>{Field::Gpu.spec().label}</span>
-                        <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
+                        <select name=Field::Gpu.spec().key on:change=move |ev| { let v = event_target_value(&ev); gpu_hint.set(None); inputs.update(|i| i.choose(Field::Gpu, &v)); }>{gpu_options}</select>
                     </label>
+                    {move || gpu_hint.get().map(|h| gpu_hint_view(inputs, gpu_hint, h))}
                     {choice_select(inputs, Field::Task, options_of(TASKS), Box::new(|| false))}
                     {runtime_select(inputs)}
                     {text_field(inputs, Field::Seq)}
