@@ -179,7 +179,7 @@ pub fn outcome(shown: &Result<Shown, String>, c: &Config) -> String {
 
 /// The widget's frame: the regions `widget.rs` fills, and the link to the estimator.
 /// The regions are `display: contents`, so the layout is that of their children.
-pub const FRAME: &str = r#"<div class="vw" role="group" aria-label="Estimador de VRAM de vramlab"><div class="vw-slot" data-slot="problems"></div><div class="vw-slot" data-slot="controls"></div><div class="vw-slot" data-slot="typed"></div><div class="vw-slot" data-slot="out"></div><p class="vw-foot"><a class="vw-link" target="_blank" rel="noopener">Abrir en el estimador de vramlab ↗</a></p></div>"#;
+pub const FRAME: &str = r#"<div class="vw" role="group" aria-label="Estimador de VRAM de vramlab"><div class="vw-slot" data-slot="problems"></div><div class="vw-slot" data-slot="controls"></div><div class="vw-slot" data-slot="typed"></div><div class="vw-slot" data-slot="out"></div><p class="vw-foot"><a class="vw-link" target="_blank" rel="noopener">La orden para lanzarlo y el detalle, en el estimador de vramlab ↗</a></p></div>"#;
 
 #[cfg(test)]
 mod tests {

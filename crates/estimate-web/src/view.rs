@@ -283,10 +283,14 @@ fn plan(o: &Outcome) -> String {
     let mut out = String::from(
         r#"<div class="est-plan"><p class="est-plan-title">Para que quepa (primero lo que menos cuesta):</p><ol>"#,
     );
+    let now = o.eval.speed.map(|h| h.decode_tokens_per_second);
     for (c, link) in &o.plan {
+        let speed = c
+            .speed_text(now)
+            .map_or(String::new(), |t| format!("; {t}"));
         let _ = write!(
             out,
-            r#"<li data-fits="{}"><a href="?{}">{}</a>: {} por GPU, {}. Cuesta: {}.</li>"#,
+            r#"<li data-fits="{}"><a href="?{}">{}</a>: {} por GPU, {}. Cuesta: {}{}.</li>"#,
             c.fits,
             esc(link),
             esc(&c.change),
@@ -296,7 +300,8 @@ fn plan(o: &Outcome) -> String {
             } else {
                 "aún no cabe con margen"
             },
-            esc(&c.cost)
+            esc(&c.cost),
+            esc(&speed)
         );
     }
     out.push_str("</ol></div>");

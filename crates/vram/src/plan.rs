@@ -50,7 +50,27 @@ pub struct Candidate {
     pub settings: Settings,
     /// The verdict's id, as the CLI's JSON writes it.
     pub verdict: Option<&'static str>,
+    /// Inference: generated tokens per second per sequence at the roofline
+    /// (`speed::SpeedHint`), so a lever's cost in speed is a number beside the
+    /// answer's own.
+    pub decode_tokens_per_second: Option<f64>,
     pub launch: Option<Launch>,
+}
+
+impl Candidate {
+    /// Its generation speed beside the answer's (`now`), when inference has one and it
+    /// differs by a token per second or more: "generación ≤ 35 tokens/s por secuencia
+    /// (ahora ≤ 61)".
+    pub fn speed_text(&self, now: Option<f64>) -> Option<String> {
+        let tps = self.decode_tokens_per_second?;
+        let now = now?;
+        if (tps - now).abs() < 1.0 {
+            return None;
+        }
+        Some(format!(
+            "generación ≤ {tps:.0} tokens/s por secuencia (ahora ≤ {now:.0})"
+        ))
+    }
 }
 
 /// One lever: the settings it changes and what it gives up.
@@ -305,6 +325,7 @@ pub fn plan(
             saved_bytes: base.saturating_sub(te.estimate.per_gpu_bytes),
             fits: te.verdict.is_some_and(|v| v.fits()),
             verdict: te.verdict.map(|v| v.id()),
+            decode_tokens_per_second: te.speed.map(|h| h.decode_tokens_per_second),
             launch: launch(&model_arg(t.runtime, hub, file), &t, &te),
         })
     };
@@ -449,6 +470,22 @@ mod tests {
         assert!(
             command.starts_with("llama-server \\\n  -m MODELO.gguf"),
             "{command}"
+        );
+        // Its speed beside the answer's: 4-bit weights read faster than 16-bit ones.
+        let (e, _) = planned(
+            "llama-3.1-8b",
+            &[("runtime", "vllm"), ("gpu", "rtx-3060"), ("seq", "8192")],
+        );
+        let now = e.speed.map(|h| h.decode_tokens_per_second);
+        let faster = other
+            .decode_tokens_per_second
+            .zip(now)
+            .is_some_and(|(a, b)| a > b);
+        assert!(faster, "{:?} {now:?}", other.decode_tokens_per_second);
+        let text = other.speed_text(now).unwrap_or_default();
+        assert!(
+            text.starts_with("generación ≤ ") && text.contains("(ahora ≤ "),
+            "{text}"
         );
     }
 

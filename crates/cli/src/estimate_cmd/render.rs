@@ -285,7 +285,10 @@ pub fn text(loaded: &Loaded, s: &Settings, e: &Evaluation) -> String {
     if let Some(l) = launch(loaded, s, e) {
         text.push_str(&launch_text(&l));
     }
-    text.push_str(&plan_text(&plan(loaded, s, e)));
+    text.push_str(&plan_text(
+        &plan(loaded, s, e),
+        e.speed.map(|h| h.decode_tokens_per_second),
+    ));
     for note in notes(loaded, e) {
         text.push_str(&format!("Nota: {note}\n"));
     }
@@ -315,7 +318,7 @@ fn plan(loaded: &Loaded, s: &Settings, e: &Evaluation) -> Vec<vram::plan::Candid
 
 /// The plan as a numbered list: what changes, its bytes and verdict, what it costs and
 /// the flags that give it.
-fn plan_text(candidates: &[vram::plan::Candidate]) -> String {
+fn plan_text(candidates: &[vram::plan::Candidate], now: Option<f64>) -> String {
     if candidates.is_empty() {
         return String::new();
     }
@@ -324,8 +327,11 @@ fn plan_text(candidates: &[vram::plan::Candidate]) -> String {
         if i > 0 && !c.fits && candidates[i - 1].fits {
             out.push_str("  Ayudan, pero no bastan solos:\n");
         }
+        let speed = c
+            .speed_text(now)
+            .map_or(String::new(), |t| format!("; {t}"));
         out.push_str(&format!(
-            "  {}. {}: {} por GPU, {}. Cuesta: {}.\n     {}\n",
+            "  {}. {}: {} por GPU, {}. Cuesta: {}{speed}.\n     {}\n",
             i + 1,
             c.change,
             ByteSize(c.per_gpu_bytes).binary(),

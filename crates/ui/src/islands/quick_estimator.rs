@@ -87,7 +87,7 @@ pub fn QuickEstimator(
             </div>
             <output aria-live="polite" aria-busy=move || pending.get().to_string()
                 inner_html=move || answer.get()></output>
-            <p><a class="quick-open" href=href>"Abrir en el estimador completo (lote, contexto, formato, motor…)"</a></p>
+            <p><a class="quick-open" href=href>"Abrir en el estimador completo: la orden para lanzarlo, el lote, el contexto, el formato, el motor…"</a></p>
         </div>
     }
 }
