@@ -40,18 +40,6 @@ const MAX_TEXT: usize = 16 << 20;
 /// The longest value of one setting.
 const MAX_VALUE: usize = 4096;
 
-/// Yes/no settings: a JSON boolean.
-fn is_switch(f: Field) -> bool {
-    matches!(
-        f,
-        Field::Checkpointing
-            | Field::CpuOffload
-            | Field::OffloadParams
-            | Field::Serve
-            | Field::Mmproj
-    )
-}
-
 /// The estimate's input: the model and every setting, named as the CLI's flags, each
 /// with its help and what it admits.
 fn estimate_schema() -> JsonObject {
@@ -65,7 +53,7 @@ fn estimate_schema() -> JsonObject {
     );
     for spec in FIELDS {
         let f = spec.field;
-        let kind = if is_switch(f) {
+        let kind = if estimate_cmd::is_switch(f) {
             json!("boolean")
         } else {
             json!(["string", "number"])

@@ -7,7 +7,7 @@
 
 use crate::catalog::{self, Gpu, ModelPreset};
 use crate::model_search::ModelQuery;
-use crate::runtime::{Runtime, Task};
+use crate::runtime::Task;
 use crate::settings::{Field, MODEL_KEY, RUNTIMES, TASKS, entry, find};
 
 /// The longest query read, and the most words looked at (the box's own bounds).
@@ -204,7 +204,7 @@ pub fn shortcut(query: &str) -> Option<Shortcut> {
     }
     if let Some(r) = runtime {
         pairs.push((Field::Runtime.spec().key, entry(RUNTIMES, r).web.to_owned()));
-        label.push(format!("con {}", runtime_name(r)));
+        label.push(format!("con {}", entry(RUNTIMES, r).label));
     }
     let query = pairs
         .iter()
@@ -219,10 +219,6 @@ pub fn shortcut(query: &str) -> Option<Shortcut> {
         query,
         label: label.join(" "),
     })
-}
-
-fn runtime_name(r: Runtime) -> &'static str {
-    entry(RUNTIMES, r).label
 }
 
 #[cfg(test)]

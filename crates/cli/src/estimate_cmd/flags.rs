@@ -26,7 +26,9 @@ impl SettingsArgs {
     }
 }
 
-fn is_switch(f: Field) -> bool {
+/// Yes/no settings: a flag that takes `true|false` or nothing (and a JSON boolean in
+/// `vramlab mcp`).
+pub fn is_switch(f: Field) -> bool {
     matches!(
         f,
         Field::Checkpointing

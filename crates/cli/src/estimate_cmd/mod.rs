@@ -11,7 +11,7 @@ mod render;
 use vram::settings::{Field, Runtime, TASKS};
 use vram::{Settings, Surface, Task, parse_count};
 
-pub use flags::SettingsArgs;
+pub use flags::{SettingsArgs, is_switch};
 
 /// A parameter count: a model has at least one.
 fn count(s: &str) -> Result<u64, String> {
