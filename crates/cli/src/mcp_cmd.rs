@@ -19,7 +19,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use vram::Surface;
-use vram::settings::{FIELDS, Field};
+use vram::settings::FIELDS;
 
 use crate::estimate_cmd;
 
