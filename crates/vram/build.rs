@@ -16,6 +16,7 @@ fn main() {
     let mut code = String::new();
     models(&mut code);
     gpus(&mut code);
+    sources(&mut code);
     fs::write(out, code).expect("OUT_DIR is writable");
 }
 
@@ -78,6 +79,37 @@ fn variant(
         .find(|(k, _)| *k == raw)
         .unwrap_or_else(|| panic!("{ctx}: bad `{key}`: {raw}"));
     format!("{ty}::{v}")
+}
+
+/// Where each row's figures were published, in a table of their own: only the pages
+/// and commands that show a source reference it, so the estimator's page bundle, which
+/// never does, leaves the text out.
+fn sources(code: &mut String) {
+    code.push_str("const MODEL_SOURCES: &[(&str, &str)] = &[\n");
+    for (i, m) in load("data/models.json").iter().enumerate() {
+        let ctx = format!("data/models.json row {i}");
+        let _ = writeln!(
+            code,
+            "    ({}, {}),",
+            text(m, "id", &ctx),
+            text(m, "source", &ctx)
+        );
+    }
+    code.push_str("];\n");
+    code.push_str("const GPU_SOURCES: &[GpuSources] = &[\n");
+    for (i, g) in load("data/gpus.json").iter().enumerate() {
+        let ctx = format!("data/gpus.json row {i}");
+        let _ = writeln!(
+            code,
+            "    GpuSources {{ id: {}, memory: {}, usable: {}, sms: {}, source: {} }},",
+            text(g, "id", &ctx),
+            text(g, "memory_source", &ctx),
+            text(g, "usable_source", &ctx),
+            text(g, "sms_source", &ctx),
+            text(g, "source", &ctx),
+        );
+    }
+    code.push_str("];\n");
 }
 
 fn models(code: &mut String) {
@@ -168,11 +200,10 @@ fn models(code: &mut String) {
         };
         let _ = writeln!(
             code,
-            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, source: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, linear: {linear}, attn_gate: {}, sinks: {}, checkpoint: {checkpoint}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
+            "    ModelRow {{ id: {}, name: {}, hf_repo: {}, arch: ArchRow {{ family: {}, layers: {}, hidden: {}, heads: {}, kv_heads: {}, head_dim: {}, intermediate: {}, mlp: {}, vocab: {}, tied_embeddings: {}, norm: {}, norms_per_layer: {}, attn_bias: {}, mlp_bias: {}, qk_norm: {}, learned_positions: {}, token_types: {}, pooler: {}, encoder_only: {}, dropout: {}, moe: {moe}, sliding_window: {window}, mla: {mla}, linear: {linear}, attn_gate: {}, sinks: {}, checkpoint: {checkpoint}, rope: {rope}, vision: {vision}, max_positions: {} }} }},",
             text(m, "id", &ctx),
             text(m, "name", &ctx),
             text(m, "hf_repo", &ctx),
-            text(m, "source", &ctx),
             text(a, "family", &ctx),
             uint(a, "layers", None, &ctx),
             uint(a, "hidden", None, &ctx),
@@ -228,20 +259,16 @@ fn gpus(code: &mut String) {
         let ctx = format!("data/gpus.json row {i}");
         let _ = writeln!(
             code,
-            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, memory_source: {}, usable_bytes: {}, usable_source: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, sms: {}, sms_source: {}, source: {}, unified: {} }},",
+            "    GpuRow {{ id: {}, name: {}, family: {}, memory_bytes: {}, usable_bytes: {}, bandwidth_gbs: {}, fp16_tflops: {}, fp32_tflops: {}, sms: {}, unified: {} }},",
             text(g, "id", &ctx),
             text(g, "name", &ctx),
             text(g, "family", &ctx),
             uint(g, "memory_bytes", None, &ctx),
-            text(g, "memory_source", &ctx),
             uint(g, "usable_bytes", None, &ctx),
-            text(g, "usable_source", &ctx),
             float(g, "bandwidth_gbs", &ctx),
             float(g, "fp16_tflops", &ctx),
             float(g, "fp32_tflops", &ctx),
             uint(g, "sms", None, &ctx),
-            text(g, "sms_source", &ctx),
-            text(g, "source", &ctx),
             flag(g, "unified"),
         );
     }

@@ -142,6 +142,37 @@ test("vLLM and llama.cpp start-up logs are set against the estimator; Ollama's p
   assert.match(await table.locator("caption").innerText(), /Llama 3\.1 8B.*79,11 GiB/);
   assert.match(await table.innerText(), /Bytes de caché por token[\s\S]*?127,99 KiB\s+128,00 KiB/);
   await screenshot(page, "explicador-vllm");
+  // A start that worked: the run opens in the estimator, no plan.
+  const plan = box.locator(".oom-plan");
+  assert.match(await plan.locator(".est-plan-title").innerText(), /Llama 3\.1 8B con vLLM/);
+  assert.equal(await plan.locator("ol").count(), 0);
+
+  // vLLM refusing the model's whole window on an L4: the estimator's plan for that run,
+  // each candidate with its command, the first one fitting; its link opens it there.
+  await box.locator("textarea[name=oom]").fill([
+    "$ vllm serve meta-llama/Llama-3.1-8B-Instruct",
+    "INFO worker.py:241] the current vLLM instance can use total_gpu_memory (22.05GiB) x gpu_memory_utilization (0.90) = 19.85GiB",
+    "INFO worker.py:241] model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 1.24GiB; the rest of the memory reserved for KV Cache is 3.50GiB.",
+    "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (3.50 GiB). Based on the available memory, the estimated maximum model length is 28672.",
+  ].join("\n"));
+  await plan.locator("ol li").first().waitFor();
+  assert.match(await plan.locator(".est-plan-title").innerText(), /22,05 GiB, contexto de 131\s072 tokens/);
+  const step = plan.locator("ol li").first();
+  assert.equal(await step.getAttribute("data-fits"), "true");
+  assert.match(await step.locator("code").innerText(), /^vllm serve meta-llama\/Llama-3\.1-8B-Instruct/);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+  assert.ok(wide <= 1, `the page scrolls ${wide} px sideways at 390 px`);
+  await plan.scrollIntoViewIfNeeded();
+  await screenshot(page, "explicador-vllm-plan-390");
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const estimator = await step.locator("a").getAttribute("href");
+  assert.match(estimator, /\/estimador\/\?modelo=llama-3\.1-8b&/);
+  const there = await shared.browser.newPage();
+  await there.goto(new URL(estimator, page.url()).href);
+  await waitForIslands(there);
+  await there.locator('.est-verdict[data-fits="true"]').waitFor();
+  await there.close();
 
   // A llama.cpp load log is estimated with its own settings (n_ctx, -ngl, n_ubatch).
   await box.locator("textarea[name=oom]").fill([

@@ -28,11 +28,23 @@ pub fn run(args: &Args) -> Result<String, String> {
     let text = read(args.file.as_deref().unwrap_or("-"))?;
     let explanation = oom::explain(&text);
     if args.json {
-        return serde_json::to_string_pretty(&explanation)
+        let json = Json {
+            plan: diag_worker::plan::of(&explanation.primary),
+            explanation: &explanation,
+        };
+        return serde_json::to_string_pretty(&json)
             .map(|s| s + "\n")
             .map_err(|e| e.to_string());
     }
     Ok(human(&explanation))
+}
+
+/// `--json`: the explanation, with the run the log describes in the estimator.
+#[derive(serde::Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    explanation: &'a Explanation,
+    plan: Option<diag_worker::plan::RunPlan>,
 }
 
 /// The paste from a file or stdin, decoded lossily (logs are not always UTF-8).
@@ -91,6 +103,10 @@ fn human(e: &Explanation) -> String {
         }
     }
     if let Some(text) = crate::explain_reconcile::reconciliation(d) {
+        numbers.push('\n');
+        numbers.push_str(&text);
+    }
+    if let Some(text) = crate::explain_reconcile::plan(d) {
         numbers.push('\n');
         numbers.push_str(&text);
     }

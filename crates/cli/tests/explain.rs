@@ -219,3 +219,46 @@ fn a_vllm_log_is_set_against_the_estimator() {
         assert!(text.contains(needle), "falta «{needle}»:\n{text}");
     }
 }
+
+/// A vLLM log that names its model and refuses its context: the text and the JSON
+/// carry the estimator's plan for that run, each candidate with its command, and the
+/// `vramlab estimate` line that reproduces it gives the same bytes.
+#[test]
+fn a_failed_vllm_start_gets_the_estimators_plan() {
+    let log = b"$ vllm serve meta-llama/Llama-3.1-8B-Instruct\n\
+INFO worker.py:241] the current vLLM instance can use total_gpu_memory (22.05GiB) x gpu_memory_utilization (0.90) = 19.85GiB\n\
+INFO worker.py:241] model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 1.24GiB; the rest of the memory reserved for KV Cache is 3.50GiB.\n\
+ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (3.50 GiB). Based on the available memory, the estimated maximum model length is 28672.\n";
+    let out = vramlab(&["explain"], Some(log));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Este arranque en el estimador"), "{text}");
+    assert!(text.contains("Para que quepa"), "{text}");
+    assert!(
+        text.contains("vllm serve meta-llama/Llama-3.1-8B"),
+        "{text}"
+    );
+    let v = json(&["explain", "--json"], Some(log));
+    let plan = &v["plan"];
+    assert_eq!(plan["model"], "llama-3.1-8b");
+    assert_eq!(plan["fits"], false);
+    let candidates = plan["candidates"].as_array().unwrap();
+    assert!(!candidates.is_empty());
+    assert!(candidates[0]["launch"]["command"].is_string(), "{plan}");
+    // The run's flags reproduce the estimate.
+    let mut args = vec!["estimate", "--model", "llama-3.1-8b", "--json"];
+    let flags: Vec<&str> = plan["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    args.extend(flags);
+    let estimate = json(&args, None);
+    assert_eq!(estimate["per_gpu_bytes"], plan["per_gpu_bytes"]);
+    assert_eq!(
+        estimate["plan"].as_array().unwrap().len(),
+        candidates.len(),
+        "{estimate}"
+    );
+}

@@ -6,6 +6,7 @@
 use oom::{Decoded, Explanation, Kind};
 use serde::{Deserialize, Serialize};
 
+pub use crate::plan::{PlanView, StepView};
 pub use crate::reconcile::{ReconcileRow, Reconciliation};
 
 /// What the explainer shows for one paste, ready to draw: the page deserialises these
@@ -26,6 +27,9 @@ pub struct ExplainView {
     /// One line per other message of the paste (each rank of a multi-GPU log).
     pub others: Vec<String>,
     pub reconciliation: Option<Reconciliation>,
+    /// The run the log describes in the estimator, with its plan when it failed.
+    #[serde(default)]
+    pub plan: Option<PlanView>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,6 +50,7 @@ pub fn explain(text: &str) -> ExplainView {
 pub fn view(e: Explanation) -> ExplainView {
     let d = &e.primary;
     let reconciliation = crate::reconcile::of(d);
+    let plan = crate::plan::view(d);
     let others = e
         .messages
         .iter()
@@ -94,6 +99,7 @@ pub fn view(e: Explanation) -> ExplainView {
         notes: e.notes,
         others,
         reconciliation,
+        plan,
     }
 }
 

@@ -11,6 +11,7 @@
 
 pub mod explain;
 pub mod packed_trace;
+pub mod plan;
 pub mod protocol;
 pub mod reconcile;
 pub mod snapshot_view;

@@ -42,7 +42,7 @@ pub fn of(d: &Decoded) -> Option<Reconciliation> {
 
 /// The catalog model a log names ("Meta Llama 3.1 8B Instruct",
 /// "meta-llama/Llama-3.1-8B-Instruct").
-fn catalog_model(name: &str) -> Option<(&'static vram::catalog::ModelPreset, Model)> {
+pub(crate) fn catalog_model(name: &str) -> Option<(&'static vram::catalog::ModelPreset, Model)> {
     let query = vram::model_search::ModelQuery::new(name);
     let preset = vram::catalog::models().iter().find(|p| query.matches(p))?;
     let model = Model::new(ModelInput::Arch {
@@ -83,10 +83,9 @@ fn rows(terms: &[Term]) -> Vec<ReconcileRow> {
         .collect()
 }
 
-/// A vLLM log. The GPU is the one the log measured ("total_gpu_memory"); without it
-/// only the terms that do not depend on the card are compared.
-pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
-    let (preset, model) = catalog_model(m.model.as_deref()?)?;
+/// The settings of the vLLM run a report describes, on an 80 GiB card unless the
+/// report measured one.
+pub(crate) fn vllm_settings(m: &VllmMemory) -> Settings {
     let mut s = Settings::defaults(Task::Inference, Runtime::Vllm);
     s.gpu_memory = Some(m.total_gpu_bytes.unwrap_or(80 * ByteSize::GIB));
     if let Some(bp) = m.utilization_bp {
@@ -105,6 +104,14 @@ pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
     } else {
         CudaGraphs::AfterKv
     };
+    s
+}
+
+/// A vLLM log. The GPU is the one the log measured ("total_gpu_memory"); without it
+/// only the terms that do not depend on the card are compared.
+pub fn vllm(m: &VllmMemory) -> Option<Reconciliation> {
+    let (preset, model) = catalog_model(m.model.as_deref()?)?;
+    let s = vllm_settings(m);
     let e = vram::evaluate(&model, &s).ok()?;
     let card_known = m.total_gpu_bytes.is_some();
     let log = VllmLog {

@@ -37,4 +37,45 @@ mod exports {
     pub fn quick_link(query: &str) -> String {
         super::quick::link(query)
     }
+
+    /// The catalog's reading of the browser's `GPUAdapter.info`
+    /// (`vendor=…&architecture=…&description=…`), as `vram::reader_gpu::Suggestion`'s
+    /// query, or "" when it names nothing the catalog has.
+    #[wasm_bindgen]
+    pub fn gpu_guess(query: &str) -> String {
+        super::gpu_guess(query)
+    }
+}
+
+/// See the `gpu_guess` export: the matching lives here, in the bundle the estimator
+/// loads on demand, not in the page's own.
+pub fn gpu_guess(query: &str) -> String {
+    let (mut vendor, mut architecture, mut description) =
+        (String::new(), String::new(), String::new());
+    for (k, v) in form_urlencoded::parse(query.as_bytes()).take(8) {
+        match &*k {
+            "vendor" => vendor = v.into_owned(),
+            "architecture" => architecture = v.into_owned(),
+            "description" => description = v.into_owned(),
+            _ => {}
+        }
+    }
+    vram::reader_gpu::guess(&vendor, &architecture, &description)
+        .map_or_else(String::new, |g| g.to_query())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_gpu_guess_reads_the_adapters_words() {
+        let q = super::gpu_guess(
+            "vendor=nvidia&architecture=ampere&description=NVIDIA+GeForce+RTX+3060",
+        );
+        let s = vram::reader_gpu::Suggestion::from_query(&q).unwrap();
+        assert_eq!(s.chosen.unwrap().0, "rtx-3060");
+        assert_eq!(
+            super::gpu_guess("vendor=google&architecture=swiftshader"),
+            ""
+        );
+    }
 }

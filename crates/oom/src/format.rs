@@ -110,6 +110,9 @@ pub fn ggml_rows(g: &crate::GgmlMemory) -> Vec<(String, String)> {
     if let Some(b) = g.ctx_size_bytes {
         out.push(("Metadatos de los tensores (ggml ctx)".to_owned(), both(b)));
     }
+    if let Some(d) = &g.device {
+        out.push(("GPU (la primera del registro)".to_owned(), d.clone()));
+    }
     if let Some(b) = g.model_size_bytes {
         let bpw = g.bits_per_weight_x100.map_or_else(String::new, |x| {
             format!(", {},{:02} bits por peso", x / 100, x % 100)

@@ -102,6 +102,7 @@ pub fn explain(text: &str) -> Explanation {
                 g.model_size_bytes = g.model_size_bytes.or(facts.model_size_bytes);
                 g.bits_per_weight_x100 = g.bits_per_weight_x100.or(facts.bits_per_weight_x100);
                 g.ctx_size_bytes = g.ctx_size_bytes.or(facts.ctx_size_bytes);
+                g.device = g.device.take().or_else(|| facts.device.clone());
             }
         }
     }
@@ -435,6 +436,7 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
             }
         }
     }
+    g.device = ggml_device(&t);
     g.output_on_gpu = if t.find(0, end, b"offloading output layer to gpu").is_some() {
         Some(true)
     } else if t.find(0, end, b"repeating layers to gpu").is_some() {
@@ -450,6 +452,32 @@ fn ggml_facts(cleaned: &str) -> GgmlMemory {
         g.layers_total = Some(total);
     }
     g
+}
+
+/// The first GPU a llama.cpp log names: "using device CUDA0 (NVIDIA GeForce RTX 4090) -
+/// 23008 MiB free" (`llama_model_load_from_file_impl`, 2025 on; a PCI id may follow the
+/// description), or ggml-cuda's "Device 0: NVIDIA GeForce RTX 3060, compute capability
+/// 8.6, VMM: yes".
+fn ggml_device(t: &scan::Text) -> Option<String> {
+    const MAX: usize = 120;
+    let end = t.len();
+    let clip = |start: usize, stop: usize| {
+        let name = t.slice_lossy(start, stop.min(start.saturating_add(MAX)));
+        let name = name.trim();
+        (!name.is_empty()).then(|| name.to_owned())
+    };
+    if let Some((_, e)) = t.find(0, end, b"using device ") {
+        let line_end = t.line_end(e, end);
+        if let Some((_, open)) = t.find(e, line_end, b"(")
+            && let Some((close, _)) = t.find(open, line_end, b")")
+        {
+            return clip(open, close);
+        }
+    }
+    let (_, e) = t.find(0, end, b"device 0: ")?;
+    let line_end = t.line_end(e, end);
+    let (comma, _) = t.find(e, line_end, b", compute capability")?;
+    clip(e, comma)
 }
 
 /// A vLLM error explains itself better with the start-up report printed before it.
@@ -605,6 +633,33 @@ mod tests {
         assert_eq!(facts("false").kv_unified, Some(false));
         assert_eq!(facts("maybe").kv_unified, None);
         assert_eq!(facts("true").n_seq_max, Some(4));
+    }
+
+    /// The GPU a llama.cpp log names, in the wordings of each era; hostile lines give
+    /// nothing or a clipped name.
+    #[test]
+    fn a_llama_cpp_log_names_its_gpu() {
+        let long = format!("using device CUDA0 ({}) - 1 MiB free", "x".repeat(500));
+        for (line, want) in [
+            (
+                "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 23008 MiB free",
+                Some("NVIDIA GeForce RTX 4090"),
+            ),
+            (
+                "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA RTX PRO 6000 Blackwell Workstation Edition) (0000:01:00.0) - 96000 MiB free",
+                Some("NVIDIA RTX PRO 6000 Blackwell Workstation Edition"),
+            ),
+            (
+                "ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes",
+                Some("NVIDIA GeForce RTX 3060"),
+            ),
+            ("using device CUDA0 () - 1 MiB free", None),
+            ("using device CUDA0 (no closing", None),
+            ("Device 0: no capability here", None),
+            (long.as_str(), Some(&"x".repeat(120)[..])),
+        ] {
+            assert_eq!(ggml_facts(line).device.as_deref(), want, "{line}");
+        }
     }
 
     /// A sliding-window model's two caches, one size line each: the totals add up and

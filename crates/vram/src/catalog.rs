@@ -15,8 +15,18 @@ pub struct ModelPreset {
     pub id: String,
     pub name: String,
     pub hf_repo: String,
-    pub source: String,
     pub arch: Architecture,
+}
+
+impl ModelPreset {
+    /// Where its `config.json` was read (a Hub page): kept apart from the preset so a
+    /// bundle that never shows it does not carry the text (see `build.rs`).
+    pub fn source(&self) -> &'static str {
+        MODEL_SOURCES
+            .iter()
+            .find(|(id, _)| *id == self.id)
+            .map_or("", |(_, s)| s)
+    }
 }
 
 /// A GPU.
@@ -28,13 +38,10 @@ pub struct Gpu {
     pub family: String,
     /// Memory as nvidia-smi's total shows it, in bytes.
     pub memory_bytes: u64,
-    pub memory_source: String,
     /// What the driver reports to PyTorch (`cudaMemGetInfo`'s total, the "total
     /// capacity" of every OOM message): the memory a process can actually get. Less
     /// than nvidia-smi's total by what the driver keeps (and ECC on workstation cards).
     pub usable_bytes: u64,
-    /// Where that figure was published (a real OOM message or `get_device_properties`).
-    pub usable_source: String,
     pub bandwidth_gbs: f64,
     /// Dense FP16/BF16 tensor throughput with FP32 accumulation, TFLOP/s.
     pub fp16_tflops: f64,
@@ -42,12 +49,27 @@ pub struct Gpu {
     /// Streaming multiprocessors (compute units on AMD): `multi_processor_count` in
     /// `torch.cuda.get_device_properties`, which sizes some engines' buffers.
     pub sms: u32,
-    pub sms_source: String,
-    pub source: String,
     /// Memory shared with the CPU (Apple Silicon, DGX Spark, Strix Halo): `usable_bytes`
     /// is the share the OS lets the GPU hold, not a card's own memory.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unified: bool,
+}
+
+/// Where a GPU's figures were published. Kept apart from [`Gpu`], in a table only the
+/// code that shows a source references, so the estimator's page bundle, which never
+/// does, leaves the text out (see `build.rs`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct GpuSources {
+    pub id: &'static str,
+    /// nvidia-smi's total (`memory_bytes`).
+    pub memory: &'static str,
+    /// The usable figure (`usable_bytes`): a real OOM message or
+    /// `get_device_properties`.
+    pub usable: &'static str,
+    /// The multiprocessor count (`sms`).
+    pub sms: &'static str,
+    /// The card's specifications.
+    pub source: &'static str,
 }
 
 /// A catalog row as compiled in by `build.rs` (static strings, no parsing at run time).
@@ -88,7 +110,6 @@ struct ModelRow {
     id: &'static str,
     name: &'static str,
     hf_repo: &'static str,
-    source: &'static str,
     arch: ArchRow,
 }
 
@@ -97,15 +118,11 @@ struct GpuRow {
     name: &'static str,
     family: &'static str,
     memory_bytes: u64,
-    memory_source: &'static str,
     usable_bytes: u64,
-    usable_source: &'static str,
     bandwidth_gbs: f64,
     fp16_tflops: f64,
     fp32_tflops: f64,
     sms: u64,
-    sms_source: &'static str,
-    source: &'static str,
     unified: bool,
 }
 
@@ -122,7 +139,6 @@ fn to_preset(r: &ModelRow) -> ModelPreset {
         id: r.id.to_owned(),
         name: r.name.to_owned(),
         hf_repo: r.hf_repo.to_owned(),
-        source: r.source.to_owned(),
         arch: Architecture {
             family: a.family.to_owned(),
             layers: dim(a.layers),
@@ -165,6 +181,21 @@ pub fn models() -> &'static [ModelPreset] {
 }
 
 impl Gpu {
+    /// Where its figures were published.
+    pub fn sources(&self) -> &'static GpuSources {
+        const NONE: GpuSources = GpuSources {
+            id: "",
+            memory: "",
+            usable: "",
+            sms: "",
+            source: "",
+        };
+        GPU_SOURCES
+            .iter()
+            .find(|s| s.id == self.id)
+            .unwrap_or(&NONE)
+    }
+
     /// How pickers list it, with the memory a process gets: "GeForce RTX 4090 (23,65 GiB)".
     pub fn label(&self) -> String {
         format!(
@@ -186,16 +217,12 @@ pub fn gpus() -> &'static [Gpu] {
                 name: r.name.to_owned(),
                 family: r.family.to_owned(),
                 memory_bytes: r.memory_bytes,
-                memory_source: r.memory_source.to_owned(),
                 usable_bytes: r.usable_bytes,
-                usable_source: r.usable_source.to_owned(),
                 bandwidth_gbs: r.bandwidth_gbs,
                 fp16_tflops: r.fp16_tflops,
                 fp32_tflops: r.fp32_tflops,
                 sms: dim(r.sms),
-                sms_source: r.sms_source.to_owned(),
                 unified: r.unified,
-                source: r.source.to_owned(),
             })
             .collect()
     })
@@ -224,14 +251,32 @@ mod tests {
     fn data_files_parse_and_are_large_enough() {
         let m: Vec<ModelPreset> = serde_json::from_str(MODELS_JSON).unwrap();
         let g: Vec<Gpu> = serde_json::from_str(GPUS_JSON).unwrap();
-        // The compiled-in catalog is exactly the data files.
+        // The compiled-in catalog is exactly the data files, sources included.
         assert_eq!(models(), m.as_slice());
         assert_eq!(gpus(), g.as_slice());
+        let rows = |json: &str| -> Vec<serde_json::Value> { serde_json::from_str(json).unwrap() };
+        for (p, row) in models().iter().zip(rows(MODELS_JSON)) {
+            assert_eq!(p.source(), row["source"], "{}", p.id);
+        }
+        for (g, row) in gpus().iter().zip(rows(GPUS_JSON)) {
+            let s = g.sources();
+            assert_eq!(
+                [s.id, s.memory, s.usable, s.sms, s.source],
+                [
+                    "id",
+                    "memory_source",
+                    "usable_source",
+                    "sms_source",
+                    "source"
+                ]
+                .map(|k| row[k].as_str().unwrap()),
+            );
+        }
         assert!(m.len() >= 30, "{} modelos", m.len());
         assert!(g.len() >= 30, "{} GPU", g.len());
         assert_eq!(models().len(), m.len());
-        for p in &m {
-            assert!(!p.source.is_empty(), "{}", p.id);
+        for p in models() {
+            assert!(!p.source().is_empty(), "{}", p.id);
             assert!(p.arch.q_width() > 0, "{}", p.id);
         }
         let mut ids: Vec<&str> = m
@@ -291,7 +336,7 @@ mod tests {
             assert!(g.usable_bytes <= g.memory_bytes, "{}", g.id);
             let floor = if g.unified { 6 } else { 9 };
             assert!(g.usable_bytes * 10 >= g.memory_bytes * floor, "{}", g.id);
-            assert!(g.usable_source.len() > 20, "{}", g.id);
+            assert!(g.sources().usable.len() > 20, "{}", g.id);
         }
         assert!(model("no-existe").is_none());
     }

@@ -114,9 +114,128 @@ pub fn guess(vendor: &str, architecture: &str, description: &str) -> Option<Gues
     })
 }
 
+/// Words of a description that names a card the catalog may have.
+const MAKERS: &[&str] = &["nvidia", "geforce", "radeon", "amd", "intel", "apple"];
+
+/// Whether `GPUAdapter.info` may name something the catalog has: an architecture it
+/// knows, Apple, or a description by a maker of catalog cards. The estimator page asks
+/// the engine's bundle for a [`guess`] only then, so a software renderer (SwiftShader,
+/// llvmpipe) costs no download.
+pub fn worth_asking(vendor: &str, architecture: &str, description: &str) -> bool {
+    let architecture = clip(architecture).to_ascii_lowercase();
+    let description = clip(description).to_ascii_lowercase();
+    vendor.trim().eq_ignore_ascii_case("apple")
+        || FAMILIES.iter().any(|(a, _, _)| *a == architecture)
+        || MAKERS.iter().any(|m| description.contains(m))
+}
+
+/// A guess as the estimator page shows it, carried between the engine's bundle and the
+/// page as a query string (`said`, `chosen` and `chosen-name` for a named card, then a
+/// `card` and `name` pair per card of the family).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suggestion {
+    pub said: String,
+    /// (id, name) of the card the description named.
+    pub chosen: Option<(String, String)>,
+    /// (id, name) of the architecture's cards, when no card was named.
+    pub cards: Vec<(String, String)>,
+}
+
+impl Guess {
+    /// The page's form of this guess.
+    pub fn to_query(&self) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("said", &self.said);
+        if let Some(c) = self.card {
+            q.append_pair("chosen", &c.id);
+            q.append_pair("chosen-name", &c.name);
+        }
+        for g in &self.family {
+            q.append_pair("card", &g.id);
+            q.append_pair("name", &g.name);
+        }
+        q.finish()
+    }
+}
+
+impl Suggestion {
+    /// Reads [`Guess::to_query`]; `None` without `said`. At most 64 cards.
+    pub fn from_query(query: &str) -> Option<Suggestion> {
+        let mut said = None;
+        let (mut chosen, mut chosen_name) = (None, None);
+        let mut cards = Vec::new();
+        let mut id = None;
+        for (k, v) in form_urlencoded::parse(query.as_bytes()).take(2 * 64 + 3) {
+            if cards.len() == 64 {
+                break;
+            }
+            match &*k {
+                "said" => said = Some(v.into_owned()),
+                "chosen" => chosen = Some(v.into_owned()),
+                "chosen-name" => chosen_name = Some(v.into_owned()),
+                "card" => id = Some(v.into_owned()),
+                "name" => {
+                    if let Some(id) = id.take() {
+                        cards.push((id, v.into_owned()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(Suggestion {
+            said: said?,
+            chosen: chosen.zip(chosen_name),
+            cards,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the engine's bundle writes is what the page reads.
+    #[test]
+    fn suggestions_travel_intact() {
+        for (vendor, arch, desc) in [
+            ("nvidia", "lovelace", "NVIDIA GeForce RTX 4070 Ti"),
+            ("nvidia", "ampere", ""),
+            ("apple", "", ""),
+        ] {
+            let g = guess(vendor, arch, desc).unwrap();
+            let s = Suggestion::from_query(&g.to_query()).unwrap();
+            assert_eq!(s.said, g.said);
+            assert_eq!(s.chosen, g.card.map(|c| (c.id.clone(), c.name.clone())));
+            let cards: Vec<(String, String)> = g
+                .family
+                .iter()
+                .map(|c| (c.id.clone(), c.name.clone()))
+                .collect();
+            assert_eq!(s.cards, cards);
+        }
+        assert_eq!(Suggestion::from_query("card=x&name=y"), None);
+        let many = "said=a&".to_owned() + &"card=x&name=y&".repeat(1000);
+        assert!(Suggestion::from_query(&many).unwrap().cards.len() <= 64);
+    }
+
+    #[test]
+    fn only_adapters_that_may_name_a_card_are_asked_about() {
+        for (vendor, arch, desc, want) in [
+            ("nvidia", "lovelace", "", true),
+            ("apple", "", "", true),
+            ("", "", "NVIDIA GeForce RTX 3060", true),
+            ("google", "swiftshader", "", false),
+            ("mesa", "", "llvmpipe (LLVM 19.1.7, 256 bits)", false),
+            ("mesa", "", "llvmpipe", false),
+            ("", "", "", false),
+        ] {
+            assert_eq!(
+                worth_asking(vendor, arch, desc),
+                want,
+                "{vendor} {arch} {desc}"
+            );
+        }
+    }
 
     fn ids(g: &Guess) -> Vec<&str> {
         g.family.iter().map(|g| g.id.as_str()).collect()

@@ -59,10 +59,15 @@ fn sweep(bin: &std::path::Path, args: &[&str]) -> Result<Vec<AttentionRow>> {
     system::gpu_env(&mut command);
     eprintln!("\n==> {}", format!("{command:?}").replace('"', ""));
     let out = command.output().context("no se pudo ejecutar vramlab")?;
-    if !out.status.success() {
-        bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    // `bench attention` exits 1 when no run gave a time, with its rows (each saying
+    // why) on stdout: those rows are the answer.
+    match serde_json::from_slice(&out.stdout) {
+        Ok(rows) => Ok(rows),
+        Err(_) if !out.status.success() => {
+            bail!("{}", String::from_utf8_lossy(&out.stderr).trim())
+        }
+        Err(e) => Err(e).context("vramlab bench attention no devolvió JSON válido"),
     }
-    serde_json::from_slice(&out.stdout).context("vramlab bench attention no devolvió JSON válido")
 }
 
 fn speedups(rows: &[AttentionRow]) -> Vec<Speedup> {
@@ -114,7 +119,10 @@ pub fn run() -> Result<AttentionBench> {
             });
         }
     };
-    rows.extend(sweep(
+    // The refusal is a figure of the report, not a condition of it: an adapter that
+    // runs the naive kernel at this size and fails some other way is noted, and the
+    // report is still written.
+    match sweep(
         &bin,
         &[
             "--seq",
@@ -126,7 +134,12 @@ pub fn run() -> Result<AttentionBench> {
             "--kernels",
             "naive",
         ],
-    )?);
+    ) {
+        Ok(more) => rows.extend(more),
+        Err(e) => {
+            eprintln!("xtask: aviso: la atención ingenua con N = {OOM_SEQ} no dio fila: {e:#}")
+        }
+    }
     Ok(AttentionBench {
         command,
         speedups: speedups(&rows),

@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{build, cmd, layout, root, serve, system};
+use crate::{bench, build, cmd, layout, root, serve, system};
 
 /// Crates that must also build (and pass clippy) for wasm32, besides the bundles.
 const WASM_CRATES: &[&str] = &["vram", "oom", "attention", "ui", "allocator"];
@@ -58,6 +58,13 @@ pub fn run(browser: bool) -> Result<()> {
         release: true,
         base: None,
     })?;
+    // What readers download stays within its budgets (the bench reports the same
+    // weights with the rest of its figures).
+    let over = bench::over_budget(&bench::weigh(&built.dist)?);
+    if !over.is_empty() {
+        bail!("fuera de presupuesto: {}", over.join("; "));
+    }
+    eprintln!("xtask: paquetes y páginas dentro de su presupuesto");
 
     if browser {
         browser_tests(&built)?;

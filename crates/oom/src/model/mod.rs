@@ -335,6 +335,11 @@ pub struct GgmlMemory {
     pub bits_per_weight_x100: Option<u64>,
     /// "ggml ctx size = 0.68 MiB": the tensors' metadata, in RAM.
     pub ctx_size_bytes: Option<u64>,
+    /// The first GPU the log names: "using device CUDA0 (NVIDIA GeForce RTX 4090)" since
+    /// 2025 (`llama_model_load_from_file_impl`), or ggml-cuda's "Device 0: NVIDIA GeForce
+    /// RTX 3060, compute capability 8.6" before; at most 120 characters.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// Ollama's offload line (`llm/memory.go` / `server.go`, sizes from

@@ -60,6 +60,19 @@ impl Answers {
         });
     }
 
+    /// Calls `export` with `query` once, apart from the answers (a later answer does
+    /// not make it stale): the text, or a Spanish reason.
+    #[cfg(feature = "tools")]
+    pub async fn call(self, export: &str, query: &str) -> Result<String, String> {
+        let (js, wasm) = self.urls.get_value();
+        let module = lazy_web::load("del estimador", &js, &wasm).await?;
+        lazy_web::call(&module, export, &[&query.into()])
+            .await
+            .ok()
+            .and_then(|v| v.as_string())
+            .ok_or_else(|| "El estimador no respondió.".to_owned())
+    }
+
     /// Forgets the calls under way (the page answered without the bundle); returns the
     /// next call's id.
     pub fn drop_pending(self) -> u32 {

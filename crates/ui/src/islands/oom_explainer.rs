@@ -10,7 +10,7 @@
 //! exist (sitegen passes their list), so a diagnosis that points at a chapter not
 //! written yet shows no dead link.
 
-use diag_worker::explain::{ExplainView, Reconciliation};
+use diag_worker::explain::{ExplainView, PlanView, Reconciliation};
 use leptos::prelude::*;
 
 use super::background::WorkerUrls;
@@ -52,8 +52,44 @@ fn reconciliation_view(r: Reconciliation) -> impl IntoView {
     }
 }
 
+/// The run the log describes, in the estimator: its verdict, and for a failure the
+/// ranked plan with each candidate's command, each a link that opens it there.
+fn plan_view(p: PlanView, estimator: Option<String>) -> impl IntoView {
+    let href = |query: &str| estimator.as_ref().map(|e| format!("{e}?{query}"));
+    let open = href(&p.link).map(|href| {
+        view! { <p><a href=href>"Abrir este arranque en el estimador"</a></p> }
+    });
+    let has_steps = !p.candidates.is_empty();
+    let steps = p
+        .candidates
+        .into_iter()
+        .map(|c| {
+            // Without the estimator's page, a link with no address: its words stay.
+            let change = view! { <a href=href(&c.link)>{c.change}</a> };
+            let command = c.command.map(|cmd| {
+                view! { <div class="code"><pre tabindex="0"><code class="language-sh">{cmd}</code></pre></div> }
+            });
+            view! { <li data-fits=c.fits.to_string()>{change}": "{c.detail}{command}</li> }
+        })
+        .collect_view();
+    view! {
+        <div class="est-plan oom-plan">
+            <p class="est-plan-title">{p.title}</p>
+            <p>{p.verdict}</p>
+            {has_steps.then(|| view! {
+                <p>"Para que quepa (primero lo que menos cuesta):"</p>
+                <ol>{steps}</ol>
+            })}
+            {open}
+        </div>
+    }
+}
+
 fn explanation_view(v: ExplainView, base: String, pages: Vec<String>) -> impl IntoView {
     let reconciliation = v.reconciliation.map(reconciliation_view);
+    let plan = v
+        .plan
+        .map(|p| plan_view(p, guide_href(&base, &pages, "/estimador/")));
     let has_numbers = !v.numbers.is_empty();
     let table = v
         .numbers
@@ -108,6 +144,7 @@ fn explanation_view(v: ExplainView, base: String, pages: Vec<String>) -> impl In
             <table class="calc-table oom-numbers"><caption>"Las cifras del mensaje"</caption><tbody>{table}</tbody></table>
         })}
         {reconciliation}
+        {plan}
         <ol class="oom-causes">{causes}</ol>
         <ul class="est-notes">{notes}</ul>
         {others}

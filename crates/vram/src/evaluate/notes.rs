@@ -35,7 +35,7 @@ fn machine_and_model(notes: &mut Vec<Note>, model: &Model, s: &Settings, w: &Wor
             kind: super::note::DeviceKind::of(g),
             usable: g.usable_bytes,
             nominal: g.memory_bytes,
-            source: g.usable_source.clone(),
+            source: g.sources().usable.to_owned(),
             reserve: s.reserve,
         });
     }

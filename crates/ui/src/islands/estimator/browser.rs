@@ -59,6 +59,7 @@ pub fn sync(
     link: RwSignal<Option<String>>,
     storage_note: RwSignal<Option<String>>,
     gpu_hint: RwSignal<Option<super::GpuHint>>,
+    answers: crate::islands::estimate_answers::Answers,
 ) {
     // Raw web_sys for the URL and history: gloo has no API for them that
     // `URLSearchParams` (which does the encoding) and `replaceState` do not cover.
@@ -144,7 +145,7 @@ pub fn sync(
     // Only when neither a link nor the last visit chose the card.
     if !gpu_given {
         // After the link's settings are applied (the frame callback above runs first).
-        request_animation_frame(move || suggest_gpu(inputs, gpu_hint));
+        request_animation_frame(move || suggest_gpu(inputs, gpu_hint, answers));
     }
     // A refused write is said once and not retried on every change.
     let note = move |n: Option<String>| {
@@ -237,32 +238,45 @@ async fn adapter_info() -> Option<(String, String, String)> {
 
 /// Asks the browser for its GPU and offers what the catalog makes of it: the card its
 /// description names is chosen (if the reader has not chosen one meanwhile), said so
-/// under the picker; an architecture alone lists its cards to pick from.
-fn suggest_gpu(inputs: RwSignal<Inputs>, hint: RwSignal<Option<super::GpuHint>>) {
+/// under the picker; an architecture alone lists its cards to pick from. The matching
+/// runs in the engine's bundle (`estimate-web`'s `gpu_guess`), fetched for it only when
+/// the adapter may name a catalog card.
+fn suggest_gpu(
+    inputs: RwSignal<Inputs>,
+    hint: RwSignal<Option<super::GpuHint>>,
+    answers: crate::islands::estimate_answers::Answers,
+) {
     let untouched = Settings::web_default().gpu.map(|g| g.id.clone());
     wasm_bindgen_futures::spawn_local(async move {
         let Some((vendor, architecture, description)) = adapter_info().await else {
             return;
         };
-        let Some(guess) = vram::reader_gpu::guess(&vendor, &architecture, &description) else {
+        if !vram::reader_gpu::worth_asking(&vendor, &architecture, &description) {
+            return;
+        }
+        let query = form_urlencoded::Serializer::new(String::new())
+            .append_pair("vendor", &vendor)
+            .append_pair("architecture", &architecture)
+            .append_pair("description", &description)
+            .finish();
+        let Ok(text) = answers.call("gpu_guess", &query).await else {
+            return;
+        };
+        let Some(guess) = vram::reader_gpu::Suggestion::from_query(&text) else {
             return;
         };
         let current = inputs.with_untracked(|i| i.settings.gpu.map(|g| g.id.clone()));
         if current != untouched {
             return;
         }
-        let chosen = guess.card.map(|card| {
-            inputs.update(|i| i.choose(vram::settings::Field::Gpu, &card.id));
-            card.name.clone()
+        let chosen = guess.chosen.map(|(id, name)| {
+            inputs.update(|i| i.choose(vram::settings::Field::Gpu, &id));
+            name
         });
         hint.set(Some(super::GpuHint {
             said: guess.said,
             chosen,
-            cards: guess
-                .family
-                .iter()
-                .map(|g| (g.id.clone(), g.name.clone()))
-                .collect(),
+            cards: guess.cards,
         }));
     });
 }

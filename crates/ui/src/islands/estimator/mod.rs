@@ -398,12 +398,14 @@ pub fn Estimator(
     let answer = RwSignal::new(first);
     let pending = RwSignal::new(false);
     #[cfg(target_arch = "wasm32")]
+    let answers = super::estimate_answers::Answers::new(estimate_js, estimate_wasm);
+    #[cfg(target_arch = "wasm32")]
     answer::on_change(
         inputs,
         imported,
         answer,
         pending,
-        super::estimate_answers::Answers::new(estimate_js, estimate_wasm),
+        answers,
         browser::remember(storage_note),
     );
     #[cfg(not(target_arch = "wasm32"))]
@@ -413,7 +415,7 @@ pub fn Estimator(
     // The reader's GPU as their browser names it (WebGPU), offered, never imposed.
     let gpu_hint: RwSignal<Option<GpuHint>> = RwSignal::new(None);
     #[cfg(target_arch = "wasm32")]
-    browser::sync(inputs, panel, link_problem, storage_note, gpu_hint);
+    browser::sync(inputs, panel, link_problem, storage_note, gpu_hint, answers);
 
     // Words in any order, sizes as whole words, fine-tune suffixes ignored
     // (`vram::model_search`). Catalog names are ASCII: ASCII folding keeps Unicode case
