@@ -105,15 +105,15 @@ pub fn evaluate(model: &str, settings: &Settings, imported: &Imported) -> Result
 /// The link's (key, value) pairs: the model, the settings that differ from the page's
 /// defaults, and an imported model's architecture and exact weights. The page writes
 /// them in its address and hands them to this bundle; [`read_link`] reads them back.
-pub fn link_pairs(
+pub fn link_pairs<A: vram::share::Shared>(
     model: &str,
     settings: &Settings,
-    imported: &Imported,
+    imported: &Imported<A>,
 ) -> Vec<(&'static str, String)> {
     let mut pairs = vec![(vram::settings::MODEL_KEY, model.to_owned())];
     pairs.extend(settings.pairs(&Settings::web_default()));
     if let (CUSTOM, Some((a, _))) = (model, &imported.arch) {
-        pairs.push((ARCH_KEY, vram::share::encode(a)));
+        pairs.push((ARCH_KEY, a.to_share()));
     }
     if let Some(w) = &imported.weights {
         pairs.push((WEIGHTS_KEY, w.bytes.to_string()));
@@ -885,7 +885,7 @@ mod tests {
                 .extend_pairs(pairs)
                 .finish()
         };
-        let plain = link_pairs("qwen2.5-7b", &s, &Imported::default());
+        let plain = link_pairs("qwen2.5-7b", &s, &Imported::<vram::Architecture>::default());
         assert_eq!(
             read_link(&query(plain)),
             ("qwen2.5-7b".into(), s.clone(), Imported::default())

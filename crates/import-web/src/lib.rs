@@ -9,8 +9,8 @@
 //! every reader of the estimator page downloads (and later to the embeddable widget).
 //!
 //! Four exports, `read_file(file)`, `read_text(text)` (a pasted `config.json`),
-//! `shared_json(text)` (an architecture in the JSON that links carried before
-//! `vram::share`'s compact text) and `import_repo(base, id)`, each resolving to a plain
+//! `shared(text)` (a link's architecture: `vram::share`'s compact text, or the JSON
+//! that links carried before it) and `import_repo(base, id)`, each resolving to a plain
 //! object (`arquitectura`: the architecture as `vram::share` text, `resumen`, and for
 //! exact weights `pesos`, `parametros`, `fuente`, and for a MoE `.gguf` its expert
 //! tensors per block, `expertos`) or rejecting with a Spanish sentence.
@@ -72,16 +72,22 @@ mod exports {
         done(vram::import::json_text("config.json", &text))
     }
 
-    /// Reads an architecture in the JSON that older links and embeds carried.
+    /// Reads a link's architecture: `vram::share`'s compact text (the estimator page
+    /// keeps it as text and asks here for its summary and its check), or the JSON that
+    /// older links and embeds carried.
     #[wasm_bindgen]
-    pub fn shared_json(text: String) -> Result<JsValue, JsValue> {
-        done(
+    pub fn shared(text: String) -> Result<JsValue, JsValue> {
+        let arch = if text.trim_start().starts_with('{') {
             vram::share::decode_json(&text)
-                .map(|a| ImportedModel {
-                    arch: Some(a),
-                    ..ImportedModel::default()
-                })
-                .map_err(|e| e.to_string()),
+        } else {
+            vram::share::decode(&text)
+        };
+        done(
+            arch.map(|a| ImportedModel {
+                arch: Some(a),
+                ..ImportedModel::default()
+            })
+            .map_err(|e| e.to_string()),
         )
     }
 

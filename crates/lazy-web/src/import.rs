@@ -1,9 +1,12 @@
-//! Calls into the lazily loaded `import-web` bundle: a file or a Hub id goes in, a plain
-//! object comes back (the architecture as `vram::share` text, checked again here as a
-//! link would be, and the exact weights), read into a [`vram::import::Imported`].
+//! Calls into the lazily loaded `import-web` bundle: a file, a Hub id or a link's
+//! architecture goes in, a plain object comes back (the architecture as `vram::share`
+//! text and its summary, and the exact weights), read into a [`vram::import::Imported`]
+//! whose architecture is decoded (`Architecture`, the widget's, checked again as a link
+//! would be) or kept as text (`ArchText`, the estimator page's).
 
 use js_sys::Reflect;
 use vram::import::{Imported, StoredWeights};
+use vram::share::Shared;
 use wasm_bindgen::JsValue;
 
 use crate::{call, describe, load, text};
@@ -19,7 +22,11 @@ fn whole(obj: &JsValue, key: &str) -> Option<u64> {
         .map(|v| v as u64)
 }
 
-async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, String> {
+async fn run<A: Shared>(
+    urls: &Urls,
+    export: &str,
+    args: &[&JsValue],
+) -> Result<Imported<A>, String> {
     let module = load("de importación", &urls.0, &urls.1).await?;
     let out = call(&module, export, args)
         .await
@@ -27,7 +34,7 @@ async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, S
     let arch = match text(&out, "arquitectura") {
         a if a.is_empty() => None,
         a => Some((
-            vram::share::decode(&a).map_err(|e| e.to_string())?,
+            A::from_share(&a).map_err(|e| e.to_string())?,
             text(&out, "resumen"),
         )),
     };
@@ -43,21 +50,26 @@ async fn run(urls: &Urls, export: &str, args: &[&JsValue]) -> Result<Imported, S
 }
 
 /// Reads a chosen or dropped file (JSON, or a weights file's header).
-pub async fn read_file(urls: &Urls, file: web_sys::File) -> Result<Imported, String> {
+pub async fn read_file<A: Shared>(urls: &Urls, file: web_sys::File) -> Result<Imported<A>, String> {
     run(urls, "read_file", &[&file.into()]).await
 }
 
 /// Reads a pasted `config.json` (or checkpoint index).
-pub async fn read_text(urls: &Urls, text: &str) -> Result<Imported, String> {
+pub async fn read_text<A: Shared>(urls: &Urls, text: &str) -> Result<Imported<A>, String> {
     run(urls, "read_text", &[&text.into()]).await
 }
 
-/// Reads an architecture in the JSON that older links carried.
-pub async fn shared_json(urls: &Urls, text: &str) -> Result<Imported, String> {
-    run(urls, "shared_json", &[&text.into()]).await
+/// Reads a link's architecture: `vram::share`'s compact text, or the JSON that older
+/// links carried.
+pub async fn shared<A: Shared>(urls: &Urls, text: &str) -> Result<Imported<A>, String> {
+    run(urls, "shared", &[&text.into()]).await
 }
 
 /// Imports repository `id` from the Hub at `base`.
-pub async fn import_repo(urls: &Urls, base: &str, id: &str) -> Result<Imported, String> {
+pub async fn import_repo<A: Shared>(
+    urls: &Urls,
+    base: &str,
+    id: &str,
+) -> Result<Imported<A>, String> {
     run(urls, "import_repo", &[&base.into(), &id.into()]).await
 }

@@ -138,21 +138,32 @@ pub struct ImportedModel {
 }
 
 /// What a page holds of a reader's imports: an architecture with its one-line
-/// summary, exact weights, or both (a GGUF file gives both).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Imported {
-    pub arch: Option<(Architecture, String)>,
+/// summary, exact weights, or both (a GGUF file gives both). The architecture is
+/// decoded where it is evaluated (`Architecture`), or kept as `vram::share` text
+/// ([`crate::share::ArchText`]) by a page that only passes it on to the engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported<A = Architecture> {
+    pub arch: Option<(A, String)>,
     pub weights: Option<StoredWeights>,
 }
 
-impl Imported {
+impl<A> Default for Imported<A> {
+    fn default() -> Self {
+        Imported {
+            arch: None,
+            weights: None,
+        }
+    }
+}
+
+impl<A: Clone> Imported<A> {
     pub fn is_empty(&self) -> bool {
         self.arch.is_none() && self.weights.is_none()
     }
 
     /// Adds a new import to this one: a config replaces the architecture, a weights
     /// file the weights, a GGUF file both.
-    pub fn merge(&self, new: Imported) -> Imported {
+    pub fn merge(&self, new: Imported<A>) -> Imported<A> {
         Imported {
             arch: new.arch.or_else(|| self.arch.clone()),
             weights: new.weights.or_else(|| self.weights.clone()),

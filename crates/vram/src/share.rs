@@ -55,6 +55,44 @@ fn flag(b: bool) -> u32 {
     u32::from(b)
 }
 
+/// An architecture as [`encode`] writes it, held as text by a page that never
+/// evaluates it: the estimator's page passes it to the engine's bundle in the link,
+/// which decodes it, so the page's own bundle carries neither [`encode`] nor
+/// [`decode`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchText(pub String);
+
+/// An architecture as a page holds it, read from and written to `vram::share` text.
+pub trait Shared: Sized {
+    /// Its `vram::share` text.
+    fn to_share(&self) -> String;
+    /// From `vram::share` text.
+    fn from_share(text: &str) -> Result<Self, ShareError>;
+}
+
+impl Shared for Architecture {
+    fn to_share(&self) -> String {
+        encode(self)
+    }
+    fn from_share(text: &str) -> Result<Self, ShareError> {
+        decode(text)
+    }
+}
+
+/// Kept as it came; [`decode`] checks it where it is evaluated. Only its length is
+/// checked here, as [`decode`] checks it first.
+impl Shared for ArchText {
+    fn to_share(&self) -> String {
+        self.0.clone()
+    }
+    fn from_share(text: &str) -> Result<Self, ShareError> {
+        if text.len() > MAX_SHARED_BYTES {
+            return Err(ShareError::TooLarge(text.len()));
+        }
+        Ok(ArchText(text.to_owned()))
+    }
+}
+
 /// The architecture as compact text: `a1:` + dot-separated numbers (optional parts as
 /// `-` or comma-separated groups) + `:` + the family.
 pub fn encode(a: &Architecture) -> String {

@@ -87,31 +87,18 @@ pub fn sync(
         let (settings, errors) = Settings::read(&Settings::web_default(), get);
         let model = get(vram::settings::MODEL_KEY).map(|m| shared_model(&m));
         // An imported model travels as its architecture and weights; an edited or
-        // damaged one is a Spanish message in the import panel, never a panic.
-        // Links written before the compact text carry JSON: the importer reads those.
+        // damaged one is a Spanish message in the import panel, never a panic. The
+        // importer bundle reads the architecture (compact text, or the JSON of older
+        // links) and gives its summary: this page keeps it as text.
         let arch_text = get(ARCH_KEY);
-        let legacy = arch_text
-            .clone()
-            .filter(|t| t.trim_start().starts_with('{'));
-        let shared = arch_text
-            .filter(|_| legacy.is_none())
-            .map(|text| vram::share::decode(&text));
         let weights = link_weights(&get)
             .map(|w| w.map_err(|e| format!("El enlace trae un tamaño de pesos dañado: {e}")));
-        let hub_id = get(HUB_ID_KEY).filter(|_| shared.is_none() && legacy.is_none());
+        let hub_id = get(HUB_ID_KEY).filter(|_| arch_text.is_none());
         let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
         // After hydration, so the static HTML and the first client render agree.
         request_animation_frame(move || {
             let mut imported = Imported::default();
             let mut import_problems = Vec::new();
-            match shared {
-                Some(Ok(arch)) => {
-                    let summary = vram::import::arch_summary(&arch, None, &[]);
-                    imported.arch = Some((arch, summary));
-                }
-                Some(Err(e)) => import_problems.push(e.to_string()),
-                None => {}
-            }
             match weights {
                 Some(Ok(w)) => imported.weights = Some(w),
                 Some(Err(e)) => import_problems.push(e),
@@ -137,8 +124,8 @@ pub fn sync(
             if let Some(id) = hub_id {
                 state.import_repo(id);
             }
-            if let Some(text) = legacy {
-                state.import_shared_json(text);
+            if let Some(text) = arch_text {
+                state.import_shared(text);
             }
         });
     }

@@ -9,7 +9,9 @@ use vram::{Field, Settings, Surface};
 pub use estimate_web::view::CUSTOM;
 #[cfg(not(target_arch = "wasm32"))]
 pub use estimate_web::view::Outcome;
-pub use vram::import::Imported;
+/// What the page holds of an import: the architecture as `vram::share` text, which
+/// only the engine's bundle decodes.
+pub type Imported = vram::import::Imported<vram::share::ArchText>;
 
 /// The settings the reader types as text: a bad value keeps the last good one in the
 /// settings and shows its message under the field.
@@ -142,7 +144,18 @@ pub fn compute(i: &Inputs, imported: &Imported) -> Result<Outcome, String> {
     if let Some(e) = i.first_error() {
         return Err(e.to_string());
     }
-    estimate_web::view::evaluate(&i.model, &i.settings, imported)
+    let arch = match &imported.arch {
+        Some((text, summary)) => Some((
+            vram::share::decode(&text.0).map_err(|e| e.to_string())?,
+            summary.clone(),
+        )),
+        None => None,
+    };
+    let decoded = vram::import::Imported {
+        arch,
+        weights: imported.weights.clone(),
+    };
+    estimate_web::view::evaluate(&i.model, &i.settings, &decoded)
 }
 
 #[cfg(test)]
@@ -304,7 +317,10 @@ mod tests {
         i.model = CUSTOM.into();
         let gpt2 = catalog::model("gpt2").unwrap().arch.clone();
         let imported = Imported {
-            arch: Some((gpt2, String::new())),
+            arch: Some((
+                vram::share::ArchText(vram::share::encode(&gpt2)),
+                String::new(),
+            )),
             weights: None,
         };
         let w = |o: Outcome| o.eval.estimate.breakdown.weights;

@@ -18,10 +18,7 @@ use numfmt::escape_html as attr;
 pub fn snippet(script: &str, i: &Inputs, imported: &Imported) -> Option<String> {
     let mut attrs = Vec::new();
     match (&imported.arch, i.model == CUSTOM) {
-        (Some((a, _)), true) => attrs.push(format!(
-            "arquitectura=\"{}\"",
-            attr(&vram::share::encode(a))
-        )),
+        (Some((a, _)), true) => attrs.push(format!("arquitectura=\"{}\"", attr(&a.0))),
         (None, true) => return None,
         (_, false) => attrs.push(format!(
             "{}=\"{}\"",
@@ -130,7 +127,10 @@ mod tests {
         let mut arch = vram::catalog::model("gpt2").unwrap().arch.clone();
         arch.family = "it's & co".into();
         let imported = Imported {
-            arch: Some((arch.clone(), String::new())),
+            arch: Some((
+                vram::share::ArchText(vram::share::encode(&arch)),
+                String::new(),
+            )),
             weights: Some(StoredWeights {
                 bytes: 99_000_000,
                 params: Some(124_439_808),

@@ -126,14 +126,14 @@ impl State {
         let _ = (self, text);
     }
 
-    /// Reads an architecture a link carried as JSON (links written before the compact
-    /// text), through the importer bundle.
+    /// Reads the architecture a link carried (compact text, or the JSON of links
+    /// written before it), through the importer bundle, which checks it and sums it up.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub fn import_shared_json(self, text: String) {
+    pub fn import_shared(self, text: String) {
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
             let urls = self.module.get_value();
-            self.apply(super::remote::shared_json(&urls, &text).await);
+            self.apply(super::remote::shared(&urls, &text).await);
         });
         #[cfg(not(target_arch = "wasm32"))]
         let _ = (self, text);

@@ -1,7 +1,7 @@
 //! The estimator's calls into the lazily loaded `import-web` bundle (wasm32 only),
 //! through `lazy-web`, and the file of a drop on the panel.
 
-pub use lazy_web::import::{import_repo, read_file, read_text, shared_json};
+pub use lazy_web::import::{import_repo, read_file, read_text, shared};
 
 /// The first file of a drop on the panel.
 // Raw web_sys: the File comes from the drag event; gloo-file wraps one but cannot get it.
