@@ -316,7 +316,7 @@ test("the docs page's shared-architecture widget needs no network and matches th
 
 test("the estimator's embed code, pasted on another site, shows the same numbers for an imported model", async () => {
   const context = await shared.browser.newContext();
-  await context.addInitScript((h) => localStorage.setItem("vramlab.hub", JSON.stringify({ v: 1, hub: h })), hub.url);
+  await context.addInitScript((h) => localStorage.setItem("vramlab.hub", `v2 ${h}`), hub.url);
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(BASE_URL).origin });
   const page = await context.newPage();
   const problems = watch(page);

@@ -297,7 +297,7 @@ test("a link with an absurd architecture answers at once and is never replayed",
   // A page of the old code stored the same link: the next visit reads it, refuses it
   // at once and forgets it.
   const query = new URL(link).search.slice(1);
-  await page.evaluate((q) => localStorage.setItem("vramlab.estimador", JSON.stringify({ v: 1, query: q })), query);
+  await page.evaluate((q) => localStorage.setItem("vramlab.estimador", `v2 ${q}`), query);
   await page.goto(url("estimador/"));
   await waitForIslands(page);
   await alert.waitFor({ state: "attached", timeout: 5_000 });

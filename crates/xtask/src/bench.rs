@@ -346,7 +346,7 @@ mod tests {
                 },
                 PageLoad {
                     page: "estimador/".into(),
-                    at_load_gzip_bytes: 210_000,
+                    at_load_gzip_bytes: bundles::PAGE_BUDGET + 1,
                     later_gzip_bytes: 0,
                 },
             ],

@@ -1,6 +1,6 @@
 //! The estimator's browser half (wasm32 only): the two-way sync between the inputs
 //! (with what was imported) and the page's query string and what the browser keeps
-//! (`remembered`, through gloo-storage). Settings are
+//! (`remembered`, in `localStorage`). Settings are
 //! read with `vram::Settings::read` and written from `Settings::pairs`, the functions
 //! the widget and the CLI's round-trip test use, so a link means the same everywhere.
 //! The browser's `URLSearchParams` does the URL encoding (no encoder in the bundle).
@@ -125,7 +125,7 @@ pub fn sync(
                 state.import_repo(id);
             }
             if let Some(text) = arch_text {
-                state.import_shared(text);
+                state.import_shared(text, from_storage);
             }
         });
     }

@@ -50,23 +50,27 @@ impl State {
     /// file adds to what was imported before (a config, then its weights).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub fn apply(self, result: Result<Imported, String>) {
-        self.show(result, false);
+        self.show(result, false, false);
     }
 
     /// Shows the outcome of an import that replaces everything (a Hub repository).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub fn replace(self, result: Result<Imported, String>) {
-        self.show(result, true);
+        self.show(result, true, false);
     }
 
-    fn show(self, result: Result<Imported, String>, replace: bool) {
+    /// `keep_error`: a link's architecture arriving does not clear what the link's
+    /// other values were refused for.
+    fn show(self, result: Result<Imported, String>, replace: bool, keep_error: bool) {
         self.busy.set(None);
         match result {
             Ok(new) => {
                 let has_arch = new.arch.is_some();
                 self.imported
                     .update(|cur| *cur = if replace { new } else { cur.merge(new) });
-                self.error.set(None);
+                if !keep_error {
+                    self.error.set(None);
+                }
                 if has_arch {
                     self.inputs.update(|i| i.model = CUSTOM.into());
                 }
@@ -128,15 +132,26 @@ impl State {
 
     /// Reads the architecture a link carried (compact text, or the JSON of links
     /// written before it), through the importer bundle, which checks it and sums it up.
+    /// A refused one that came from the remembered configuration is forgotten, so it is
+    /// not replayed.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub fn import_shared(self, text: String) {
+    pub fn import_shared(self, text: String, remembered: bool) {
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
             let urls = self.module.get_value();
-            self.apply(super::remote::shared(&urls, &text).await);
+            let result = super::remote::shared(&urls, &text).await;
+            if remembered && result.is_err() {
+                super::remembered::forget_query();
+            }
+            // A refusal joins the link's other problems.
+            let result = result.map_err(|e| match self.error.get_untracked() {
+                Some(before) => format!("{before} {e}"),
+                None => e,
+            });
+            self.show(result, false, true);
         });
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = (self, text);
+        let _ = (self, text, remembered);
     }
 
     /// Reads a chosen or dropped file through the importer bundle.
