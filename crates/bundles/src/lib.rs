@@ -158,8 +158,8 @@ pub struct Over {
 pub const OVER_BUDGET: &[Over] = &[
     Over {
         what: "hydrate-tools",
-        ceiling: 205_000,
-        why: "204 492 B on 2026-12-07 (223 764 B that morning): the estimator island grew \
+        ceiling: 205_500,
+        why: "205 226 B on 2026-12-07 (about 224 KB that morning): the estimator island grew \
               past 200 KB over several features. Out already: the catalog's sources, the \
               WebGPU matching, the architecture codec, the JSON of the remembered state. \
               Left: its view (about 29 KB before gzip in one closure), settings parsing \
@@ -168,7 +168,7 @@ pub const OVER_BUDGET: &[Over] = &[
     },
     Over {
         what: "estimador/",
-        ceiling: 206_500,
+        ceiling: 207_000,
         why: "the estimator page loads hydrate-tools at once (see above)",
     },
 ];
