@@ -86,6 +86,12 @@ test("under a memory limit the naive kernel is refused and the tiled one carries
   await screenshot(page, "atencion-limite-movil");
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
   assert.equal(overflow, false, "the page scrolls sideways at phone width");
+  // Each run is a card: no column behind a sideways scroll, the caption whole.
+  const table = page.locator(".attn-results");
+  const spill = await table.evaluate((t) => t.scrollWidth - t.clientWidth);
+  assert.ok(spill <= 1, `the results scroll ${spill} px sideways at 390 px`);
+  const label = await table.locator("tr[data-kernel] td[data-label]").first().evaluate((td) => getComputedStyle(td, "::before").content);
+  assert.equal(label, '"Tiempo"');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -260,11 +260,11 @@ fn result_row(n: u32, name: &'static str, o: &Outcome) -> impl IntoView + use<> 
             <tr data-kernel=name data-state="ok">
                 <td>{n.to_string()}</td>
                 <td>{name}{(!m.tile.is_empty()).then(|| format!(" ({})", m.tile))}</td>
-                <td>{format!("{} ms", fixed_es(m.ms, 2))}</td>
-                <td>{fixed_es(m.gflops, 1)}</td>
-                <td>{ByteSize(m.extra_bytes).binary()}</td>
-                <td class="attn-err">{scientific_es(m.max_abs_err)}</td>
-                <td>{if m.max_abs_err <= 1e-4 { "correcto" } else { "difiere" }}</td>
+                <td data-label="Tiempo">{format!("{} ms", fixed_es(m.ms, 2))}</td>
+                <td data-label="GFLOP/s">{fixed_es(m.gflops, 1)}</td>
+                <td data-label="Memoria extra">{ByteSize(m.extra_bytes).binary()}</td>
+                <td class="attn-err" data-label="Error máx. frente a f64">{scientific_es(m.max_abs_err)}</td>
+                <td data-label="Estado">{if m.max_abs_err <= 1e-4 { "correcto" } else { "difiere" }}</td>
             </tr>
         }),
         Outcome::OutOfMemory { message, .. } => EitherOf3::B(view! {
