@@ -142,6 +142,16 @@ test("two widgets on a hostile third-party page match the CLI and follow their a
   assert.ok(warnings.some((w) => w.includes('modelo="gpt-7"')), warnings.join("\n"));
   assert.deepEqual(problems.filter((p) => !p.startsWith("console.warning")), []);
 
+  // An engine with a command line: the widget shows it when it fits, as the CLI's.
+  await page.evaluate(() => {
+    const el = document.querySelector("#a");
+    el.setAttribute("gpu", "h100-sxm");
+    el.setAttribute("motor", "vllm");
+  });
+  const launch = page.locator("#a .vw-launch code");
+  await launch.waitFor();
+  assert.match(await launch.innerText(), /^vllm serve meta-llama\/Llama-3\.1-8B \\\n  --max-model-len 8192/);
+
   // A phone: the widget fits 320 px without scrolling sideways.
   await page.setViewportSize({ width: 320, height: 800 });
   const scroll = await page.locator("#a .vw").evaluate((el) => el.scrollWidth <= el.clientWidth + 1);

@@ -155,7 +155,8 @@ fn result(o: &Outcome, c: &Config) -> String {
     }
     let state = o.eval.verdict.map_or("", vram::Verdict::id);
     format!(
-        r#"{notice}<p class="vw-title">{title}</p><p class="vw-total"><strong>{total}</strong> por GPU, de {cap}</p><p class="vw-verdict" data-cabe="{fits}" data-verdict="{state}">{verdict}</p>{bar}<ul class="vw-legend">{legend}</ul><p class="vw-limits">{limits}</p>"#,
+        r#"{notice}<p class="vw-title">{title}</p><p class="vw-total"><strong>{total}</strong> por GPU, de {cap}</p><p class="vw-verdict" data-cabe="{fits}" data-verdict="{state}">{verdict}</p>{bar}<ul class="vw-legend">{legend}</ul><p class="vw-limits">{limits}</p>{launch}"#,
+        launch = launch(o, c),
         notice = o.notice.as_deref().map(problem_line).unwrap_or_default(),
         title = esc(&o.title(&c.settings)),
         total = ByteSize(o.per_gpu()).binary(),
@@ -164,6 +165,31 @@ fn result(o: &Outcome, c: &Config) -> String {
         verdict = esc(&o.verdict()),
         bar = bar(o),
         limits = esc(&o.limits()),
+    )
+}
+
+/// The command that runs it, for an inference engine (`vram::launch::command`, the
+/// estimator's and the CLI's own), when it fits; the reasons, and the training
+/// scripts, stay on the estimator page (the scripts would not fit the widget's budget).
+fn launch(o: &Outcome, c: &Config) -> String {
+    if !o.fits() {
+        return String::new();
+    }
+    let hub = match (&c.custom, c.use_custom) {
+        (Some(crate::spec::Custom::Hub { repo }), true) => Some(repo.clone()),
+        (Some(_), true) => None,
+        _ => vram::catalog::model(&c.model)
+            .map(|p| p.hf_repo.clone())
+            .filter(|r| !r.is_empty()),
+    };
+    let arg = vram::launch::model_arg(c.settings.runtime, hub.as_deref(), None);
+    let Some(l) = vram::launch::command(&arg, &c.settings, &o.eval) else {
+        return String::new();
+    };
+    format!(
+        r#"<div class="vw-launch"><p>Para lanzarlo ({}):</p><pre><code>{}</code></pre></div>"#,
+        esc(l.runtime),
+        esc(&l.command)
     )
 }
 
@@ -179,7 +205,7 @@ pub fn outcome(shown: &Result<Shown, String>, c: &Config) -> String {
 
 /// The widget's frame: the regions `widget.rs` fills, and the link to the estimator.
 /// The regions are `display: contents`, so the layout is that of their children.
-pub const FRAME: &str = r#"<div class="vw" role="group" aria-label="Estimador de VRAM de vramlab"><div class="vw-slot" data-slot="problems"></div><div class="vw-slot" data-slot="controls"></div><div class="vw-slot" data-slot="typed"></div><div class="vw-slot" data-slot="out"></div><p class="vw-foot"><a class="vw-link" target="_blank" rel="noopener">La orden para lanzarlo y el detalle, en el estimador de vramlab ↗</a></p></div>"#;
+pub const FRAME: &str = r#"<div class="vw" role="group" aria-label="Estimador de VRAM de vramlab"><div class="vw-slot" data-slot="problems"></div><div class="vw-slot" data-slot="controls"></div><div class="vw-slot" data-slot="typed"></div><div class="vw-slot" data-slot="out"></div><p class="vw-foot"><a class="vw-link" target="_blank" rel="noopener">El detalle, cada opción explicada y el plan si no cabe, en el estimador de vramlab ↗</a></p></div>"#;
 
 #[cfg(test)]
 mod tests {
@@ -239,6 +265,52 @@ mod tests {
         assert_eq!(values(&c, false)[0].1, CUSTOM_OPTION);
         assert_eq!(values(&c, true)[0].1, "qwen2.5-7b");
         assert_eq!(values(&c, true)[4].1, "gated/llama");
+    }
+
+    /// The widget shows the command an inference engine would run, the estimator's
+    /// own, only when it fits; training keeps its script on the estimator page.
+    #[test]
+    fn a_fitting_inference_shows_its_command() {
+        let html = |attrs: &[(&str, &str)]| {
+            let c = config(attrs);
+            outcome(&compute(&c, None), &c)
+        };
+        let vllm = html(&[
+            ("modelo", "llama-3.1-8b"),
+            ("gpu", "h100-sxm"),
+            ("motor", "vllm"),
+        ]);
+        assert!(
+            vllm.contains("<pre><code>vllm serve meta-llama/Llama-3.1-8B"),
+            "{vllm}"
+        );
+        let llama = html(&[
+            ("modelo", "llama-3.1-8b"),
+            ("gpu", "rtx-4090"),
+            ("motor", "llamacpp"),
+        ]);
+        assert!(
+            llama.contains("llama-server \\\n  -m MODELO.gguf"),
+            "{llama}"
+        );
+        // Does not fit: no command that would run out of memory.
+        assert!(
+            !html(&[
+                ("modelo", "llama-3.1-70b"),
+                ("gpu", "rtx-3060"),
+                ("motor", "vllm")
+            ])
+            .contains("vw-launch")
+        );
+        // Training: the script is on the estimator page.
+        assert!(
+            !html(&[
+                ("modelo", "llama-3.2-1b"),
+                ("gpu", "h100-sxm"),
+                ("modo", "lora")
+            ])
+            .contains("vw-launch")
+        );
     }
 
     #[test]

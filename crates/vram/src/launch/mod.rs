@@ -146,6 +146,14 @@ pub fn launch(model: &ModelArg, s: &Settings, e: &Evaluation) -> Option<Launch> 
             fits,
         });
     }
+    command(model, s, e)
+}
+
+/// The command line of an inference engine (vLLM, llama.cpp, Ollama) for `s` as
+/// evaluated in `e`; `None` for training and the script runtimes. What [`launch`] gives
+/// them, without linking the scripts: the widget shows this one.
+pub fn command(model: &ModelArg, s: &Settings, e: &Evaluation) -> Option<Launch> {
+    let fits = e.verdict.is_none_or(|v| v.fits());
     if s.task.is_training() {
         return None;
     }
