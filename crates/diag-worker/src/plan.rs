@@ -185,8 +185,8 @@ pub fn both(d: &Decoded) -> Option<(PlanView, RunPlan)> {
                 .map_or_else(String::new, |t| format!("; {t}"));
             StepView {
                 detail: format!(
-                    "{} por GPU, {}. Cuesta: {}{speed}.",
-                    ByteSize(c.per_gpu_bytes).binary(),
+                    "{}, {}. Cuesta: {}{speed}.",
+                    c.size_text(),
                     if c.fits {
                         "cabe con margen"
                     } else {

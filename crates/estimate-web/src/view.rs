@@ -290,11 +290,11 @@ fn plan(o: &Outcome) -> String {
             .map_or(String::new(), |t| format!("; {t}"));
         let _ = write!(
             out,
-            r#"<li data-fits="{}"><a href="?{}">{}</a>: {} por GPU, {}. Cuesta: {}{}.</li>"#,
+            r#"<li data-fits="{}"><a href="?{}">{}</a>: {}, {}. Cuesta: {}{}.</li>"#,
             c.fits,
             esc(link),
             esc(&c.change),
-            ByteSize(c.per_gpu_bytes).binary(),
+            c.size_text(),
             if c.fits {
                 "cabe con margen"
             } else {

@@ -54,10 +54,49 @@ pub struct Candidate {
     /// (`speed::SpeedHint`), so a lever's cost in speed is a number beside the
     /// answer's own.
     pub decode_tokens_per_second: Option<f64>,
+    /// A server (vLLM): the sequences of the request's length its KV cache holds at
+    /// once. What a server candidate is measured by: vLLM takes its share of the card
+    /// whatever the request, so `per_gpu_bytes` (one request's needs) is not it.
+    pub sequences: Option<u64>,
+    /// A server: the tokens its KV cache holds.
+    pub kv_tokens: Option<u64>,
     pub launch: Option<Launch>,
 }
 
 impl Candidate {
+    /// What it takes, as the answer says it: "3 secuencias de 34 635 tokens a la vez"
+    /// for a server (or how far its KV cache falls short of one request), else "9,50
+    /// GiB por GPU".
+    pub fn size_text(&self) -> String {
+        match self.sequences {
+            // Not one request: how far the cache falls short.
+            Some(0) => match (self.kv_tokens, self.settings.seq) {
+                (Some(kv), Some(seq)) => format!(
+                    "la caché KV guarda {} tokens y una petición pide {}",
+                    crate::group_digits(kv),
+                    crate::group_digits(seq.saturating_add(self.settings.new_tokens))
+                ),
+                _ => "ni una petición a la vez".to_owned(),
+            },
+            Some(n) => {
+                let tokens = self
+                    .settings
+                    .seq
+                    .map(|t| t.saturating_add(self.settings.new_tokens));
+                match tokens {
+                    Some(t) => format!(
+                        "{} {} de {} tokens a la vez",
+                        crate::group_digits(n),
+                        if n == 1 { "secuencia" } else { "secuencias" },
+                        crate::group_digits(t)
+                    ),
+                    None => format!("{} secuencias a la vez", crate::group_digits(n)),
+                }
+            }
+            None => format!("{} por GPU", crate::ByteSize(self.per_gpu_bytes).binary()),
+        }
+    }
+
     /// Its generation speed beside the answer's (`now`), when inference has one and it
     /// differs by a token per second or more: "generación ≤ 35 tokens/s por secuencia
     /// (ahora ≤ 61)".
@@ -326,6 +365,16 @@ pub fn plan(
             fits: te.verdict.is_some_and(|v| v.fits()),
             verdict: te.verdict.map(|v| v.id()),
             decode_tokens_per_second: te.speed.map(|h| h.decode_tokens_per_second),
+            sequences: te
+                .serving
+                .as_ref()
+                .filter(|_| t.serving())
+                .map(|p| p.max_sequences),
+            kv_tokens: te
+                .serving
+                .as_ref()
+                .filter(|_| t.serving())
+                .map(|p| p.tokens),
             launch: launch(&model_arg(t.runtime, hub, file), &t, &te),
         })
     };
@@ -487,6 +536,30 @@ mod tests {
             text.starts_with("generación ≤ ") && text.contains("(ahora ≤ "),
             "{text}"
         );
+        // A server's candidates are measured by the requests their cache holds; the
+        // other engine by its bytes.
+        assert!(
+            other.size_text().ends_with(" por GPU"),
+            "{}",
+            other.size_text()
+        );
+        for c in p.iter().filter(|c| c.settings.serving()) {
+            let n = c.sequences.unwrap_or_else(|| panic!("{c:#?}"));
+            let text = c.size_text();
+            if n == 0 {
+                assert!(!c.fits);
+                assert!(text.starts_with("la caché KV guarda "), "{text}");
+                assert!(
+                    text.ends_with(&format!("una petición pide {}", crate::group_digits(8192))),
+                    "{text}"
+                );
+            } else {
+                assert!(
+                    text.ends_with(&format!("de {} tokens a la vez", crate::group_digits(8192))),
+                    "{text}"
+                );
+            }
+        }
     }
 
     /// What fits needs no plan; a server too big for one card is offered, among

@@ -331,10 +331,10 @@ fn plan_text(candidates: &[vram::plan::Candidate], now: Option<f64>) -> String {
             .speed_text(now)
             .map_or(String::new(), |t| format!("; {t}"));
         out.push_str(&format!(
-            "  {}. {}: {} por GPU, {}. Cuesta: {}{speed}.\n     {}\n",
+            "  {}. {}: {}, {}. Cuesta: {}{speed}.\n     {}\n",
             i + 1,
             c.change,
-            ByteSize(c.per_gpu_bytes).binary(),
+            c.size_text(),
             if c.fits {
                 "cabe con margen"
             } else {
