@@ -53,3 +53,42 @@ for (const [label, viewport] of Object.entries(VIEWPORTS)) {
     await context.close();
   });
 }
+
+test("the quick estimator offers the browser's GPU, as the estimator does", async () => {
+  // Runs in the page before its scripts: a WebGPU whose adapter names a card.
+  const fake = (info) => {
+    const adapter = { info };
+    Object.defineProperty(Navigator.prototype, "gpu", {
+      configurable: true,
+      get: () => ({ requestAdapter: async () => adapter }),
+    });
+  };
+  const context = await shared.browser.newContext();
+  await context.addInitScript(fake, { vendor: "nvidia", architecture: "ampere", description: "NVIDIA GeForce RTX 3060" });
+  const page = await context.newPage();
+  const problems = watch(page);
+  await page.goto(url(""));
+  await waitForIslands(page);
+  const quick = page.locator(".quick-estimator");
+  await quick.locator(".est-gpu-hint", { hasText: "GPU elegida por lo que dice tu navegador" }).waitFor();
+  assert.equal(await quick.locator("select[name=gpu]").inputValue(), "rtx-3060");
+  await quick.locator(".quick-title", { hasText: "RTX 3060" }).waitFor();
+  await quick.locator("a.quick-open[href*='gpu=rtx-3060']").waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  // An architecture alone: its cards to pick from, nothing chosen for the reader.
+  const other = await shared.browser.newContext();
+  await other.addInitScript(fake, { vendor: "nvidia", architecture: "lovelace", description: "" });
+  const page2 = await other.newPage();
+  await page2.goto(url(""));
+  await waitForIslands(page2);
+  const quick2 = page2.locator(".quick-estimator");
+  const hint = quick2.locator(".est-gpu-hint", { hasText: "arquitectura Ada Lovelace" });
+  await hint.waitFor();
+  assert.equal(await quick2.locator("select[name=gpu]").inputValue(), "rtx-4090");
+  await hint.locator("button", { hasText: "GeForce RTX 4070 Ti" }).click();
+  assert.equal(await quick2.locator("select[name=gpu]").inputValue(), "rtx-4070-ti");
+  await quick2.locator(".quick-title", { hasText: "RTX 4070 Ti" }).waitFor();
+  await other.close();
+});

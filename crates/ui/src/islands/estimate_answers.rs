@@ -62,7 +62,6 @@ impl Answers {
 
     /// Calls `export` with `query` once, apart from the answers (a later answer does
     /// not make it stale): the text, or a Spanish reason.
-    #[cfg(feature = "tools")]
     pub async fn call(self, export: &str, query: &str) -> Result<String, String> {
         let (js, wasm) = self.urls.get_value();
         let module = lazy_web::load("del estimador", &js, &wasm).await?;

@@ -35,6 +35,8 @@ mod lazy_module;
 mod oom_explainer;
 #[cfg(feature = "home")]
 mod quick_estimator;
+#[cfg(all(target_arch = "wasm32", any(feature = "tools", feature = "home")))]
+mod reader_gpu;
 #[cfg(feature = "diag")]
 mod snapshot_viewer;
 #[cfg(feature = "weights")]

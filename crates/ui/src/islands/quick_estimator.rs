@@ -4,7 +4,8 @@
 //! The answer is HTML from `estimate_web::quick` (the embeddable widget's evaluation),
 //! written at build time for the first settings and by the `estimate-web` bundle after
 //! each change, so the home page carries neither the engine nor the answer's views
-//! until the reader picks something.
+//! until the reader picks something. The reader's GPU, as their browser names it
+//! (`islands::reader_gpu`), is offered under the picker, as on the estimator page.
 
 use leptos::prelude::*;
 use vram::settings::{Field, MODEL_KEY};
@@ -49,7 +50,12 @@ pub fn QuickEstimator(
     let model = RwSignal::new(model);
     let gpu = RwSignal::new(gpu);
     let task = RwSignal::new(task);
+    #[cfg(target_arch = "wasm32")]
+    let answers = super::estimate_answers::Answers::new(estimate_js.clone(), estimate_wasm.clone());
     let ask = ask_bundle(answer, link, pending, (estimate_js, estimate_wasm));
+    // What the browser said of its GPU: the card chosen from it, or its cards to pick
+    // from.
+    let hint: RwSignal<Option<vram::reader_gpu::Suggestion>> = RwSignal::new(None);
     let query = move || {
         query_of(
             &model.get_untracked(),
@@ -70,12 +76,52 @@ pub fn QuickEstimator(
             .collect_view();
         view! {
             <label><span>{label}</span>
-                <select name=name on:change=move |ev| {
+                <select name=name prop:value=move || value.get() on:change=move |ev| {
                     value.set(event_target_value(&ev));
                     ask(query());
                 }>{options}</select>
             </label>
         }
+    };
+    #[cfg(target_arch = "wasm32")]
+    {
+        let untouched = gpu.get_untracked();
+        wasm_bindgen_futures::spawn_local(async move {
+            let Some(s) = super::reader_gpu::suggestion(answers).await else {
+                return;
+            };
+            // The reader picked one meanwhile: theirs stands.
+            if gpu.get_untracked() != untouched {
+                return;
+            }
+            if let Some((id, _)) = &s.chosen {
+                gpu.set(id.clone());
+                ask(query());
+            }
+            hint.set(Some(s));
+        });
+    }
+    let pick = move |id: String| {
+        hint.set(None);
+        gpu.set(id);
+        ask(query());
+    };
+    let hint_view = move || {
+        hint.get().map(|s| {
+            let said = s.said;
+            let text = match s.chosen {
+                Some((_, name)) => format!(
+                    "GPU elegida por lo que dice tu navegador (WebGPU): {said}, {name}. Cámbiala arriba si no es la tuya."
+                ),
+                None => format!("Tu navegador (WebGPU) indica {said}. ¿Cuál es la tuya?"),
+            };
+            let buttons = s
+                .cards
+                .into_iter()
+                .map(|(id, name)| view! { <button type="button" on:click=move |_| pick(id.clone())>{name}</button> })
+                .collect_view();
+            view! { <p class="calc-hint est-gpu-hint" role="status">{text} " " {buttons}</p> }
+        })
     };
     let href = move || format!("{}{}", estimator, link.get());
     view! {
@@ -85,6 +131,7 @@ pub fn QuickEstimator(
                 {select(Field::Gpu.spec().key, "GPU", gpu, gpus)}
                 {select(Field::Task.spec().key, "Qué vas a hacer", task, tasks)}
             </div>
+            {hint_view}
             <output aria-live="polite" aria-busy=move || pending.get().to_string()
                 inner_html=move || answer.get()></output>
             <p><a class="quick-open" href=href>"Abrir en el estimador completo: la orden para lanzarlo, el lote, el contexto, el formato, el motor…"</a></p>

@@ -184,50 +184,9 @@ pub fn remember(storage_note: RwSignal<Option<String>>) -> impl Fn(&str, bool) +
     }
 }
 
-/// `GPUAdapter.info` of the browser's high-performance adapter: (vendor, architecture,
-/// description); `None` without WebGPU or an adapter.
-async fn adapter_info() -> Option<(String, String, String)> {
-    use js_sys::{Function, Object, Promise, Reflect};
-    use wasm_bindgen::{JsCast, JsValue};
-    // Raw js_sys: web_sys's WebGPU bindings are unstable-gated, and three strings do not
-    // need them.
-    let navigator = web_sys::window()?.navigator();
-    let gpu = Reflect::get(&navigator, &"gpu".into())
-        .ok()
-        .filter(|g| g.is_object())?;
-    let request: Function = Reflect::get(&gpu, &"requestAdapter".into())
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    let options = Object::new();
-    Reflect::set(
-        &options,
-        &"powerPreference".into(),
-        &"high-performance".into(),
-    )
-    .ok()?;
-    let promise: Promise = request.call1(&gpu, &options).ok()?.dyn_into().ok()?;
-    let adapter = wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .ok()
-        .filter(JsValue::is_object)?;
-    let info = Reflect::get(&adapter, &"info".into())
-        .ok()
-        .filter(JsValue::is_object)?;
-    let field = |k: &str| {
-        Reflect::get(&info, &k.into())
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default()
-    };
-    Some((field("vendor"), field("architecture"), field("description")))
-}
-
-/// Asks the browser for its GPU and offers what the catalog makes of it: the card its
-/// description names is chosen (if the reader has not chosen one meanwhile), said so
-/// under the picker; an architecture alone lists its cards to pick from. The matching
-/// runs in the engine's bundle (`estimate-web`'s `gpu_guess`), fetched for it only when
-/// the adapter may name a catalog card.
+/// Offers the reader's GPU as their browser names it (`islands::reader_gpu`): the card
+/// its description names is chosen (if the reader has not chosen one meanwhile), said
+/// so under the picker; an architecture alone lists its cards to pick from.
 fn suggest_gpu(
     inputs: RwSignal<Inputs>,
     hint: RwSignal<Option<super::GpuHint>>,
@@ -235,21 +194,7 @@ fn suggest_gpu(
 ) {
     let untouched = Settings::web_default().gpu.map(|g| g.id.clone());
     wasm_bindgen_futures::spawn_local(async move {
-        let Some((vendor, architecture, description)) = adapter_info().await else {
-            return;
-        };
-        if !vram::reader_gpu::worth_asking(&vendor, &architecture, &description) {
-            return;
-        }
-        let query = form_urlencoded::Serializer::new(String::new())
-            .append_pair("vendor", &vendor)
-            .append_pair("architecture", &architecture)
-            .append_pair("description", &description)
-            .finish();
-        let Ok(text) = answers.call("gpu_guess", &query).await else {
-            return;
-        };
-        let Some(guess) = vram::reader_gpu::Suggestion::from_query(&text) else {
+        let Some(guess) = crate::islands::reader_gpu::suggestion(answers).await else {
             return;
         };
         let current = inputs.with_untracked(|i| i.settings.gpu.map(|g| g.id.clone()));
