@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { useBrowser, url, watch, screenshot, waitForIslands, waitForEstimate, cli, gib, VIEWPORTS } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, waitForEstimate, cli, gib, VIEWPORTS, fakeWebGpu } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -93,14 +93,6 @@ test("the answer comes first: verdict and launch in the first screen, groups by 
 // picker: a named card is chosen and said so; an architecture lists its cards; a link's
 // card is never replaced.
 test("the browser's GPU is suggested, said, and never replaces a link's", async () => {
-  // Runs in the page before its scripts: a WebGPU whose adapter says `info`.
-  const fake = (info) => {
-    const adapter = { info };
-    Object.defineProperty(Navigator.prototype, "gpu", {
-      configurable: true,
-      get: () => ({ requestAdapter: async () => adapter }),
-    });
-  };
   for (const [info, query, check] of [
     [{ vendor: "nvidia", architecture: "ampere", description: "NVIDIA GeForce RTX 3060" }, "", async (est) => {
       await est.locator(".est-gpu-hint", { hasText: "GPU elegida por lo que dice tu navegador" }).waitFor();
@@ -123,7 +115,7 @@ test("the browser's GPU is suggested, said, and never replaces a link's", async 
     }],
   ]) {
     const context = await shared.browser.newContext();
-    await context.addInitScript(fake, info);
+    await context.addInitScript(fakeWebGpu, info);
     const page = await context.newPage();
     const problems = watch(page);
     await page.goto(url(`estimador/${query}`));

@@ -132,3 +132,14 @@ export function gib(bytes) {
   const hundredths = Math.round((bytes * 100) / 1024 ** i);
   return `${Math.floor(hundredths / 100)},${String(hundredths % 100).padStart(2, "0")} ${units[i]}`;
 }
+
+// An init script (context.addInitScript(fakeWebGpu, info)): a WebGPU whose
+// high-performance adapter says `info` ({vendor, architecture, description}), as a
+// reader's browser would, before the page's scripts run.
+export function fakeWebGpu(info) {
+  const adapter = { info };
+  Object.defineProperty(Navigator.prototype, "gpu", {
+    configurable: true,
+    get: () => ({ requestAdapter: async () => adapter }),
+  });
+}

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { useBrowser, url, watch, screenshot, waitForIslands, VIEWPORTS } from "./helpers.mjs";
+import { useBrowser, url, watch, screenshot, waitForIslands, VIEWPORTS, fakeWebGpu } from "./helpers.mjs";
 
 const shared = useBrowser();
 
@@ -55,16 +55,8 @@ for (const [label, viewport] of Object.entries(VIEWPORTS)) {
 }
 
 test("the quick estimator offers the browser's GPU, as the estimator does", async () => {
-  // Runs in the page before its scripts: a WebGPU whose adapter names a card.
-  const fake = (info) => {
-    const adapter = { info };
-    Object.defineProperty(Navigator.prototype, "gpu", {
-      configurable: true,
-      get: () => ({ requestAdapter: async () => adapter }),
-    });
-  };
   const context = await shared.browser.newContext();
-  await context.addInitScript(fake, { vendor: "nvidia", architecture: "ampere", description: "NVIDIA GeForce RTX 3060" });
+  await context.addInitScript(fakeWebGpu, { vendor: "nvidia", architecture: "ampere", description: "NVIDIA GeForce RTX 3060" });
   const page = await context.newPage();
   const problems = watch(page);
   await page.goto(url(""));
@@ -79,7 +71,7 @@ test("the quick estimator offers the browser's GPU, as the estimator does", asyn
 
   // An architecture alone: its cards to pick from, nothing chosen for the reader.
   const other = await shared.browser.newContext();
-  await other.addInitScript(fake, { vendor: "nvidia", architecture: "lovelace", description: "" });
+  await other.addInitScript(fakeWebGpu, { vendor: "nvidia", architecture: "lovelace", description: "" });
   const page2 = await other.newPage();
   await page2.goto(url(""));
   await waitForIslands(page2);
