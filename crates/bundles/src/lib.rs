@@ -158,8 +158,9 @@ pub struct Over {
 pub const OVER_BUDGET: &[Over] = &[
     Over {
         what: "hydrate-tools",
-        ceiling: 205_500,
-        why: "205 226 B on 2026-12-07 (about 224 KB that morning): the estimator island grew \
+        ceiling: 206_500,
+        why: "205 454 B on 2026-12-07 (about 224 KB that morning; the ceiling leaves 1 KB for \
+              the build machine's paths in panic locations): the estimator island grew \
               past 200 KB over several features. Out already: the catalog's sources, the \
               WebGPU matching, the architecture codec, the JSON of the remembered state. \
               Left: its view (about 29 KB before gzip in one closure), settings parsing \
@@ -168,7 +169,7 @@ pub const OVER_BUDGET: &[Over] = &[
     },
     Over {
         what: "estimador/",
-        ceiling: 207_000,
+        ceiling: 208_000,
         why: "the estimator page loads hydrate-tools at once (see above)",
     },
 ];
