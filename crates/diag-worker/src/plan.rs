@@ -180,20 +180,8 @@ pub fn both(d: &Decoded) -> Option<(PlanView, RunPlan)> {
     let steps = candidates
         .iter()
         .map(|c| {
-            let speed = c
-                .speed_text(now)
-                .map_or_else(String::new, |t| format!("; {t}"));
             StepView {
-                detail: format!(
-                    "{}, {}. Cuesta: {}{speed}.",
-                    c.size_text(),
-                    if c.fits {
-                        "cabe con margen"
-                    } else {
-                        "aún no cabe con margen"
-                    },
-                    c.cost
-                ),
+                detail: c.summary(now),
                 link: link(r.preset, &c.settings),
                 // Only for what fits: a command that would run out of memory again
                 // is not a way out.

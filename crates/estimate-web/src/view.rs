@@ -285,23 +285,13 @@ fn plan(o: &Outcome) -> String {
     );
     let now = o.eval.speed.map(|h| h.decode_tokens_per_second);
     for (c, link) in &o.plan {
-        let speed = c
-            .speed_text(now)
-            .map_or(String::new(), |t| format!("; {t}"));
         let _ = write!(
             out,
-            r#"<li data-fits="{}"><a href="?{}">{}</a>: {}, {}. Cuesta: {}{}.</li>"#,
+            r#"<li data-fits="{}"><a href="?{}">{}</a>: {}</li>"#,
             c.fits,
             esc(link),
             esc(&c.change),
-            c.size_text(),
-            if c.fits {
-                "cabe con margen"
-            } else {
-                "aún no cabe con margen"
-            },
-            esc(&c.cost),
-            esc(&speed)
+            esc(&c.summary(now))
         );
     }
     out.push_str("</ol></div>");

@@ -64,6 +64,25 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// The candidate in one sentence, as every surface lists it: what it takes, whether
+    /// it fits, what it costs and, for inference, its speed beside `now` ("1 secuencia de
+    /// 34 635 tokens a la vez, cabe con margen. Cuesta: peticiones más cortas.").
+    pub fn summary(&self, now: Option<f64>) -> String {
+        let speed = self
+            .speed_text(now)
+            .map_or_else(String::new, |t| format!("; {t}"));
+        format!(
+            "{}, {}. Cuesta: {}{speed}.",
+            self.size_text(),
+            if self.fits {
+                "cabe con margen"
+            } else {
+                "aún no cabe con margen"
+            },
+            self.cost
+        )
+    }
+
     /// What it takes, as the answer says it: "3 secuencias de 34 635 tokens a la vez"
     /// for a server (or how far its KV cache falls short of one request), else "9,50
     /// GiB por GPU".

@@ -159,6 +159,17 @@ impl Guess {
 }
 
 impl Suggestion {
+    /// What the page says under its GPU picker: the card chosen and that it can be
+    /// changed, or what the browser said and a question.
+    pub fn sentence(said: &str, chosen: Option<&str>) -> String {
+        match chosen {
+            Some(name) => format!(
+                "GPU elegida por lo que dice tu navegador (WebGPU): {said}, {name}. Cámbiala arriba si no es la tuya."
+            ),
+            None => format!("Tu navegador (WebGPU) indica {said}. ¿Cuál es la tuya?"),
+        }
+    }
+
     /// Reads [`Guess::to_query`]; `None` without `said`. At most 64 cards.
     pub fn from_query(query: &str) -> Option<Suggestion> {
         let mut said = None;

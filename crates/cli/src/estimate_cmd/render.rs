@@ -327,20 +327,11 @@ fn plan_text(candidates: &[vram::plan::Candidate], now: Option<f64>) -> String {
         if i > 0 && !c.fits && candidates[i - 1].fits {
             out.push_str("  Ayudan, pero no bastan solos:\n");
         }
-        let speed = c
-            .speed_text(now)
-            .map_or(String::new(), |t| format!("; {t}"));
         out.push_str(&format!(
-            "  {}. {}: {}, {}. Cuesta: {}{speed}.\n     {}\n",
+            "  {}. {}: {}\n     {}\n",
             i + 1,
             c.change,
-            c.size_text(),
-            if c.fits {
-                "cabe con margen"
-            } else {
-                "aún no cabe con margen"
-            },
-            c.cost,
+            c.summary(now),
             c.flags.join(" ")
         ));
     }

@@ -108,13 +108,10 @@ pub fn QuickEstimator(
     };
     let hint_view = move || {
         hint.get().map(|s| {
-            let said = s.said;
-            let text = match s.chosen {
-                Some((_, name)) => format!(
-                    "GPU elegida por lo que dice tu navegador (WebGPU): {said}, {name}. Cámbiala arriba si no es la tuya."
-                ),
-                None => format!("Tu navegador (WebGPU) indica {said}. ¿Cuál es la tuya?"),
-            };
+            let text = vram::reader_gpu::Suggestion::sentence(
+                &s.said,
+                s.chosen.as_ref().map(|(_, name)| name.as_str()),
+            );
             let buttons = s
                 .cards
                 .into_iter()

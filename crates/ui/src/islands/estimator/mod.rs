@@ -122,13 +122,7 @@ fn gpu_hint_view(
         .into_iter()
         .map(|(id, name)| view! { <button type="button" on:click=move |_| pick(id.clone())>{name}</button> })
         .collect_view();
-    let text = match &h.chosen {
-        Some(name) => format!(
-            "GPU elegida por lo que dice tu navegador (WebGPU): {}, {name}. Cámbiala arriba si no es la tuya.",
-            h.said
-        ),
-        None => format!("Tu navegador (WebGPU) indica {}. ¿Cuál es la tuya?", h.said),
-    };
+    let text = vram::reader_gpu::Suggestion::sentence(&h.said, h.chosen.as_deref());
     view! {
         <p class="calc-hint est-gpu-hint" role="status">
             {text} " " {buttons}
